@@ -1,0 +1,129 @@
+// Measurement and description records: what workers produce and sinks (HDF5, console, JSON)
+// format. Plain data with names as strings, so a reader of an older or newer file still works.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/stats.h"
+
+namespace fabricmap::core {
+
+// What one rank sees of its own host at start, before anything is gathered.
+struct HostProbe {
+  std::string hostname;
+  int cpu = -1;
+  int numaNode = -1;
+  int gpuCount = 0;
+  std::uint64_t memAvailableBytes = 0;  // MemAvailable of the host
+  int sharedLeader = -1;  // lowest world rank sharing memory with this rank (its node's leader)
+};
+
+struct RankRecord {
+  int rank = 0;
+  int node = 0;
+  int localRank = 0;
+  std::string hostname;
+  int cpu = -1;       // CPU the rank ran on at start
+  int numaNode = -1;  // NUMA node of that CPU
+  int gpuIndex = -1;  // -1: no GPU bound
+  std::string gpuUuid;
+  std::string gpuName;
+  std::string gpuBusId;
+  std::uint64_t gpuMemoryBytes = 0;
+  std::string nic;  // nearest NIC, empty when unknown
+};
+
+struct NodeRecord {
+  int node = 0;
+  std::string name;      // hostname, or "<hostname>/<k>" for an emulated node
+  std::string hostname;  // the real host
+  int ranks = 0;
+  int gpus = 0;
+  std::uint64_t memAvailableBytes = 0;  // host memory available at start
+  std::string nics;           // "name:rate_gbps,..." when known
+  std::string topologyClass;  // FULL_NVSWITCH, ..., NO_GPU, or UNCLASSIFIED before discovery
+};
+
+struct Topology {
+  std::vector<RankRecord> ranks;
+  std::vector<NodeRecord> nodes;
+  bool emulated = false;  // nodes are blocks of consecutive ranks (--ranks-per-node)
+  int ranksPerNode = 0;   // the block size when emulated
+};
+
+// Root attributes of a results file: where and how it was measured.
+struct Provenance {
+  int schemaVersion = 1;
+  std::string toolVersion;
+  std::string gitRevision;
+  std::string createdUtc;
+  std::string commandLine;
+  std::string backend;
+  std::string mpiVersion;
+  std::string ncclVersion;
+  std::string cudaRuntimeVersion;
+  std::string cudaDriverVersion;
+  std::string slurmJobId;
+  std::string slurmNodelist;
+  std::string hostnames;  // comma-separated, node order
+  int worldSize = 0;
+  int nodeCount = 0;
+  bool emulated = false;
+  int ranksPerNode = 0;
+  int plannedSteps = 0;
+  std::string runConfig;  // the normalized run configuration as JSON
+};
+
+// One scope (world, intra, inter) and its groups, or why it was waived.
+struct ScopeRecord {
+  std::string scope;
+  int groups = 0;
+  std::string members;  // groups separated by ';', ranks as ranges: "0-3;4-7"
+  std::string status;   // "active" or "waived"
+  std::string reason;
+};
+
+// One planned step, written when it ends.
+struct StepRecord {
+  int step = 0;
+  std::string kind;  // "collective"
+  std::string scope;
+  std::string op;
+  std::string dtype;
+  std::string redop;  // "none" for data-movement ops
+  std::uint64_t bytes = 0;  // requested size
+  bool inPlace = false;
+  int groups = 0;
+  std::string status;  // "ok", "waived", "wrong"
+  std::string reason;
+  double seconds = 0;  // wall time of the step
+};
+
+// One group's measurement of one collective step: a row of the nccl-tests table.
+struct CollectiveRecord {
+  int step = 0;
+  std::string scope;
+  int group = 0;
+  std::string ranks;  // world ranks as ranges, "0-3" or "0,2"
+  int nranks = 0;
+  std::string op;
+  std::string dtype;
+  std::string redop;
+  int root = -1;
+  bool inPlace = false;
+  std::uint64_t bytes = 0;  // counted bytes (S in algbw = S/t)
+  std::uint64_t count = 0;  // counted elements
+  int iters = 0;
+  int warmup = 0;
+  TimeStats timeUs;  // per-iteration time of the slowest rank, microseconds
+  double algbw = 0;  // GB/s from the mean time (nccl-tests)
+  double busbw = 0;
+  double algbwMedian = 0;  // GB/s from the median time
+  double busbwMedian = 0;
+  std::uint64_t wrong = 0;  // wrong output elements summed over the group's ranks
+  std::string wrongRanks;   // ranks that saw wrong elements
+};
+
+}  // namespace fabricmap::core

@@ -1,0 +1,28 @@
+// Sizes and rates as nccl-tests prints them: K/M/G suffixes are powers of 1024, GB/s is 1e9 B/s.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabricmap::core {
+
+// "32M" -> 33554432. Accepts an optional B/iB after the suffix ("1KiB", "64kb"). Throws
+// UsageError naming `what` on anything else.
+std::uint64_t parseBytes(std::string_view text, std::string_view what);
+
+// In the largest unit the value reaches: 33554432 -> "32 MiB", 1000 -> "1000 B",
+// 1536 -> "1.5 KiB" (one decimal when not whole).
+std::string formatBytes(std::uint64_t bytes);
+
+// The sweep nccl-tests runs: min, min*factor, ... <= max, or min, min+step, ... <= max when
+// stepBytes > 0. Arguments are validated by the caller.
+std::vector<std::uint64_t> sweepSizes(std::uint64_t minBytes, std::uint64_t maxBytes,
+                                      std::uint64_t factor, std::uint64_t stepBytes);
+
+// "0-3,6,8-9": ranks compressed into ranges, for records and messages.
+std::string formatRanks(std::span<const int> ranks);
+
+}  // namespace fabricmap::core

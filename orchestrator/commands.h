@@ -1,0 +1,15 @@
+// Subcommands of the fabricmap binary. Each returns the process exit code (core::ExitCode) and
+// throws core::Error for main() to report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fabricmap::orchestrator {
+
+// `fabricmap run`: the MPI job. argc/argv are the process's own (for MPI_Init).
+int runCommand(int argc, char** argv, const std::vector<std::string>& args);
+// `fabricmap show FILE.h5 [--json]`.
+int showCommand(const std::vector<std::string>& args);
+
+}  // namespace fabricmap::orchestrator

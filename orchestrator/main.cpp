@@ -1,0 +1,77 @@
+// The fabricmap binary: subcommand dispatch and the one place that turns errors into exit codes.
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "orchestrator/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: fabricmap <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run    measure collectives under mpirun/srun and write an HDF5 results file\n"
+    "  show   print what a results file holds (--json for machines)\n"
+    "\n"
+    "fabricmap <command> --help describes each command's options.\n";
+
+bool mpiActive() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+// A failure that is not a shared usage error may have happened on one rank only: the others could
+// be waiting in a collective, so the whole job is aborted rather than left to hang.
+[[noreturn]] void abortJob(const std::string& command, const std::string& message, int code) {
+  int rank = 0;
+  if (mpiActive()) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fmt::print(stderr, "fabricmap {}: error on rank {}: {}\n", command, rank, message);
+  std::fflush(stderr);
+  if (mpiActive()) MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using fabricmap::core::ExitCode;
+  if (argc < 2) {
+    fmt::print(stderr, "{}", kUsage);
+    return static_cast<int>(ExitCode::kUsage);
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "--help" || command == "-h" || command == "help") {
+    fmt::print("{}", kUsage);
+    return 0;
+  }
+  if (command == "--version") {
+    fmt::print("fabricmap {} ({})\n", FABRICMAP_VERSION, FABRICMAP_GIT_REVISION);
+    return 0;
+  }
+  try {
+    if (command == "run") return fabricmap::orchestrator::runCommand(argc, argv, args);
+    if (command == "show") return fabricmap::orchestrator::showCommand(args);
+    fmt::print(stderr, "fabricmap: error: unknown command '{}'\n{}", command, kUsage);
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const fabricmap::core::UsageError& e) {
+    if (mpiActive()) abortJob(command, e.what(), static_cast<int>(e.code()));
+    fmt::print(stderr, "fabricmap {}: error: {}\n", command, e.what());
+    return static_cast<int>(e.code());
+  } catch (const fabricmap::core::Error& e) {
+    abortJob(command, e.what(), static_cast<int>(e.code()));
+  } catch (const std::exception& e) {
+    abortJob(command, e.what(), static_cast<int>(ExitCode::kRuntimeFault));
+  }
+}

@@ -1,0 +1,187 @@
+// Planner (see planner.h).
+#include "orchestrator/planner.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+std::vector<std::vector<int>> groupsOf(core::Scope scope, const core::Topology& topo) {
+  std::vector<std::vector<int>> groups;
+  switch (scope) {
+    case core::Scope::kWorld: {
+      std::vector<int> all;
+      for (const auto& r : topo.ranks) all.push_back(r.rank);
+      groups.push_back(std::move(all));
+      break;
+    }
+    case core::Scope::kIntra:
+      groups.resize(topo.nodes.size());
+      for (const auto& r : topo.ranks) groups[static_cast<std::size_t>(r.node)].push_back(r.rank);
+      break;
+    case core::Scope::kInter: {
+      // rail j: the ranks with local rank j, in node order
+      int rails = 0;
+      for (const auto& r : topo.ranks) rails = std::max(rails, r.localRank + 1);
+      groups.resize(static_cast<std::size_t>(rails));
+      std::vector<const core::RankRecord*> byNode;
+      for (const auto& r : topo.ranks) byNode.push_back(&r);
+      std::stable_sort(byNode.begin(), byNode.end(),
+                       [](const auto* a, const auto* b) { return a->node < b->node; });
+      for (const auto* r : byNode) groups[static_cast<std::size_t>(r->localRank)].push_back(r->rank);
+      break;
+    }
+  }
+  std::erase_if(groups, [](const auto& g) { return g.size() < 2; });
+  return groups;
+}
+
+std::string emptyReason(core::Scope scope, const core::Topology& topo) {
+  switch (scope) {
+    case core::Scope::kWorld: return "a single rank: nothing to communicate with";
+    case core::Scope::kIntra: return "every node has a single rank";
+    case core::Scope::kInter:
+      return topo.nodes.size() < 2 ? "one node: no inter-node groups"
+                                   : "no local rank index is shared by two nodes";
+  }
+  return "empty";
+}
+
+std::string describeSize(std::uint64_t bytes) {
+  const std::string pretty = core::formatBytes(bytes);
+  return pretty == fmt::format("{} B", bytes) ? pretty : fmt::format("{} ({} B)", pretty, bytes);
+}
+
+}  // namespace
+
+core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
+                          const std::vector<core::ScopePlan>& earlier) {
+  core::ScopePlan plan;
+  plan.scope = scope;
+  plan.groups = groupsOf(scope, topology);
+  if (plan.groups.empty()) {
+    plan.waiver = emptyReason(scope, topology);
+    return plan;
+  }
+  for (const auto& e : earlier) {
+    if (e.waiver.empty() && e.groups == plan.groups) {
+      plan.waiver = fmt::format("same groups as scope {}", core::name(e.scope));
+      return plan;
+    }
+  }
+  return plan;
+}
+
+core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
+  core::Plan plan;
+  for (core::Scope s : config.scopes) plan.scopes.push_back(planScope(s, topology, plan.scopes));
+
+  const std::vector<std::uint64_t> sizes =
+      core::sweepSizes(config.minBytes, config.maxBytes, config.stepFactor, config.stepBytes);
+  std::vector<bool> placements;
+  if (config.placement != Placement::kInPlace) placements.push_back(false);
+  if (config.placement != Placement::kOutOfPlace) placements.push_back(true);
+
+  for (std::size_t si = 0; si < plan.scopes.size(); ++si) {
+    const core::ScopePlan& scope = plan.scopes[si];
+    if (!scope.waiver.empty()) continue;
+    int smallest = std::numeric_limits<int>::max();
+    int largest = 0;
+    for (const auto& g : scope.groups) {
+      smallest = std::min(smallest, static_cast<int>(g.size()));
+      largest = std::max(largest, static_cast<int>(g.size()));
+    }
+
+    for (core::Op op : config.ops) {
+      const core::OpTraits& ot = core::traits(op);
+      if (ot.rooted && config.root >= smallest) {
+        throw core::UsageError(fmt::format(
+            "-r/--root {} is outside the smallest group of scope {} ({} ranks)", config.root,
+            core::name(scope.scope), smallest));
+      }
+      const std::vector<core::RedOp> redops =
+          ot.reduces ? config.redops : std::vector<core::RedOp>{core::RedOp::kSum};
+      for (core::DType dtype : config.dtypes) {
+        const std::size_t ts = core::traits(dtype).size;
+        for (core::RedOp redop : redops) {
+          for (std::uint64_t bytes : sizes) {
+            for (bool inPlace : placements) {
+              core::CollectiveStep step;
+              step.index = static_cast<int>(plan.steps.size());
+              step.scopeIndex = static_cast<int>(si);
+              step.op = op;
+              step.dtype = dtype;
+              step.redop = redop;
+              step.root = config.root;
+              step.bytes = bytes;
+              step.inPlace = inPlace;
+              step.iters = config.iters;
+              step.warmup = config.warmup;
+              step.check = config.check;
+              if (core::shapeOf(op, bytes, ts, largest).block == 0) {
+                step.waiver = fmt::format("{} holds less than one {} per rank for {} ranks",
+                                          describeSize(bytes), core::traits(dtype).name, largest);
+              }
+              plan.steps.push_back(std::move(step));
+            }
+          }
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+std::uint64_t peakBytesPerRank(const core::Plan& plan) {
+  std::uint64_t peak = 0;
+  for (const auto& step : plan.steps) {
+    if (!step.waiver.empty()) continue;
+    const std::size_t ts = core::traits(step.dtype).size;
+    for (const auto& g : plan.scopes[static_cast<std::size_t>(step.scopeIndex)].groups) {
+      const core::OpShape s = core::shapeOf(step.op, step.bytes, ts, static_cast<int>(g.size()));
+      const std::uint64_t out = std::max(s.outputElems, step.inPlace ? s.inputElems : 0);
+      peak = std::max(peak, (s.inputElems + out) * ts);
+    }
+  }
+  return peak;
+}
+
+void checkMemory(const core::Plan& plan, const core::Topology& topology) {
+  const std::uint64_t perRank = peakBytesPerRank(plan);
+  for (const auto& node : topology.nodes) {
+    if (node.memAvailableBytes == 0) continue;  // unknown
+    const std::uint64_t need = perRank * static_cast<std::uint64_t>(node.ranks);
+    if (static_cast<double>(need) > 0.8 * static_cast<double>(node.memAvailableBytes)) {
+      throw core::UsageError(fmt::format(
+          "the sweep needs {} of buffers per rank, {} for the {} ranks on node {} ({}), but only "
+          "{} is available there; lower -e/--max-bytes",
+          core::formatBytes(perRank), core::formatBytes(need), node.ranks, node.node, node.name,
+          core::formatBytes(node.memAvailableBytes)));
+    }
+  }
+}
+
+std::vector<core::ScopeRecord> scopeRecords(const core::Plan& plan) {
+  std::vector<core::ScopeRecord> records;
+  for (const auto& s : plan.scopes) {
+    core::ScopeRecord r;
+    r.scope = std::string(core::name(s.scope));
+    r.groups = static_cast<int>(s.groups.size());
+    for (const auto& g : s.groups) {
+      if (!r.members.empty()) r.members += ';';
+      r.members += core::formatRanks(g);
+    }
+    r.status = s.waiver.empty() ? "active" : "waived";
+    r.reason = s.waiver;
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+}  // namespace fabricmap::orchestrator

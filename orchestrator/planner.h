@@ -1,0 +1,31 @@
+// The planner: RunConfig + Topology -> Plan. Pure and deterministic, so every rank computes the
+// same plan without talking to the others.
+#pragma once
+
+#include <vector>
+
+#include "core/plan.h"
+#include "core/records.h"
+#include "orchestrator/run_config.h"
+
+namespace fabricmap::orchestrator {
+
+// The groups of one scope. Groups of one rank are dropped; a scope with no group left, or with
+// exactly the groups of an earlier scope in `earlier`, is waived with the reason.
+core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
+                          const std::vector<core::ScopePlan>& earlier);
+
+// Steps: for each active scope, op, dtype, reduction op (reducing ops only), size, then
+// out-of-place before in-place. Throws UsageError when the root lies outside a group.
+core::Plan makePlan(const RunConfig& config, const core::Topology& topology);
+
+// Largest buffer footprint of any step on one rank, in bytes (input + output).
+std::uint64_t peakBytesPerRank(const core::Plan& plan);
+
+// Throws UsageError when a node lacks the host memory its ranks' buffers need (keeping 20% free).
+void checkMemory(const core::Plan& plan, const core::Topology& topology);
+
+// The scope table of a plan, as recorded in the results file.
+std::vector<core::ScopeRecord> scopeRecords(const core::Plan& plan);
+
+}  // namespace fabricmap::orchestrator

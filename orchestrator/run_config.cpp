@@ -1,0 +1,344 @@
+// `fabricmap run` options: Boost.Program_options with nccl-tests' short aliases.
+#include "orchestrator/run_config.h"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace fabricmap::orchestrator {
+namespace po = boost::program_options;
+namespace {
+
+struct Suite {
+  const char* name;
+  const char* minBytes;
+  const char* maxBytes;
+  int stepFactor;
+  int iters;
+  int warmup;
+};
+
+// quick: a whole sweep in well under a minute on a small host; full: up to 1 GiB, nccl-tests' -f 2.
+constexpr Suite kSuites[] = {
+    {"quick", "8", "8M", 4, 20, 2},
+    {"full", "8", "1G", 2, 20, 5},
+};
+
+po::options_description describeOptions() {
+  po::options_description d("fabricmap run options");
+  // clang-format off
+  d.add_options()
+    ("help,h", "show this help")
+    ("suite", po::value<std::string>()->default_value("quick"),
+     "preset sweep: quick (8 B..8 MiB, x4) or full (8 B..1 GiB, x2); explicit options override")
+    ("backend", po::value<std::string>()->default_value("auto"),
+     "auto | mpi | nccl (auto: nccl when every rank has a GPU)")
+    ("min-bytes,b", po::value<std::string>(), "smallest message size (K/M/G = 1024^n)")
+    ("max-bytes,e", po::value<std::string>(), "largest message size")
+    ("step-factor,f", po::value<std::string>(), "multiply the size by this integer > 1 each step")
+    ("step-bytes,i", po::value<std::string>(), "add this many bytes each step instead")
+    ("iters,n", po::value<int>(), "timed iterations per size")
+    ("warmup-iters,w", po::value<int>(), "untimed warm-up iterations per size")
+    ("check,c", po::value<int>()->default_value(1), "check results exactly: 1 (default) or 0")
+    ("dtype,d", po::value<std::string>()->default_value("float"),
+     "element type(s): int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, a "
+     "comma list, or all")
+    (",o", po::value<std::vector<std::string>>()->composing(),
+     "reduction op(s) sum|prod|min|max|all (as nccl-tests), or else the output file")
+    ("op", po::value<std::string>(), "reduction op(s): sum, prod, min, max, a comma list, or all")
+    ("output", po::value<std::string>(), "results file (default results/<UTC time>.h5)")
+    ("ops", po::value<std::string>()->default_value("all"),
+     "collectives: all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv or all")
+    ("root,r", po::value<int>()->default_value(0), "root rank within each group (broadcast, reduce)")
+    ("in-place", "run in-place only (with --out-of-place: both)")
+    ("out-of-place", "run out-of-place only (with --in-place: both)")
+    ("placement", po::value<std::string>(), "out-of-place | in-place | both (default both)")
+    ("scopes", po::value<std::string>()->default_value("world,intra,inter"),
+     "world (all ranks), intra (per node), inter (per local rank across nodes)")
+    ("ranks-per-node", po::value<int>(),
+     "treat consecutive blocks of K ranks as one node (testing on one machine; recorded as emulated)")
+    ("progress", po::value<std::string>()->implicit_value("live"),
+     "live | lines | off (default: live when stderr is a terminal)")
+    ("inject-fault", po::value<std::vector<std::string>>()->composing(),
+     "TESTING ONLY: corrupt:rank=R[:op=OP][:step=N] changes an output element before the check");
+  // clang-format on
+  return d;
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+template <class T, class Parse, class All>
+std::vector<T> parseList(const std::string& text, const char* what, Parse parse, All all) {
+  std::vector<T> out;
+  for (const std::string& item : splitList(text)) {
+    if (item == "all") {
+      for (const auto& v : all()) out.push_back(v);
+      continue;
+    }
+    auto v = parse(item);
+    if (!v) throw core::UsageError(fmt::format("unknown {} '{}'", what, item));
+    out.push_back(*v);
+  }
+  if (out.empty()) throw core::UsageError(fmt::format("no {} given", what));
+  // keep first occurrences only
+  std::vector<T> unique;
+  for (const T& v : out) {
+    if (std::find(unique.begin(), unique.end(), v) == unique.end()) unique.push_back(v);
+  }
+  return unique;
+}
+
+std::vector<core::RedOp> parseRedOps(const std::string& text) {
+  return parseList<core::RedOp>(text, "reduction op", core::parseRedOp,
+                                [] { return core::allRedOps(); });
+}
+
+bool isRedOpList(const std::string& text) {
+  const auto items = splitList(text);
+  if (items.empty()) return false;
+  for (const auto& item : items) {
+    if (item != "all" && !core::parseRedOp(item)) return false;
+  }
+  return true;
+}
+
+std::uint64_t parsePositiveInteger(const std::string& text, const char* what) {
+  std::uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    throw core::UsageError(fmt::format("{} must be an integer > 1 (got '{}')", what, text));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string runHelpText() {
+  std::ostringstream out;
+  out << "usage: mpirun -np N fabricmap run [options]\n\n"
+         "Measures collectives on every scope (all ranks, each node, each rail across nodes) and\n"
+         "writes an HDF5 results file. Sizes take K/M/G suffixes (powers of 1024); rates are\n"
+         "GB/s (1e9 B/s) as in nccl-tests.\n\n"
+      << describeOptions();
+  return out.str();
+}
+
+ParsedRun parseRunOptions(const std::vector<std::string>& args) {
+  ParsedRun parsed;
+  po::variables_map vm;
+  try {
+    // No positional arguments: a stray word is an error, not silently ignored.
+    const po::positional_options_description none;
+    po::store(po::command_line_parser(args)
+                  .options(describeOptions())
+                  .positional(none)
+                  .style(po::command_line_style::unix_style)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw core::UsageError(std::string(e.what()) + " (see fabricmap run --help)");
+  }
+  if (vm.count("help")) {
+    parsed.help = true;
+    return parsed;
+  }
+  RunConfig& c = parsed.config;
+
+  c.suite = vm["suite"].as<std::string>();
+  const Suite* suite = nullptr;
+  for (const Suite& s : kSuites) {
+    if (c.suite == s.name) suite = &s;
+  }
+  if (suite == nullptr) throw core::UsageError("unknown suite '" + c.suite + "' (quick or full)");
+  c.backend = vm["backend"].as<std::string>();
+
+  const auto str = [&](const char* name, const char* fallback) {
+    return vm.count(name) ? vm[name].as<std::string>() : std::string(fallback);
+  };
+  c.minBytes = core::parseBytes(str("min-bytes", suite->minBytes), "-b/--min-bytes");
+  c.maxBytes = core::parseBytes(str("max-bytes", suite->maxBytes), "-e/--max-bytes");
+  if (vm.count("step-bytes")) c.stepBytes = core::parseBytes(str("step-bytes", "0"), "-i/--step-bytes");
+  if (vm.count("step-factor")) {
+    c.stepFactor = parsePositiveInteger(vm["step-factor"].as<std::string>(), "-f/--step-factor");
+  } else {
+    c.stepFactor = static_cast<std::uint64_t>(suite->stepFactor);
+  }
+  c.iters = vm.count("iters") ? vm["iters"].as<int>() : suite->iters;
+  c.warmup = vm.count("warmup-iters") ? vm["warmup-iters"].as<int>() : suite->warmup;
+
+  const int check = vm["check"].as<int>();
+  if (check != 0 && check != 1) throw core::UsageError("-c/--check must be 0 or 1");
+  c.check = check == 1;
+
+  c.dtypes = parseList<core::DType>(vm["dtype"].as<std::string>(), "dtype", core::parseDType, [] {
+    std::vector<core::DType> all;
+    for (const auto& t : core::allDTypes()) all.push_back(t.type);
+    return all;
+  });
+  c.ops = parseList<core::Op>(vm["ops"].as<std::string>(), "collective", core::parseOp, [] {
+    std::vector<core::Op> all;
+    for (const auto& t : core::allOps()) all.push_back(t.op);
+    return all;
+  });
+
+  // -o is nccl-tests' reduction op, and DESIGN's output file: a value that reads as a list of
+  // reduction ops is the op, anything else the output path.
+  std::string redops = vm.count("op") ? vm["op"].as<std::string>() : "";
+  if (vm.count("output")) c.output = vm["output"].as<std::string>();
+  if (vm.count("-o")) {
+    for (const std::string& v : vm["-o"].as<std::vector<std::string>>()) {
+      if (isRedOpList(v)) {
+        if (!redops.empty()) throw core::UsageError("reduction op given twice (-o/--op)");
+        redops = v;
+      } else {
+        if (!c.output.empty()) throw core::UsageError("output file given twice (-o/--output)");
+        c.output = v;
+      }
+    }
+  }
+  c.redops = parseRedOps(redops.empty() ? "sum" : redops);
+
+  const bool in = vm.count("in-place") > 0;
+  const bool out = vm.count("out-of-place") > 0;
+  c.placement = in && !out ? Placement::kInPlace : (out && !in ? Placement::kOutOfPlace : Placement::kBoth);
+  if (vm.count("placement")) {
+    if (in || out) throw core::UsageError("--placement cannot be combined with --in-place/--out-of-place");
+    const std::string p = vm["placement"].as<std::string>();
+    if (p == "in-place") c.placement = Placement::kInPlace;
+    else if (p == "out-of-place") c.placement = Placement::kOutOfPlace;
+    else if (p == "both") c.placement = Placement::kBoth;
+    else throw core::UsageError("unknown placement '" + p + "' (out-of-place, in-place or both)");
+  }
+
+  c.scopes = parseList<core::Scope>(vm["scopes"].as<std::string>(), "scope", core::parseScope, [] {
+    return std::vector<core::Scope>(core::allScopes().begin(), core::allScopes().end());
+  });
+  c.root = vm["root"].as<int>();
+  if (vm.count("ranks-per-node")) {
+    c.ranksPerNode = vm["ranks-per-node"].as<int>();
+    if (c.ranksPerNode < 1) throw core::UsageError("--ranks-per-node must be at least 1");
+  }
+  if (vm.count("progress")) {
+    const std::string p = vm["progress"].as<std::string>();
+    if (p == "live") c.progress = ProgressMode::kLive;
+    else if (p == "lines") c.progress = ProgressMode::kLines;
+    else if (p == "off") c.progress = ProgressMode::kOff;
+    else if (p == "auto") c.progress = ProgressMode::kAuto;
+    else throw core::UsageError("unknown --progress mode '" + p + "' (live, lines, off)");
+  }
+
+  if (vm.count("inject-fault")) {
+    for (const auto& f : vm["inject-fault"].as<std::vector<std::string>>()) {
+      c.faults.push_back(parseFault(f));
+    }
+  }
+
+  // ---- cross-option checks
+  if (c.minBytes == 0) throw core::UsageError("-b/--min-bytes must be at least 1 element");
+  if (c.minBytes > c.maxBytes) {
+    throw core::UsageError(fmt::format("-b/--min-bytes ({}) is larger than -e/--max-bytes ({})",
+                                       core::formatBytes(c.minBytes), core::formatBytes(c.maxBytes)));
+  }
+  if (c.stepBytes == 0 && c.stepFactor <= 1) {
+    throw core::UsageError(fmt::format("-f/--step-factor must be an integer > 1 (got {})", c.stepFactor));
+  }
+  if (c.iters < 1) throw core::UsageError("-n/--iters must be at least 1");
+  if (c.warmup < 0) throw core::UsageError("-w/--warmup-iters must not be negative");
+  if (c.root < 0) throw core::UsageError("-r/--root must not be negative");
+  for (core::DType t : c.dtypes) {
+    const std::uint64_t ts = core::traits(t).size;
+    const auto notMultiple = [&](std::uint64_t bytes, const char* opt) {
+      return core::UsageError(fmt::format("{} {} B is not a multiple of the {} element size ({} B)",
+                                          opt, bytes, core::traits(t).name, ts));
+    };
+    if (c.minBytes % ts != 0) throw notMultiple(c.minBytes, "-b/--min-bytes");
+    if (c.stepBytes % ts != 0) throw notMultiple(c.stepBytes, "-i/--step-bytes");
+  }
+  return parsed;
+}
+
+core::Fault parseFault(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return core::UsageError(fmt::format("invalid --inject-fault '{}': {}", text, why));
+  };
+  std::vector<std::string> parts;
+  std::istringstream in(text);
+  for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
+  if (parts.empty() || parts[0] != "corrupt") throw bad("the kind must be 'corrupt'");
+  core::Fault fault;
+  fault.kind = core::Fault::Kind::kCorrupt;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto eq = parts[i].find('=');
+    if (eq == std::string::npos) throw bad("expected key=value, got '" + parts[i] + "'");
+    const std::string key = parts[i].substr(0, eq);
+    const std::string value = parts[i].substr(eq + 1);
+    if (key == "op") {
+      fault.op = core::parseOp(value);
+      if (!fault.op) throw bad("unknown op '" + value + "'");
+      continue;
+    }
+    int number = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (ec != std::errc() || ptr != value.data() + value.size() || number < 0) {
+      throw bad("'" + key + "' needs a non-negative integer");
+    }
+    if (key == "rank") {
+      fault.rank = number;
+    } else if (key == "step") {
+      fault.step = number;
+    } else {
+      throw bad("unknown key '" + key + "' (rank, op, step)");
+    }
+  }
+  return fault;
+}
+
+std::string toJsonString(const RunConfig& c) {
+  nlohmann::ordered_json j;
+  j["backend"] = c.backend;
+  j["suite"] = c.suite;
+  j["min_bytes"] = c.minBytes;
+  j["max_bytes"] = c.maxBytes;
+  j["step_factor"] = c.stepFactor;
+  j["step_bytes"] = c.stepBytes;
+  j["iters"] = c.iters;
+  j["warmup_iters"] = c.warmup;
+  j["check"] = c.check;
+  for (core::Op op : c.ops) j["ops"].push_back(core::traits(op).name);
+  for (core::DType t : c.dtypes) j["dtypes"].push_back(core::traits(t).name);
+  for (core::RedOp r : c.redops) j["redops"].push_back(core::name(r));
+  j["placement"] = c.placement == Placement::kBoth      ? "both"
+                   : c.placement == Placement::kInPlace ? "in-place"
+                                                        : "out-of-place";
+  for (core::Scope s : c.scopes) j["scopes"].push_back(core::name(s));
+  j["root"] = c.root;
+  j["ranks_per_node"] = c.ranksPerNode;
+  // a file measured with injected faults says so
+  for (const core::Fault& f : c.faults) {
+    std::string text = "corrupt";
+    if (f.rank >= 0) text += fmt::format(":rank={}", f.rank);
+    if (f.op) text += fmt::format(":op={}", core::traits(*f.op).name);
+    if (f.step >= 0) text += fmt::format(":step={}", f.step);
+    j["inject_faults"].push_back(text);
+  }
+  return j.dump();
+}
+
+}  // namespace fabricmap::orchestrator

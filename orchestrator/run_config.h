@@ -1,0 +1,54 @@
+// What `fabricmap run` was asked to do, parsed identically on every rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/ops.h"
+#include "core/plan.h"
+
+namespace fabricmap::orchestrator {
+
+enum class Placement { kOutOfPlace, kInPlace, kBoth };
+enum class ProgressMode { kAuto, kLive, kLines, kOff };
+
+struct RunConfig {
+  std::string backend = "auto";
+  std::string suite = "quick";
+  std::uint64_t minBytes = 0;
+  std::uint64_t maxBytes = 0;
+  std::uint64_t stepFactor = 0;
+  std::uint64_t stepBytes = 0;  // > 0: additive steps instead of the factor
+  int iters = 0;
+  int warmup = 0;
+  bool check = true;
+  std::vector<core::Op> ops;
+  std::vector<core::DType> dtypes;
+  std::vector<core::RedOp> redops;
+  Placement placement = Placement::kBoth;
+  std::vector<core::Scope> scopes;
+  int root = 0;
+  int ranksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
+  std::string output;    // empty: results/<UTC timestamp>.h5
+  ProgressMode progress = ProgressMode::kAuto;
+  std::vector<core::Fault> faults;  // test-only fault injection
+};
+
+struct ParsedRun {
+  RunConfig config;
+  bool help = false;
+};
+
+// Parses `fabricmap run` arguments (argv after "run"). Throws UsageError naming the problem.
+ParsedRun parseRunOptions(const std::vector<std::string>& args);
+std::string runHelpText();
+
+// "corrupt:rank=1:op=all_reduce[:step=N]" -> Fault. Throws UsageError.
+core::Fault parseFault(const std::string& text);
+
+// The configuration as a stable JSON string (recorded in the results file).
+std::string toJsonString(const RunConfig& config);
+
+}  // namespace fabricmap::orchestrator

@@ -1,0 +1,43 @@
+// `fabricmap show FILE.h5 [--json]`: what a results file holds, as text or as JSON.
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "orchestrator/commands.h"
+#include "results/console.h"
+#include "results/h5_reader.h"
+#include "results/json.h"
+
+namespace fabricmap::orchestrator {
+
+int showCommand(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description opts("fabricmap show options");
+  opts.add_options()("help,h", "show this help")("json", "print JSON (documented in results/SCHEMA.md)")(
+      "file", po::value<std::string>(), "results file");
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw core::UsageError(std::string(e.what()) + " (usage: fabricmap show FILE.h5 [--json])");
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: fabricmap show FILE.h5 [--json]\n\n" << opts;
+    return 0;
+  }
+  if (!vm.count("file")) throw core::UsageError("no results file given (usage: fabricmap show FILE.h5 [--json])");
+  const results::ResultsFile file = results::readResults(vm["file"].as<std::string>());
+  if (vm.count("json")) {
+    std::cout << results::toJson(file).dump(2) << '\n';
+  } else {
+    results::printResults(stdout, file);
+  }
+  return 0;
+}
+
+}  // namespace fabricmap::orchestrator

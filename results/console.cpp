@@ -1,0 +1,193 @@
+// Console tables (see console.h).
+#include "results/console.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+
+namespace fabricmap::results {
+namespace {
+
+std::string timeText(double us) { return us < 1e4 ? fmt::format("{:.2f}", us) : fmt::format("{:.0f}", us); }
+
+std::string blockKeyOf(const core::StepRecord& s) {
+  return s.scope + "/" + s.op + "/" + s.dtype + "/" + s.redop;
+}
+
+bool samePoint(const core::StepRecord& a, const core::StepRecord& b) {
+  return blockKeyOf(a) == blockKeyOf(b) && a.bytes == b.bytes;
+}
+
+}  // namespace
+
+void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topology,
+                        const std::vector<core::ScopeRecord>& scopes) {
+  fmt::print(out_, "# fabricmap {} ({}), backend {}, {} ranks on {} node{}{}\n", p.toolVersion,
+             p.gitRevision, p.backend, p.worldSize, p.nodeCount, p.nodeCount == 1 ? "" : "s",
+             p.emulated ? fmt::format(" (emulated: {} ranks per node)", p.ranksPerNode) : "");
+  fmt::print(out_, "# {}\n", p.mpiVersion);
+  if (!p.ncclVersion.empty()) {
+    fmt::print(out_, "# NCCL {}, CUDA runtime {}, driver {}\n", p.ncclVersion,
+               p.cudaRuntimeVersion, p.cudaDriverVersion);
+  }
+  if (!p.slurmJobId.empty()) {
+    fmt::print(out_, "# Slurm job {} on {}\n", p.slurmJobId, p.slurmNodelist);
+  }
+  for (const auto& node : topology.nodes) {
+    std::vector<int> ranks;
+    for (const auto& r : topology.ranks) {
+      if (r.node == node.node) ranks.push_back(r.rank);
+    }
+    fmt::print(out_, "#   node {:<3} {:<24} ranks {:<12} gpus {} class {}\n", node.node,
+               node.name, core::formatRanks(ranks), node.gpus, node.topologyClass);
+  }
+  for (const auto& s : scopes) {
+    if (s.status == "waived") {
+      fmt::print(out_, "# scope {}: waived ({})\n", s.scope, s.reason);
+    } else {
+      fmt::print(out_, "# scope {}: {} group{} [{}]\n", s.scope, s.groups, s.groups == 1 ? "" : "s",
+                 s.members);
+    }
+  }
+  std::fflush(out_);
+}
+
+void ConsoleSink::printBlockHeader(const core::StepRecord& step,
+                                   const std::vector<core::CollectiveRecord>& rows) {
+  const int nranks = rows.empty() ? 0 : rows.front().nranks;
+  fmt::print(out_, "#\n# {} {}{} in scope {}: {} group{} of {} ranks\n", step.op, step.dtype,
+             step.redop == "none" ? "" : " " + step.redop, step.scope, rows.size(),
+             rows.size() == 1 ? "" : "s", nranks);
+  fmt::print(out_, "#{:>59}{:>39}{:>38}\n", "", "out-of-place", "in-place");
+  fmt::print(out_,
+             "#{:>6} {:>12} {:>12} {:>8} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>7}   {:>9} {:>8} "
+             "{:>8} {:>7}\n",
+             "group", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+             "time", "algbw", "busbw", "#wrong");
+  fmt::print(out_,
+             "#{:>6} {:>12} {:>12} {:>8} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>7}   {:>9} {:>8} "
+             "{:>8} {:>7}\n",
+             "", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+             "(GB/s)", "");
+}
+
+void ConsoleSink::printRows(const std::vector<core::CollectiveRecord>* oop,
+                            const std::vector<core::CollectiveRecord>* ip) {
+  const auto& any = oop != nullptr ? *oop : *ip;
+  for (std::size_t g = 0; g < any.size(); ++g) {
+    const core::CollectiveRecord& r = any[g];
+    std::string line = fmt::format(" {:>6} {:>12} {:>12} {:>8} {:>6} {:>5}", r.group, r.bytes,
+                                   r.count, r.dtype, r.redop, r.root);
+    for (const auto* side : {oop, ip}) {
+      if (side != nullptr && g < side->size()) {
+        const auto& c = (*side)[g];
+        line += fmt::format("   {:>9} {:>8.2f} {:>8.2f} {:>7}", timeText(c.timeUs.mean), c.algbw,
+                            c.busbw, c.wrong);
+      } else {
+        line += fmt::format("   {:>9} {:>8} {:>8} {:>7}", "-", "-", "-", "-");
+      }
+    }
+    fmt::print(out_, "{}\n", line);
+  }
+  std::fflush(out_);
+}
+
+void ConsoleSink::flushPending() {
+  if (!pending_) return;
+  printRows(&pending_->rows, nullptr);
+  pending_.reset();
+}
+
+void ConsoleSink::step(const core::StepRecord& step,
+                       const std::vector<core::CollectiveRecord>& rows) {
+  if (step.status == "waived") {
+    ++stepsWaived_;
+    const std::string key = blockKeyOf(step) + "|" + step.reason;
+    if (waiversShown_.insert(key).second) {
+      flushPending();
+      fmt::print(out_, "# waived: {} {} in scope {}: {}\n", step.op, step.dtype, step.scope,
+                 step.reason);
+    }
+    return;
+  }
+  ++stepsRun_;
+  for (const auto& r : rows) wrong_ += r.wrong;
+
+  // Peaks per (scope, op) and group.
+  const std::string peakKey = step.scope + " " + step.op;
+  auto it = std::find_if(peaks_.begin(), peaks_.end(),
+                         [&](const auto& p) { return p.first == peakKey; });
+  if (it == peaks_.end()) {
+    peaks_.emplace_back(peakKey, std::map<int, Peak>{});
+    it = std::prev(peaks_.end());
+  }
+  for (const auto& r : rows) {
+    Peak& peak = it->second[r.group];
+    if (r.busbw > peak.busbw) peak = {r.busbw, r.bytes};
+  }
+
+  // An out-of-place row waits for its in-place partner so both print on one line.
+  if (pending_ && step.inPlace && samePoint(pending_->step, step)) {
+    printRows(&pending_->rows, &rows);
+    pending_.reset();
+    return;
+  }
+  flushPending();
+  if (blockKeyOf(step) != blockKey_) {
+    blockKey_ = blockKeyOf(step);
+    printBlockHeader(step, rows);
+  }
+  if (step.inPlace) {
+    printRows(nullptr, &rows);
+  } else {
+    pending_ = Pending{step, rows};
+  }
+}
+
+void ConsoleSink::finish(bool complete) {
+  flushPending();
+  fmt::print(out_, "#\n# Peak bus bandwidth per scope and op (GB/s, from the mean time):\n");
+  for (const auto& [key, groups] : peaks_) {
+    if (groups.empty()) continue;
+    auto lo = groups.begin();
+    auto hi = groups.begin();
+    for (auto g = groups.begin(); g != groups.end(); ++g) {
+      if (g->second.busbw < lo->second.busbw) lo = g;
+      if (g->second.busbw > hi->second.busbw) hi = g;
+    }
+    if (groups.size() == 1) {
+      fmt::print(out_, "#   {:<28} {:>9.2f} at {}\n", key, hi->second.busbw,
+                 core::formatBytes(hi->second.bytes));
+    } else {
+      fmt::print(out_, "#   {:<28} {:>9.2f} (group {}) .. {:.2f} (group {}) over {} groups\n", key,
+                 lo->second.busbw, lo->first, hi->second.busbw, hi->first, groups.size());
+    }
+  }
+  fmt::print(out_, "# Out of bounds values : {} {}\n", wrong_, wrong_ == 0 ? "OK" : "FAILED");
+  fmt::print(out_, "# Steps: {} run, {} waived{}\n", stepsRun_, stepsWaived_,
+             complete ? "" : " (incomplete run)");
+  std::fflush(out_);
+}
+
+void printResults(std::FILE* out, const ResultsFile& file) {
+  ConsoleSink sink(out);
+  fmt::print(out, "# {}: schema v{}, created {}, {}\n", file.path, file.provenance.schemaVersion,
+             file.provenance.createdUtc, file.complete ? "complete" : "INCOMPLETE");
+  fmt::print(out, "# command: {}\n", file.provenance.commandLine);
+  sink.begin(file.provenance, file.topology, file.scopes);
+  std::map<int, std::vector<core::CollectiveRecord>> rowsByStep;
+  for (const auto& r : file.collectives) rowsByStep[r.step].push_back(r);
+  for (const auto& s : file.steps) {
+    auto it = rowsByStep.find(s.step);
+    sink.step(s, it != rowsByStep.end() ? it->second : std::vector<core::CollectiveRecord>{});
+  }
+  sink.finish(file.complete);
+  if (!file.complete) {
+    fmt::print(out, "# INCOMPLETE: {} of {} planned steps recorded\n", file.steps.size(),
+               file.provenance.plannedSteps);
+  }
+}
+
+}  // namespace fabricmap::results

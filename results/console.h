@@ -1,0 +1,56 @@
+// Console output in the layout nccl-tests users read every day: one block per scope and op, a
+// row per size (and group) with out-of-place and in-place side by side, then a short summary.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/sink.h"
+#include "results/h5_reader.h"
+
+namespace fabricmap::results {
+
+class ConsoleSink final : public core::RecordSink {
+ public:
+  explicit ConsoleSink(std::FILE* out) : out_(out) {}
+
+  void begin(const core::Provenance& provenance, const core::Topology& topology,
+             const std::vector<core::ScopeRecord>& scopes) override;
+  void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
+  void finish(bool complete) override;
+
+ private:
+  struct Pending {
+    core::StepRecord step;
+    std::vector<core::CollectiveRecord> rows;
+  };
+  struct Peak {
+    double busbw = -1;
+    std::uint64_t bytes = 0;
+  };
+
+  void printBlockHeader(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows);
+  void printRows(const std::vector<core::CollectiveRecord>* outOfPlace,
+                 const std::vector<core::CollectiveRecord>* inPlace);
+  void flushPending();
+
+  std::FILE* out_;
+  std::string blockKey_;
+  std::optional<Pending> pending_;
+  std::set<std::string> waiversShown_;
+  // (scope, op) -> per group peak busbw, in first-seen order
+  std::vector<std::pair<std::string, std::map<int, Peak>>> peaks_;
+  std::uint64_t wrong_ = 0;
+  int stepsRun_ = 0;
+  int stepsWaived_ = 0;
+};
+
+// The text form of `fabricmap show`: the file's records replayed through a ConsoleSink.
+void printResults(std::FILE* out, const ResultsFile& file);
+
+}  // namespace fabricmap::results

@@ -1,0 +1,346 @@
+// HDF5 wrapper (see h5.h). Every column occupies 8 bytes in memory (int64, uint64, double,
+// char*; bools as an int8 enum padded to 8), so row layout is simple; files store the packed type.
+#include "results/h5.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "core/error.h"
+
+namespace fabricmap::results::h5 {
+namespace {
+
+constexpr std::size_t kSlot = 8;
+
+Handle typeHandle(hid_t t) { return Handle(t, H5Tclose); }
+
+// h5py's convention for booleans: an int8 enum FALSE=0, TRUE=1 (read back as numpy bool).
+Handle boolType() {
+  Handle t = typeHandle(H5Tenum_create(H5T_NATIVE_INT8));
+  std::int8_t v = 0;
+  H5Tenum_insert(t.get(), "FALSE", &v);
+  v = 1;
+  H5Tenum_insert(t.get(), "TRUE", &v);
+  return t;
+}
+
+Handle stringType() {
+  Handle t = typeHandle(H5Tcopy(H5T_C_S1));
+  H5Tset_size(t.get(), H5T_VARIABLE);
+  H5Tset_cset(t.get(), H5T_CSET_UTF8);
+  return t;
+}
+
+Handle scalarType(ColumnType type) {
+  switch (type) {
+    case ColumnType::kInt: return typeHandle(H5Tcopy(H5T_NATIVE_INT64));
+    case ColumnType::kUInt: return typeHandle(H5Tcopy(H5T_NATIVE_UINT64));
+    case ColumnType::kFloat: return typeHandle(H5Tcopy(H5T_NATIVE_DOUBLE));
+    case ColumnType::kBool: return boolType();
+    case ColumnType::kText: return stringType();
+  }
+  return {};
+}
+
+// In-memory compound type: column i at offset 8*i. `present` limits it to columns the file has.
+Handle memoryType(const std::vector<ColumnSpec>& columns, const std::vector<bool>* present) {
+  Handle t = typeHandle(H5Tcreate(H5T_COMPOUND, kSlot * columns.size()));
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (present != nullptr && !(*present)[i]) continue;
+    Handle member = scalarType(columns[i].type);
+    H5Tinsert(t.get(), columns[i].name.c_str(), kSlot * i, member.get());
+  }
+  return t;
+}
+
+Value zeroOf(ColumnType type) {
+  switch (type) {
+    case ColumnType::kInt: return std::int64_t{0};
+    case ColumnType::kUInt: return std::uint64_t{0};
+    case ColumnType::kFloat: return 0.0;
+    case ColumnType::kBool: return false;
+    case ColumnType::kText: return std::string();
+  }
+  return std::int64_t{0};
+}
+
+[[noreturn]] void fail(const std::string& what) { throw FM_FAULT("HDF5: " + what); }
+
+}  // namespace
+
+void silenceErrorStack() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+bool isHdf5File(const std::string& path) { return H5Fis_hdf5(path.c_str()) > 0; }
+
+Handle createFile(const std::string& path) {
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) fail("cannot create '" + path + "'");
+  return Handle(f, H5Fclose);
+}
+
+Handle openFile(const std::string& path, bool writable) {
+  hid_t f = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) fail("cannot open '" + path + "'");
+  return Handle(f, H5Fclose);
+}
+
+Handle openGroup(hid_t parent, const std::string& path) {
+  hid_t g = H5Gopen2(parent, path.c_str(), H5P_DEFAULT);
+  if (g < 0) fail("no group '" + path + "'");
+  return Handle(g, H5Gclose);
+}
+
+bool exists(hid_t parent, const std::string& path) {
+  // H5Lexists must be asked level by level.
+  std::size_t pos = 0;
+  while (pos < path.size()) {
+    std::size_t next = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, next);
+    if (!prefix.empty() && prefix != "/" && H5Lexists(parent, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      return false;
+    }
+    if (next == std::string::npos) break;
+    pos = next;
+  }
+  return true;
+}
+
+Handle ensureGroup(hid_t parent, const std::string& path) {
+  std::size_t pos = 0;
+  while (true) {
+    std::size_t next = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, next);
+    if (!prefix.empty() && prefix != "/" && H5Lexists(parent, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      hid_t g = H5Gcreate2(parent, prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      if (g < 0) fail("cannot create group '" + prefix + "'");
+      H5Gclose(g);
+    }
+    if (next == std::string::npos) break;
+    pos = next;
+  }
+  return openGroup(parent, path);
+}
+
+void flush(hid_t file) {
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail("flush failed");
+}
+
+void writeAttribute(hid_t object, const std::string& name, const Value& value) {
+  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle type;
+  const void* data = nullptr;
+  const char* text = nullptr;
+  std::int8_t flag = 0;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          type = scalarType(ColumnType::kInt);
+        } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+          type = scalarType(ColumnType::kUInt);
+        } else if constexpr (std::is_same_v<T, double>) {
+          type = scalarType(ColumnType::kFloat);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          type = scalarType(ColumnType::kBool);
+        } else {
+          type = scalarType(ColumnType::kText);
+        }
+      },
+      value);
+  if (const auto* s = std::get_if<std::string>(&value)) {
+    text = s->c_str();
+    data = &text;
+  } else if (const auto* b = std::get_if<bool>(&value)) {
+    flag = *b ? 1 : 0;
+    data = &flag;
+  } else {
+    data = std::visit([](const auto& v) -> const void* { return &v; }, value);
+  }
+  Handle attr(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+              H5Aclose);
+  if (!attr.valid() || H5Awrite(attr.get(), type.get(), data) < 0) {
+    fail("cannot write attribute '" + name + "'");
+  }
+}
+
+std::optional<Value> readAttribute(hid_t object, const std::string& name) {
+  if (H5Aexists(object, name.c_str()) <= 0) return std::nullopt;
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle ftype(H5Aget_type(attr.get()), H5Tclose);
+  switch (H5Tget_class(ftype.get())) {
+    case H5T_STRING: {
+      Handle mtype = stringType();
+      if (H5Tis_variable_str(ftype.get()) > 0) {
+        char* s = nullptr;
+        if (H5Aread(attr.get(), mtype.get(), &s) < 0) fail("cannot read attribute " + name);
+        std::string out = s != nullptr ? s : "";
+        H5free_memory(s);
+        return out;
+      }
+      const std::size_t n = H5Tget_size(ftype.get());
+      std::string out(n, '\0');
+      Handle fixed = typeHandle(H5Tcopy(ftype.get()));
+      if (H5Aread(attr.get(), fixed.get(), out.data()) < 0) fail("cannot read attribute " + name);
+      out.resize(std::strlen(out.c_str()));
+      return out;
+    }
+    case H5T_ENUM: {
+      std::int8_t v = 0;
+      Handle mtype = boolType();
+      if (H5Aread(attr.get(), mtype.get(), &v) < 0) fail("cannot read attribute " + name);
+      return v != 0;
+    }
+    case H5T_FLOAT: {
+      double v = 0;
+      H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v);
+      return v;
+    }
+    case H5T_INTEGER: {
+      if (H5Tget_sign(ftype.get()) == H5T_SGN_NONE) {
+        std::uint64_t v = 0;
+        H5Aread(attr.get(), H5T_NATIVE_UINT64, &v);
+        return v;
+      }
+      std::int64_t v = 0;
+      H5Aread(attr.get(), H5T_NATIVE_INT64, &v);
+      return v;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+void createTable(hid_t file, const std::string& path, const std::vector<ColumnSpec>& columns) {
+  if (const auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    ensureGroup(file, path.substr(0, slash));
+  }
+  if (exists(file, path)) H5Ldelete(file, path.c_str(), H5P_DEFAULT);
+  Handle mtype = memoryType(columns, nullptr);
+  Handle ftype = typeHandle(H5Tcopy(mtype.get()));
+  H5Tpack(ftype.get());
+  const hsize_t dims[1] = {0};
+  const hsize_t maxdims[1] = {H5S_UNLIMITED};
+  Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  const hsize_t chunk[1] = {64};
+  H5Pset_chunk(dcpl.get(), 1, chunk);
+  Handle dset(H5Dcreate2(file, path.c_str(), ftype.get(), space.get(), H5P_DEFAULT, dcpl.get(),
+                         H5P_DEFAULT),
+              H5Dclose);
+  if (!dset.valid()) fail("cannot create table '" + path + "'");
+}
+
+void appendRows(hid_t file, const std::string& path, const std::vector<ColumnSpec>& columns,
+                const std::vector<Row>& rows) {
+  if (rows.empty()) return;
+  Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dset.valid()) fail("no table '" + path + "'");
+  Handle fspace(H5Dget_space(dset.get()), H5Sclose);
+  hsize_t old = 0;
+  H5Sget_simple_extent_dims(fspace.get(), &old, nullptr);
+  const hsize_t add = rows.size();
+  const hsize_t total = old + add;
+  if (H5Dset_extent(dset.get(), &total) < 0) fail("cannot extend '" + path + "'");
+  fspace = Handle(H5Dget_space(dset.get()), H5Sclose);
+  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &old, nullptr, &add, nullptr);
+  Handle mspace(H5Screate_simple(1, &add, nullptr), H5Sclose);
+
+  std::vector<std::byte> buf(kSlot * columns.size() * rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].size() != columns.size()) fail("row width mismatch in '" + path + "'");
+    std::byte* slot = buf.data() + r * kSlot * columns.size();
+    for (std::size_t c = 0; c < columns.size(); ++c, slot += kSlot) {
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+              const char* p = v.c_str();  // rows outlive the write
+              std::memcpy(slot, &p, sizeof p);
+            } else if constexpr (std::is_same_v<T, bool>) {
+              const std::int8_t b = v ? 1 : 0;
+              std::memcpy(slot, &b, sizeof b);
+            } else {
+              std::memcpy(slot, &v, sizeof v);
+            }
+          },
+          rows[r][c]);
+    }
+  }
+  Handle mtype = memoryType(columns, nullptr);
+  if (H5Dwrite(dset.get(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()) < 0) {
+    fail("cannot write to '" + path + "'");
+  }
+}
+
+std::vector<Row> readRows(hid_t file, const std::string& path,
+                          const std::vector<ColumnSpec>& columns) {
+  std::vector<Row> rows;
+  if (!exists(file, path)) return rows;
+  Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dset.valid()) fail("cannot open table '" + path + "'");
+  Handle ftype(H5Dget_type(dset.get()), H5Tclose);
+  if (H5Tget_class(ftype.get()) != H5T_COMPOUND) fail("'" + path + "' is not a table");
+  std::vector<bool> present(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    present[c] = H5Tget_member_index(ftype.get(), columns[c].name.c_str()) >= 0;
+  }
+  Handle space(H5Dget_space(dset.get()), H5Sclose);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+  if (n == 0) return rows;
+  Handle mtype = memoryType(columns, &present);
+  std::vector<std::byte> buf(kSlot * columns.size() * n);
+  if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) {
+    fail("cannot read table '" + path + "'");
+  }
+  rows.reserve(n);
+  for (hsize_t r = 0; r < n; ++r) {
+    Row row;
+    row.reserve(columns.size());
+    const std::byte* slot = buf.data() + r * kSlot * columns.size();
+    for (std::size_t c = 0; c < columns.size(); ++c, slot += kSlot) {
+      if (!present[c]) {
+        row.push_back(zeroOf(columns[c].type));
+        continue;
+      }
+      switch (columns[c].type) {
+        case ColumnType::kInt: {
+          std::int64_t v;
+          std::memcpy(&v, slot, sizeof v);
+          row.emplace_back(v);
+          break;
+        }
+        case ColumnType::kUInt: {
+          std::uint64_t v;
+          std::memcpy(&v, slot, sizeof v);
+          row.emplace_back(v);
+          break;
+        }
+        case ColumnType::kFloat: {
+          double v;
+          std::memcpy(&v, slot, sizeof v);
+          row.emplace_back(v);
+          break;
+        }
+        case ColumnType::kBool: {
+          std::int8_t v;
+          std::memcpy(&v, slot, sizeof v);
+          row.emplace_back(v != 0);
+          break;
+        }
+        case ColumnType::kText: {
+          const char* p = nullptr;
+          std::memcpy(&p, slot, sizeof p);
+          row.emplace_back(std::string(p != nullptr ? p : ""));
+          break;
+        }
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  H5Dvlen_reclaim(mtype.get(), space.get(), H5P_DEFAULT, buf.data());
+  return rows;
+}
+
+}  // namespace fabricmap::results::h5

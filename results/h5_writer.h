@@ -1,0 +1,31 @@
+// Writes a run's records to a schema-v1 HDF5 file as they arrive (rank 0 only).
+#pragma once
+
+#include <string>
+
+#include "core/sink.h"
+#include "results/h5.h"
+
+namespace fabricmap::results {
+
+class H5Sink final : public core::RecordSink {
+ public:
+  // Creates (truncates) `path`. Throws UsageError with the reason when it cannot be written.
+  explicit H5Sink(const std::string& path);
+
+  void begin(const core::Provenance& provenance, const core::Topology& topology,
+             const std::vector<core::ScopeRecord>& scopes) override;
+  // Appends the step and its rows, then flushes, so a run that dies keeps what it measured.
+  void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
+  void finish(bool complete) override;
+
+ private:
+  std::string path_;
+  h5::Handle file_;
+};
+
+// Fails with a UsageError naming the reason (missing directory, permission) when `path` cannot be
+// created; creates missing parent directories only when `createParents` is set.
+void checkWritable(const std::string& path, bool createParents);
+
+}  // namespace fabricmap::results

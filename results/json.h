@@ -1,0 +1,12 @@
+// The JSON form of a results file (`fabricmap show --json`), documented in results/SCHEMA.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "results/h5_reader.h"
+
+namespace fabricmap::results {
+
+nlohmann::ordered_json toJson(const ResultsFile& file);
+
+}  // namespace fabricmap::results

@@ -1,0 +1,200 @@
+// Column lists of schema v1 (see schema.h and SCHEMA.md).
+#include "results/schema.h"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace fabricmap::results {
+namespace {
+
+using h5::ColumnType;
+using h5::Value;
+
+// Converts between a record field and its column value. Numbers read from a file may come back
+// as another numeric alternative (an old file, an attribute); convert rather than fail.
+template <class T>
+T as(const Value& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (const auto* s = std::get_if<std::string>(&v)) return *s;
+    return {};
+  } else {
+    return std::visit(
+        [](const auto& x) -> T {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, std::string>) {
+            return T{};
+          } else {
+            return static_cast<T>(x);
+          }
+        },
+        v);
+  }
+}
+
+template <class F>
+Value store(const F& field) {
+  if constexpr (std::is_same_v<F, bool>) {
+    return field;
+  } else if constexpr (std::is_same_v<F, std::string>) {
+    return field;
+  } else if constexpr (std::is_floating_point_v<F>) {
+    return static_cast<double>(field);
+  } else if constexpr (std::is_unsigned_v<F>) {
+    return static_cast<std::uint64_t>(field);
+  } else {
+    return static_cast<std::int64_t>(field);
+  }
+}
+
+template <class F>
+constexpr ColumnType typeOf() {
+  if constexpr (std::is_same_v<F, bool>) {
+    return ColumnType::kBool;
+  } else if constexpr (std::is_same_v<F, std::string>) {
+    return ColumnType::kText;
+  } else if constexpr (std::is_floating_point_v<F>) {
+    return ColumnType::kFloat;
+  } else if constexpr (std::is_unsigned_v<F>) {
+    return ColumnType::kUInt;
+  } else {
+    return ColumnType::kInt;
+  }
+}
+
+}  // namespace
+
+// One column bound to a record member (or a member of a member, e.g. timeUs.mean).
+#define FM_COLUMN(R, member, colname, unit)                                                \
+  Column<R> {                                                                              \
+    colname, typeOf<std::decay_t<decltype(R{}.member)>>(), unit,                           \
+        [](const R& r) -> Value { return store(r.member); },                               \
+        [](R& r, const Value& v) { r.member = as<std::decay_t<decltype(r.member)>>(v); }   \
+  }
+
+const std::vector<Column<core::Provenance>>& provenanceColumns() {
+  using R = core::Provenance;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, schemaVersion, "schema_version", ""),
+      FM_COLUMN(R, toolVersion, "tool_version", ""),
+      FM_COLUMN(R, gitRevision, "git_revision", ""),
+      FM_COLUMN(R, createdUtc, "created_utc", ""),
+      FM_COLUMN(R, commandLine, "command_line", ""),
+      FM_COLUMN(R, backend, "backend", ""),
+      FM_COLUMN(R, mpiVersion, "mpi_version", ""),
+      FM_COLUMN(R, ncclVersion, "nccl_version", ""),
+      FM_COLUMN(R, cudaRuntimeVersion, "cuda_runtime_version", ""),
+      FM_COLUMN(R, cudaDriverVersion, "cuda_driver_version", ""),
+      FM_COLUMN(R, slurmJobId, "slurm_job_id", ""),
+      FM_COLUMN(R, slurmNodelist, "slurm_nodelist", ""),
+      FM_COLUMN(R, hostnames, "hostnames", ""),
+      FM_COLUMN(R, worldSize, "world_size", ""),
+      FM_COLUMN(R, nodeCount, "node_count", ""),
+      FM_COLUMN(R, emulated, "emulated", ""),
+      FM_COLUMN(R, ranksPerNode, "ranks_per_node", ""),
+      FM_COLUMN(R, plannedSteps, "planned_steps", ""),
+      FM_COLUMN(R, runConfig, "run_config", "json"),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::RankRecord>>& rankColumns() {
+  using R = core::RankRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, rank, "rank", ""),
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, localRank, "local_rank", ""),
+      FM_COLUMN(R, hostname, "hostname", ""),
+      FM_COLUMN(R, cpu, "cpu", ""),
+      FM_COLUMN(R, numaNode, "numa_node", ""),
+      FM_COLUMN(R, gpuIndex, "gpu_index", ""),
+      FM_COLUMN(R, gpuUuid, "gpu_uuid", ""),
+      FM_COLUMN(R, gpuName, "gpu_name", ""),
+      FM_COLUMN(R, gpuBusId, "gpu_bus_id", ""),
+      FM_COLUMN(R, gpuMemoryBytes, "gpu_memory_bytes", "B"),
+      FM_COLUMN(R, nic, "nic", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::NodeRecord>>& nodeColumns() {
+  using R = core::NodeRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, name, "name", ""),
+      FM_COLUMN(R, hostname, "hostname", ""),
+      FM_COLUMN(R, ranks, "ranks", ""),
+      FM_COLUMN(R, gpus, "gpus", ""),
+      FM_COLUMN(R, memAvailableBytes, "mem_available_bytes", "B"),
+      FM_COLUMN(R, nics, "nics", ""),
+      FM_COLUMN(R, topologyClass, "class", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::ScopeRecord>>& scopeColumns() {
+  using R = core::ScopeRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, scope, "scope", ""),
+      FM_COLUMN(R, groups, "groups", ""),
+      FM_COLUMN(R, members, "members", ""),
+      FM_COLUMN(R, status, "status", ""),
+      FM_COLUMN(R, reason, "reason", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::StepRecord>>& stepColumns() {
+  using R = core::StepRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, step, "step", ""),
+      FM_COLUMN(R, kind, "kind", ""),
+      FM_COLUMN(R, scope, "scope", ""),
+      FM_COLUMN(R, op, "op", ""),
+      FM_COLUMN(R, dtype, "dtype", ""),
+      FM_COLUMN(R, redop, "redop", ""),
+      FM_COLUMN(R, bytes, "bytes", "B"),
+      FM_COLUMN(R, inPlace, "in_place", ""),
+      FM_COLUMN(R, groups, "groups", ""),
+      FM_COLUMN(R, status, "status", ""),
+      FM_COLUMN(R, reason, "reason", ""),
+      FM_COLUMN(R, seconds, "seconds", "s"),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::CollectiveRecord>>& collectiveColumns() {
+  using R = core::CollectiveRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, step, "step", ""),
+      FM_COLUMN(R, scope, "scope", ""),
+      FM_COLUMN(R, group, "group", ""),
+      FM_COLUMN(R, ranks, "ranks", ""),
+      FM_COLUMN(R, nranks, "nranks", ""),
+      FM_COLUMN(R, op, "op", ""),
+      FM_COLUMN(R, dtype, "dtype", ""),
+      FM_COLUMN(R, redop, "redop", ""),
+      FM_COLUMN(R, root, "root", ""),
+      FM_COLUMN(R, inPlace, "in_place", ""),
+      FM_COLUMN(R, bytes, "bytes", "B"),
+      FM_COLUMN(R, count, "count", "elements"),
+      FM_COLUMN(R, iters, "iters", ""),
+      FM_COLUMN(R, warmup, "warmup", ""),
+      FM_COLUMN(R, timeUs.min, "time_us_min", "us"),
+      FM_COLUMN(R, timeUs.median, "time_us_median", "us"),
+      FM_COLUMN(R, timeUs.mean, "time_us_mean", "us"),
+      FM_COLUMN(R, timeUs.max, "time_us_max", "us"),
+      FM_COLUMN(R, timeUs.p95, "time_us_p95", "us"),
+      FM_COLUMN(R, timeUs.cv, "time_cv", ""),
+      FM_COLUMN(R, algbw, "algbw", "GB/s"),
+      FM_COLUMN(R, busbw, "busbw", "GB/s"),
+      FM_COLUMN(R, algbwMedian, "algbw_median", "GB/s"),
+      FM_COLUMN(R, busbwMedian, "busbw_median", "GB/s"),
+      FM_COLUMN(R, wrong, "wrong", "elements"),
+      FM_COLUMN(R, wrongRanks, "wrong_ranks", ""),
+  };
+  return kColumns;
+}
+
+#undef FM_COLUMN
+
+}  // namespace fabricmap::results

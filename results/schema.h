@@ -1,0 +1,62 @@
+// The results file's schema v1 (results/SCHEMA.md is its description): which record field is which
+// column or attribute, under which name and unit. The HDF5 writer and reader and the JSON output
+// all iterate these lists, so a field is named once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+#include "results/h5.h"
+
+namespace fabricmap::results {
+
+inline constexpr int kSchemaVersion = 1;
+
+inline constexpr const char* kRanksTable = "/topology/ranks";
+inline constexpr const char* kNodesTable = "/topology/nodes";
+inline constexpr const char* kScopesTable = "/scopes";
+inline constexpr const char* kStepsTable = "/steps";
+inline constexpr const char* kCollectivesTable = "/collectives";
+inline constexpr const char* kCompleteAttribute = "complete";
+
+template <class R>
+struct Column {
+  const char* name;
+  h5::ColumnType type;
+  const char* unit;  // "" when dimensionless
+  h5::Value (*get)(const R&);
+  void (*set)(R&, const h5::Value&);
+};
+
+const std::vector<Column<core::Provenance>>& provenanceColumns();  // root attributes
+const std::vector<Column<core::RankRecord>>& rankColumns();
+const std::vector<Column<core::NodeRecord>>& nodeColumns();
+const std::vector<Column<core::ScopeRecord>>& scopeColumns();
+const std::vector<Column<core::StepRecord>>& stepColumns();
+const std::vector<Column<core::CollectiveRecord>>& collectiveColumns();
+
+template <class R>
+std::vector<h5::ColumnSpec> specsOf(const std::vector<Column<R>>& columns) {
+  std::vector<h5::ColumnSpec> specs;
+  specs.reserve(columns.size());
+  for (const auto& c : columns) specs.push_back({c.name, c.type});
+  return specs;
+}
+
+template <class R>
+h5::Row toRow(const std::vector<Column<R>>& columns, const R& record) {
+  h5::Row row;
+  row.reserve(columns.size());
+  for (const auto& c : columns) row.push_back(c.get(record));
+  return row;
+}
+
+template <class R>
+R fromRow(const std::vector<Column<R>>& columns, const h5::Row& row) {
+  R record{};
+  for (std::size_t i = 0; i < columns.size() && i < row.size(); ++i) columns[i].set(record, row[i]);
+  return record;
+}
+
+}  // namespace fabricmap::results

@@ -1,0 +1,161 @@
+// `fabricmap run` option parsing: defaults, nccl-tests aliases, and every bad-input case.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "orchestrator/run_config.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+RunConfig parse(std::vector<std::string> args) { return parseRunOptions(args).config; }
+
+std::string errorOf(std::vector<std::string> args) {
+  try {
+    parseRunOptions(args);
+  } catch (const core::UsageError& e) {
+    EXPECT_EQ(e.code(), core::ExitCode::kUsage);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for the given arguments";
+  return {};
+}
+
+TEST(RunOptions, DefaultsAreTheQuickSuite) {
+  const RunConfig c = parse({});
+  EXPECT_EQ(c.suite, "quick");
+  EXPECT_EQ(c.backend, "auto");
+  EXPECT_EQ(c.minBytes, 8u);
+  EXPECT_EQ(c.maxBytes, 8u << 20);
+  EXPECT_EQ(c.stepFactor, 4u);
+  EXPECT_EQ(c.iters, 20);
+  EXPECT_TRUE(c.check);
+  EXPECT_EQ(c.ops.size(), 7u);
+  EXPECT_EQ(c.dtypes, std::vector<core::DType>{core::DType::kFloat});
+  EXPECT_EQ(c.redops, std::vector<core::RedOp>{core::RedOp::kSum});
+  EXPECT_EQ(c.placement, Placement::kBoth);
+  EXPECT_EQ(c.scopes.size(), 3u);
+  EXPECT_TRUE(c.output.empty());
+  EXPECT_TRUE(c.faults.empty());
+}
+
+TEST(RunOptions, NcclTestsShortAliases) {
+  const RunConfig c = parse({"-b", "1K", "-e", "64M", "-f", "2", "-n", "50", "-w", "3", "-c", "0",
+                             "-d", "double", "-o", "max", "-r", "1"});
+  EXPECT_EQ(c.minBytes, 1024u);
+  EXPECT_EQ(c.maxBytes, 64u << 20);
+  EXPECT_EQ(c.stepFactor, 2u);
+  EXPECT_EQ(c.iters, 50);
+  EXPECT_EQ(c.warmup, 3);
+  EXPECT_FALSE(c.check);
+  EXPECT_EQ(c.dtypes, std::vector<core::DType>{core::DType::kDouble});
+  EXPECT_EQ(c.redops, std::vector<core::RedOp>{core::RedOp::kMax});
+  EXPECT_EQ(c.root, 1);
+  const RunConfig joined = parse({"-b8", "-e32M", "-i", "1M"});
+  EXPECT_EQ(joined.minBytes, 8u);
+  EXPECT_EQ(joined.stepBytes, 1u << 20);
+}
+
+TEST(RunOptions, LongNamesAndLists) {
+  const RunConfig c =
+      parse({"--min-bytes", "16", "--max-bytes", "1M", "--step-factor", "8", "--iters", "5",
+             "--warmup-iters", "0", "--dtype", "int32,float,int32", "--op", "sum,min",
+             "--ops", "all_reduce,sendrecv", "--scopes", "world,inter", "--suite", "full",
+             "--ranks-per-node", "2", "--output", "x.h5"});
+  EXPECT_EQ(c.suite, "full");
+  EXPECT_EQ(c.maxBytes, 1u << 20);  // explicit option overrides the suite
+  EXPECT_EQ(c.dtypes, (std::vector<core::DType>{core::DType::kInt32, core::DType::kFloat}));
+  EXPECT_EQ(c.redops, (std::vector<core::RedOp>{core::RedOp::kSum, core::RedOp::kMin}));
+  EXPECT_EQ(c.ops, (std::vector<core::Op>{core::Op::kAllReduce, core::Op::kSendRecv}));
+  EXPECT_EQ(c.scopes, (std::vector<core::Scope>{core::Scope::kWorld, core::Scope::kInter}));
+  EXPECT_EQ(c.ranksPerNode, 2);
+  EXPECT_EQ(c.output, "x.h5");
+  EXPECT_EQ(parse({"-d", "all"}).dtypes.size(), 10u);
+  EXPECT_EQ(parse({"-o", "all"}).redops.size(), 4u);
+  EXPECT_EQ(parse({"--suite", "full"}).maxBytes, 1u << 30);
+}
+
+TEST(RunOptions, DashOIsReductionOpOrOutputFile) {
+  EXPECT_EQ(parse({"-o", "prod"}).redops, std::vector<core::RedOp>{core::RedOp::kProd});
+  EXPECT_EQ(parse({"-o", "prod"}).output, "");
+  EXPECT_EQ(parse({"-o", "out.h5"}).output, "out.h5");
+  const RunConfig both = parse({"-o", "min,max", "-o", "results/run.h5"});
+  EXPECT_EQ(both.redops.size(), 2u);
+  EXPECT_EQ(both.output, "results/run.h5");
+  EXPECT_NE(errorOf({"-o", "a.h5", "--output", "b.h5"}).find("output file given twice"),
+            std::string::npos);
+  EXPECT_NE(errorOf({"-o", "sum", "--op", "max"}).find("reduction op given twice"),
+            std::string::npos);
+}
+
+TEST(RunOptions, Placement) {
+  EXPECT_EQ(parse({"--in-place"}).placement, Placement::kInPlace);
+  EXPECT_EQ(parse({"--out-of-place"}).placement, Placement::kOutOfPlace);
+  EXPECT_EQ(parse({"--in-place", "--out-of-place"}).placement, Placement::kBoth);
+  EXPECT_EQ(parse({"--placement", "in-place"}).placement, Placement::kInPlace);
+  EXPECT_NE(errorOf({"--placement", "sideways"}).find("sideways"), std::string::npos);
+}
+
+TEST(RunOptions, FaultInjectionIsParsedStrictly) {
+  const RunConfig c = parse({"--inject-fault", "corrupt:rank=3:op=all_reduce:step=7"});
+  ASSERT_EQ(c.faults.size(), 1u);
+  EXPECT_EQ(c.faults[0].rank, 3);
+  EXPECT_EQ(c.faults[0].op, core::Op::kAllReduce);
+  EXPECT_EQ(c.faults[0].step, 7);
+  EXPECT_NE(errorOf({"--inject-fault", "melt:rank=1"}).find("corrupt"), std::string::npos);
+  EXPECT_NE(errorOf({"--inject-fault", "corrupt:rank=x"}).find("rank"), std::string::npos);
+  EXPECT_NE(errorOf({"--inject-fault", "corrupt:op=nope"}).find("nope"), std::string::npos);
+  EXPECT_NE(toJsonString(c).find("corrupt:rank=3:op=all_reduce:step=7"), std::string::npos);
+}
+
+TEST(RunOptions, EveryBadInputNamesTheProblem) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {{"--frobnicate"}, "--frobnicate"},
+      {{"stray"}, "positional"},
+      {{"-b", "1M", "-e", "1K"}, "larger than"},
+      {{"-f", "1"}, "step-factor"},
+      {{"-f", "0"}, "step-factor"},
+      {{"-f", "1.5"}, "step-factor"},
+      {{"-b", "0"}, "min-bytes"},
+      {{"-b", "lots"}, "min-bytes"},
+      {{"-e", "3Q"}, "max-bytes"},
+      {{"--ops", "all_reduce,bogus"}, "bogus"},
+      {{"-d", "float128"}, "float128"},
+      {{"-o", "sum,xor"}, "sum,xor"},  // not a list of ops -> taken as a file; checked at open
+      {{"--op", "xor"}, "xor"},
+      {{"--scopes", "galaxy"}, "galaxy"},
+      {{"-b", "6"}, "multiple of the float"},
+      {{"-b", "8", "-d", "double", "-i", "4"}, "multiple of the double"},
+      {{"-n", "0"}, "iters"},
+      {{"-w", "-1"}, "warmup"},
+      {{"-c", "2"}, "check"},
+      {{"-r", "-1"}, "root"},
+      {{"--ranks-per-node", "0"}, "ranks-per-node"},
+      {{"--suite", "huge"}, "huge"},
+      {{"--progress", "loud"}, "loud"},
+      {{"-n"}, "iters"},
+  };
+  for (const Case& c : cases) {
+    if (std::string(c.mentions) == "sum,xor") {
+      EXPECT_EQ(parse(c.args).output, "sum,xor");
+      continue;
+    }
+    const std::string message = errorOf(c.args);
+    EXPECT_NE(message.find(c.mentions), std::string::npos)
+        << "message '" << message << "' should mention '" << c.mentions << "'";
+  }
+}
+
+TEST(RunOptions, HelpIsNotAnError) {
+  EXPECT_TRUE(parseRunOptions({"--help"}).help);
+  EXPECT_NE(runHelpText().find("--min-bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricmap::orchestrator

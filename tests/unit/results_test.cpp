@@ -1,0 +1,290 @@
+// Results file: every dataset and attribute written by the sink reads back equal; incomplete and
+// foreign files are recognised; JSON and console output carry the same records.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+
+#include "core/error.h"
+#include "results/console.h"
+#include "results/h5.h"
+#include "results/h5_reader.h"
+#include "results/h5_writer.h"
+#include "results/json.h"
+#include "results/schema.h"
+
+namespace fabricmap::results {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("fabricmap-test-" + std::to_string(getpid()) + "-" +
+                                                 std::to_string(counter_++))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+core::Provenance sampleProvenance() {
+  core::Provenance p;
+  p.toolVersion = "9.8.7";
+  p.gitRevision = "abc123-dirty";
+  p.createdUtc = "2026-12-02T10:00:00Z";
+  p.commandLine = "fabricmap run -b 8 -e 'a b'";
+  p.backend = "mpi";
+  p.mpiVersion = "Open MPI v4.1.4";
+  p.ncclVersion = "2.28.9";
+  p.cudaRuntimeVersion = "13.0";
+  p.cudaDriverVersion = "none";
+  p.slurmJobId = "4242";
+  p.slurmNodelist = "gpu[01-02]";
+  p.hostnames = "gpu01,gpu02";
+  p.worldSize = 3;
+  p.nodeCount = 2;
+  p.emulated = true;
+  p.ranksPerNode = 2;
+  p.plannedSteps = 2;
+  p.runConfig = R"({"suite":"quick","iters":20})";
+  return p;
+}
+
+core::Topology sampleTopology() {
+  core::Topology t;
+  t.emulated = true;
+  t.ranksPerNode = 2;
+  for (int r = 0; r < 3; ++r) {
+    core::RankRecord rec;
+    rec.rank = r;
+    rec.node = r / 2;
+    rec.localRank = r % 2;
+    rec.hostname = r < 2 ? "gpu01" : "gpu02";
+    rec.cpu = 10 + r;
+    rec.numaNode = r % 2;
+    rec.gpuIndex = r % 2;
+    rec.gpuUuid = "GPU-" + std::to_string(r);
+    rec.gpuName = "NVIDIA H100 80GB HBM3";
+    rec.gpuBusId = "00000000:1" + std::to_string(r) + ":00.0";
+    rec.gpuMemoryBytes = 85899345920ull + static_cast<std::uint64_t>(r);
+    rec.nic = "mlx5_" + std::to_string(r);
+    t.ranks.push_back(rec);
+  }
+  for (int n = 0; n < 2; ++n) {
+    core::NodeRecord node;
+    node.node = n;
+    node.name = "gpu0" + std::to_string(n + 1);
+    node.hostname = node.name;
+    node.ranks = n == 0 ? 2 : 1;
+    node.gpus = 8;
+    node.memAvailableBytes = 1ull << (40 + n);
+    node.nics = "mlx5_0:400";
+    node.topologyClass = n == 0 ? "FULL_NVSWITCH" : "NVLINK_PAIRS";
+    t.nodes.push_back(node);
+  }
+  return t;
+}
+
+core::CollectiveRecord sampleRow(int step, int group, bool inPlace) {
+  core::CollectiveRecord r;
+  r.step = step;
+  r.scope = "intra";
+  r.group = group;
+  r.ranks = group == 0 ? "0-1" : "2-3";
+  r.nranks = 2;
+  r.op = "all_reduce";
+  r.dtype = "float";
+  r.redop = "sum";
+  r.root = -1;
+  r.inPlace = inPlace;
+  r.bytes = 1048576;
+  r.count = 262144;
+  r.iters = 20;
+  r.warmup = 2;
+  r.timeUs = {100.5, 110.25, 111.0, 130.75, 128.5, 0.0625};
+  r.algbw = 9.4466;
+  r.busbw = 9.4466;
+  r.algbwMedian = 9.51;
+  r.busbwMedian = 9.52;
+  r.wrong = group == 1 ? 3 : 0;
+  r.wrongRanks = group == 1 ? "3" : "";
+  return r;
+}
+
+core::StepRecord sampleStep(int step, bool inPlace, const char* status) {
+  core::StepRecord s;
+  s.step = step;
+  s.kind = "collective";
+  s.scope = "intra";
+  s.op = "all_reduce";
+  s.dtype = "float";
+  s.redop = "sum";
+  s.bytes = 1048576;
+  s.inPlace = inPlace;
+  s.groups = 2;
+  s.status = status;
+  s.reason = std::string(status) == "waived" ? "because" : "";
+  s.seconds = 0.125 + step;
+  return s;
+}
+
+template <class R>
+void expectSameRecords(const std::vector<Column<R>>& columns, const R& a, const R& b) {
+  for (const auto& c : columns) EXPECT_EQ(c.get(a), c.get(b)) << "column " << c.name;
+}
+
+TEST(ResultsFile, EveryDatasetRoundTrips) {
+  TempDir dir;
+  const std::string path = dir.file("run.h5");
+  const core::Provenance prov = sampleProvenance();
+  const core::Topology topo = sampleTopology();
+  const std::vector<core::ScopeRecord> scopes{{"world", 1, "0-2", "active", ""},
+                                              {"inter", 0, "", "waived", "one node"}};
+  {
+    H5Sink sink(path);
+    sink.begin(prov, topo, scopes);
+    sink.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false), sampleRow(0, 1, false)});
+    sink.step(sampleStep(1, true, "waived"), {});
+    sink.finish(true);
+  }
+  const ResultsFile f = readResults(path);
+  EXPECT_TRUE(f.complete);
+  expectSameRecords(provenanceColumns(), f.provenance, prov);
+  ASSERT_EQ(f.topology.ranks.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) expectSameRecords(rankColumns(), f.topology.ranks[i], topo.ranks[i]);
+  ASSERT_EQ(f.topology.nodes.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) expectSameRecords(nodeColumns(), f.topology.nodes[i], topo.nodes[i]);
+  EXPECT_TRUE(f.topology.emulated);
+  ASSERT_EQ(f.scopes.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) expectSameRecords(scopeColumns(), f.scopes[i], scopes[i]);
+  ASSERT_EQ(f.steps.size(), 2u);
+  expectSameRecords(stepColumns(), f.steps[0], sampleStep(0, false, "ok"));
+  expectSameRecords(stepColumns(), f.steps[1], sampleStep(1, true, "waived"));
+  ASSERT_EQ(f.collectives.size(), 2u);
+  expectSameRecords(collectiveColumns(), f.collectives[0], sampleRow(0, 0, false));
+  expectSameRecords(collectiveColumns(), f.collectives[1], sampleRow(0, 1, false));
+}
+
+TEST(ResultsFile, UnfinishedRunIsIncompleteButReadable) {
+  TempDir dir;
+  const std::string path = dir.file("partial.h5");
+  {
+    H5Sink sink(path);
+    sink.begin(sampleProvenance(), sampleTopology(), {});
+    sink.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false)});
+    // no finish(): the process died here
+  }
+  const ResultsFile f = readResults(path);
+  EXPECT_FALSE(f.complete);
+  EXPECT_EQ(f.steps.size(), 1u);
+  EXPECT_EQ(f.collectives.size(), 1u);
+  std::FILE* out = std::tmpfile();
+  printResults(out, f);
+  std::rewind(out);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  EXPECT_NE(text.find("INCOMPLETE: 1 of 2 planned steps"), std::string::npos) << text;
+}
+
+TEST(ResultsFile, ForeignFilesAreUsageErrors) {
+  TempDir dir;
+  const std::string text = dir.file("notes.txt");
+  std::ofstream(text) << "not hdf5\n";
+  EXPECT_THROW(readResults(text), core::UsageError);
+  EXPECT_THROW(readResults(dir.file("missing.h5")), core::UsageError);
+  // an HDF5 file that fabricmap did not write
+  const std::string other = dir.file("other.h5");
+  { h5::Handle f = h5::createFile(other); }
+  try {
+    readResults(other);
+    FAIL();
+  } catch (const core::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a fabricmap results file"), std::string::npos);
+  }
+}
+
+TEST(ResultsFile, UnwritablePathsAreUsageErrors) {
+  TempDir dir;
+  EXPECT_THROW(checkWritable(dir.file("no/such/dir/x.h5"), false), core::UsageError);
+  EXPECT_NO_THROW(checkWritable(dir.file("made/for/you/x.h5"), true));
+  EXPECT_TRUE(fs::is_directory(dir.file("made/for/you")));
+  EXPECT_FALSE(fs::exists(dir.file("made/for/you/x.h5")));  // the probe leaves nothing behind
+  EXPECT_THROW(checkWritable(dir.file(""), false), core::UsageError);
+  if (geteuid() != 0) {
+    EXPECT_THROW(checkWritable("/proc/x.h5", false), core::UsageError);
+  }
+}
+
+TEST(ResultsFile, JsonCarriesEveryRecord) {
+  TempDir dir;
+  const std::string path = dir.file("j.h5");
+  {
+    H5Sink sink(path);
+    sink.begin(sampleProvenance(), sampleTopology(), {{"world", 1, "0-2", "active", ""}});
+    sink.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false)});
+    sink.finish(true);
+  }
+  const auto j = toJson(readResults(path));
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["complete"], true);
+  EXPECT_EQ(j["provenance"]["slurm_job_id"], "4242");
+  EXPECT_EQ(j["provenance"]["run_config"]["iters"], 20);  // embedded JSON, not a string
+  EXPECT_EQ(j["topology"]["ranks"].size(), 3u);
+  EXPECT_EQ(j["topology"]["nodes"][1]["class"], "NVLINK_PAIRS");
+  EXPECT_EQ(j["scopes"][0]["members"], "0-2");
+  EXPECT_EQ(j["steps"][0]["status"], "ok");
+  EXPECT_EQ(j["collectives"][0]["busbw"], 9.4466);
+  EXPECT_EQ(j["collectives"][0]["time_us_median"], 110.25);
+  EXPECT_EQ(j["collectives"][0]["in_place"], false);
+}
+
+std::string consoleOf(const std::function<void(ConsoleSink&)>& feed) {
+  std::FILE* out = std::tmpfile();
+  {
+    ConsoleSink sink(out);
+    feed(sink);
+  }
+  std::rewind(out);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  return text;
+}
+
+TEST(Console, PairsPlacementsOnOneLineAndSummarizes) {
+  const std::string text = consoleOf([](ConsoleSink& s) {
+    s.begin(sampleProvenance(), sampleTopology(), {{"intra", 2, "0-1;2-3", "active", ""}});
+    s.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false), sampleRow(0, 1, false)});
+    s.step(sampleStep(1, true, "ok"), {sampleRow(1, 0, true), sampleRow(1, 1, true)});
+    core::StepRecord waived = sampleStep(2, false, "waived");
+    waived.op = "alltoall";
+    s.step(waived, {});
+    s.finish(true);
+  });
+  EXPECT_NE(text.find("# all_reduce float sum in scope intra: 2 groups of 2 ranks"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("out-of-place"), std::string::npos);
+  EXPECT_NE(text.find("(GB/s)"), std::string::npos);
+  // group 1's line: both placements, 3 wrong elements each
+  EXPECT_NE(text.find("      1      1048576       262144    float    sum    -1      111.00     9.45     "
+                      "9.45       3      111.00     9.45     9.45       3"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# waived: alltoall float in scope intra: because"), std::string::npos);
+  EXPECT_NE(text.find("intra all_reduce"), std::string::npos);
+  EXPECT_NE(text.find("Out of bounds values : 6 FAILED"), std::string::npos);
+  EXPECT_NE(text.find("Steps: 2 run, 1 waived"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricmap::results

@@ -1,0 +1,42 @@
+// Host facts from libc and /proc (see host_probe.h).
+#include "topologies/host_probe.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+
+namespace fabricmap::topologies {
+
+core::HostProbe probeHost() {
+  core::HostProbe probe;
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) == 0) probe.hostname = host.data();
+  unsigned cpu = 0;
+  unsigned node = 0;
+  if (getcpu(&cpu, &node) == 0) {
+    probe.cpu = static_cast<int>(cpu);
+    probe.numaNode = static_cast<int>(node);
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      probe.memAvailableBytes = kib * 1024;
+      break;
+    }
+  }
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    if (entry.is_directory(ec)) ++probe.gpuCount;
+  }
+  return probe;
+}
+
+}  // namespace fabricmap::topologies

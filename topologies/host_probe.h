@@ -1,0 +1,12 @@
+// What a rank can learn about its host without talking to anyone.
+#pragma once
+
+#include "core/records.h"
+
+namespace fabricmap::topologies {
+
+// Hostname, current CPU and NUMA node, and the GPUs the NVIDIA driver exposes
+// (/proc/driver/nvidia/gpus; 0 without a driver), available memory (/proc/meminfo). sharedLeader is left for the bootstrap.
+core::HostProbe probeHost();
+
+}  // namespace fabricmap::topologies

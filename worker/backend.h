@@ -1,0 +1,59 @@
+// The interface every backend (a folder under worker/) implements. A backend owns its buffers and
+// devices; the executor owns timing order, checks and gathering, so every backend is measured the
+// same way.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/ops.h"
+#include "core/pattern.h"
+
+namespace fabricmap::worker {
+
+// One collective as a group runs it: what to call and on how many elements.
+struct CollectiveSpec {
+  core::Op op = core::Op::kAllReduce;
+  core::DType dtype = core::DType::kFloat;
+  core::RedOp redop = core::RedOp::kSum;
+  int root = 0;  // group rank
+  bool inPlace = false;
+  core::OpShape shape;
+  core::Pattern pattern;  // test data of this step
+};
+
+// A prepared collective with its buffers. Not thread-safe; one is alive per rank at a time.
+class CollectiveRunner {
+ public:
+  virtual ~CollectiveRunner() = default;
+  // Input buffers get the step's pattern, output buffers the pattern's poison value.
+  virtual void fill() = 0;
+  // Runs the op once, complete on this rank when it returns.
+  virtual void runOnce() = 0;
+  // Runs `iters` ops back to back; returns when each completed on this rank, in seconds since
+  // the call began (entry i is the completion of op i).
+  virtual std::vector<double> timeIterations(int iters) = 0;
+  // Output elements of this rank that differ from the expected values.
+  virtual std::uint64_t countWrong() = 0;
+  // Fault injection for tests: changes output element `element` so the check must catch it.
+  virtual void corruptOutput(std::uint64_t element) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Empty when this backend can run the collective; otherwise why not (recorded as waived).
+  virtual std::string waiver(const CollectiveSpec& spec) const = 0;
+  // Prepares one collective for `group`, a communicator this rank belongs to. Collective over
+  // `group`.
+  virtual std::unique_ptr<CollectiveRunner> prepare(MPI_Comm group, const CollectiveSpec& spec) = 0;
+};
+
+}  // namespace fabricmap::worker

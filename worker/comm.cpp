@@ -1,0 +1,119 @@
+// MPI control-plane helpers (see comm.h).
+#include "worker/comm.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace fabricmap::worker {
+
+Communicator& Communicator::operator=(Communicator&& other) noexcept {
+  if (this != &other) {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    comm_ = other.comm_;
+    other.comm_ = MPI_COMM_NULL;
+  }
+  return *this;
+}
+
+Communicator::~Communicator() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+int Communicator::rank() const {
+  int r = -1;
+  if (member()) MPI_Comm_rank(comm_, &r);
+  return r;
+}
+
+int Communicator::size() const {
+  int n = 0;
+  if (member()) MPI_Comm_size(comm_, &n);
+  return n;
+}
+
+void waitSleeping(MPI_Request& request) {
+  using namespace std::chrono_literals;
+  auto pause = std::chrono::microseconds(20);
+  int done = 0;
+  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  while (!done) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::microseconds>(pause * 2, 1000us);
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  }
+}
+
+void sleepingBarrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(comm, &request);
+  waitSleeping(request);
+}
+
+namespace {
+
+// Fixed-size wire form of a probe (homogeneous cluster: raw bytes are fine).
+struct WireProbe {
+  std::array<char, 256> hostname;
+  int cpu;
+  int numaNode;
+  int gpuCount;
+  int sharedLeader;
+  std::uint64_t memAvailableBytes;
+};
+
+}  // namespace
+
+std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine) {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+
+  // The node leader is the lowest world rank of this rank's shared-memory domain.
+  MPI_Comm shared = MPI_COMM_NULL;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+  Communicator sharedComm(shared);
+  int leader = rank;
+  MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, sharedComm.get());
+  mine.sharedLeader = leader;
+
+  WireProbe w{};
+  std::strncpy(w.hostname.data(), mine.hostname.c_str(), w.hostname.size() - 1);
+  w.cpu = mine.cpu;
+  w.numaNode = mine.numaNode;
+  w.gpuCount = mine.gpuCount;
+  w.sharedLeader = mine.sharedLeader;
+  w.memAvailableBytes = mine.memAvailableBytes;
+  std::vector<WireProbe> all(static_cast<std::size_t>(size));
+  MPI_Allgather(&w, sizeof(WireProbe), MPI_BYTE, all.data(), sizeof(WireProbe), MPI_BYTE, world);
+
+  std::vector<core::HostProbe> probes;
+  probes.reserve(all.size());
+  for (const WireProbe& p : all) {
+    core::HostProbe h;
+    h.hostname = std::string(p.hostname.data());
+    h.cpu = p.cpu;
+    h.numaNode = p.numaNode;
+    h.gpuCount = p.gpuCount;
+    h.sharedLeader = p.sharedLeader;
+    h.memAvailableBytes = p.memAvailableBytes;
+    probes.push_back(std::move(h));
+  }
+  return probes;
+}
+
+std::string mpiLibraryVersion() {
+  std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> buf{};
+  int len = 0;
+  MPI_Get_library_version(buf.data(), &len);
+  std::string v(buf.data(), static_cast<std::size_t>(std::max(len, 0)));
+  // Open MPI appends build details after the first line; keep the first line.
+  if (auto nl = v.find('\n'); nl != std::string::npos) v.resize(nl);
+  while (!v.empty() && (v.back() == '\0' || v.back() == ' ')) v.pop_back();
+  return v;
+}
+
+}  // namespace fabricmap::worker

@@ -1,0 +1,47 @@
+// MPI control-plane helpers: communicator ownership, waits that sleep instead of spinning, and
+// the bootstrap exchange of host probes.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+
+namespace fabricmap::worker {
+
+// Owns a communicator made by MPI_Comm_split and friends; MPI_COMM_NULL when this rank is not in it.
+class Communicator {
+ public:
+  Communicator() = default;
+  explicit Communicator(MPI_Comm comm) : comm_(comm) {}
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  Communicator(Communicator&& other) noexcept : comm_(other.comm_) { other.comm_ = MPI_COMM_NULL; }
+  Communicator& operator=(Communicator&& other) noexcept;
+  ~Communicator();
+
+  MPI_Comm get() const { return comm_; }
+  bool member() const { return comm_ != MPI_COMM_NULL; }
+  int rank() const;
+  int size() const;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+// Completes `request` by testing it with growing sleeps (20 us up to 1 ms) in between, so a rank
+// waiting for others yields its core to the ranks that are measuring.
+void waitSleeping(MPI_Request& request);
+
+// A barrier that sleeps while it waits (MPI_Ibarrier + waitSleeping).
+void sleepingBarrier(MPI_Comm comm);
+
+// Every rank's probe on every rank, with sharedLeader filled from MPI_COMM_TYPE_SHARED.
+std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine);
+
+// The MPI library's own version string.
+std::string mpiLibraryVersion();
+
+}  // namespace fabricmap::worker

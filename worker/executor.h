@@ -1,0 +1,49 @@
+// Runs plan steps on every rank: all groups of a step's scope at once, each timed on its own,
+// results gathered to rank 0. The same executor drives every backend.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "core/plan.h"
+#include "core/records.h"
+#include "worker/backend.h"
+#include "worker/comm.h"
+
+namespace fabricmap::worker {
+
+struct StepResult {
+  core::StepRecord step;                     // rank 0 only
+  std::vector<core::CollectiveRecord> rows;  // rank 0 only: one per group
+};
+
+// The spec a group of `nranks` runs for `step` (shape and test pattern included).
+CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
+
+class Executor {
+ public:
+  // `faults` are test-only injections (empty in real runs).
+  Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
+           std::vector<core::Fault> faults = {});
+
+  // Collective over the world communicator: every rank calls it for every step, in plan order.
+  // Ranks outside the step's groups sleep until the groups are done.
+  StepResult run(const core::CollectiveStep& step);
+
+ private:
+  void enterScope(int scopeIndex);
+  std::string backendWaiver(const core::CollectiveStep& step) const;
+
+  MPI_Comm world_;
+  Backend& backend_;
+  const core::Plan& plan_;
+  std::vector<core::Fault> faults_;
+  int rank_ = 0;
+  int size_ = 0;
+  int scopeIndex_ = -1;
+  int group_ = -1;  // this rank's group in the current scope, -1 if none
+  Communicator groupComm_;
+};
+
+}  // namespace fabricmap::worker
