@@ -1,0 +1,238 @@
+// Multi-rank tests of the MPI backend and the executor, run under mpiexec -n 2, 3, 4 and 8.
+// Every rank runs every test; results are combined with MPI so all ranks agree (and only
+// non-fatal EXPECTs are used, so no rank leaves a collective early).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/pattern_for.h"
+#include "core/units.h"
+#include "topologies/host_probe.h"
+#include "topologies/rank_map.h"
+#include "worker/executor.h"
+#include "worker/mpi/backend.h"
+
+namespace fabricmap::worker {
+namespace {
+
+int worldRank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int worldSize() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+std::uint64_t sumOverRanks(std::uint64_t v) {
+  std::uint64_t total = 0;
+  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+const core::DType kHostTypes[] = {core::DType::kInt8,  core::DType::kUint8,  core::DType::kInt32,
+                                  core::DType::kUint32, core::DType::kInt64, core::DType::kUint64,
+                                  core::DType::kFloat, core::DType::kDouble};
+
+// Every op x host type x reduction x placement: exact results, an element corrupted on one rank
+// counted exactly once, and an op that did not run detected.
+TEST(MpiCollectives, EveryOpTypeReductionAndPlacementIsExact) {
+  const int n = worldSize();
+  const int rank = worldRank();
+  std::unique_ptr<Backend> backend = mpi::createBackend();
+  int cases = 0;
+  for (const auto& op : core::allOps()) {
+    const std::vector<core::RedOp> redops =
+        op.reduces ? std::vector<core::RedOp>(core::allRedOps().begin(), core::allRedOps().end())
+                   : std::vector<core::RedOp>{core::RedOp::kSum};
+    for (core::DType dtype : kHostTypes) {
+      for (core::RedOp redop : redops) {
+        for (bool inPlace : {false, true}) {
+          core::CollectiveStep step;
+          step.index = cases;
+          step.op = op.op;
+          step.dtype = dtype;
+          step.redop = redop;
+          step.root = n - 1;
+          step.inPlace = inPlace;
+          // 1001 elements per block: not a power of two, not a multiple of the rank count
+          step.bytes = 1001ull * static_cast<std::uint64_t>(n) * core::traits(dtype).size;
+          const CollectiveSpec spec = specFor(step, n);
+          const std::string what = std::string(op.name) + " " + std::string(core::traits(dtype).name) +
+                                   " " + std::string(core::name(redop)) +
+                                   (inPlace ? " in-place" : " out-of-place");
+          ASSERT_TRUE(backend->waiver(spec).empty()) << what;
+          auto runner = backend->prepare(MPI_COMM_WORLD, spec);
+
+          runner->fill();
+          EXPECT_GT(sumOverRanks(runner->countWrong()), 0u) << what << ": no op must fail the check";
+
+          runner->fill();
+          runner->runOnce();
+          EXPECT_EQ(sumOverRanks(runner->countWrong()), 0u) << what;
+
+          // corrupt one element on the last rank that has an output
+          const int victim = op.hasOutput(n - 1, step.root) ? n - 1 : step.root;
+          if (rank == victim) runner->corruptOutput(7);
+          EXPECT_EQ(sumOverRanks(runner->countWrong()), 1u) << what << ": corruption on rank " << victim;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 3 * 8 * 4 * 2 + 4 * 8 * 2);
+}
+
+TEST(MpiCollectives, HalfAndBfloat16AreWaivedNotFailed) {
+  std::unique_ptr<Backend> backend = mpi::createBackend();
+  core::CollectiveStep step;
+  step.bytes = 1024;
+  for (core::DType t : {core::DType::kHalf, core::DType::kBfloat16}) {
+    step.dtype = t;
+    EXPECT_NE(backend->waiver(specFor(step, worldSize())).find("MPI has no"), std::string::npos);
+  }
+}
+
+core::Topology emulatedTopology(int ranksPerNode) {
+  return topologies::buildTopology(exchangeProbes(MPI_COMM_WORLD, topologies::probeHost()),
+                                   ranksPerNode);
+}
+
+// A small plan over every scope with 2 ranks per emulated node: all groups of a scope run at once
+// and each is recorded with its own ranks and a sane timing.
+core::Plan smallPlan(const core::Topology& topo) {
+  core::Plan plan;
+  for (core::Scope s : core::allScopes()) {
+    core::ScopePlan sp;
+    sp.scope = s;
+    if (s == core::Scope::kWorld) {
+      std::vector<int> all;
+      for (const auto& r : topo.ranks) all.push_back(r.rank);
+      sp.groups.push_back(all);
+    } else if (s == core::Scope::kIntra) {
+      sp.groups.resize(topo.nodes.size());
+      for (const auto& r : topo.ranks) sp.groups[static_cast<std::size_t>(r.node)].push_back(r.rank);
+    } else {
+      int rails = 0;
+      for (const auto& r : topo.ranks) rails = std::max(rails, r.localRank + 1);
+      sp.groups.resize(static_cast<std::size_t>(rails));
+      for (const auto& r : topo.ranks) sp.groups[static_cast<std::size_t>(r.localRank)].push_back(r.rank);
+    }
+    std::erase_if(sp.groups, [](const auto& g) { return g.size() < 2; });
+    if (sp.groups.empty()) sp.waiver = "trivial";
+    plan.scopes.push_back(sp);
+  }
+  for (std::size_t si = 0; si < plan.scopes.size(); ++si) {
+    if (!plan.scopes[si].waiver.empty()) continue;
+    for (const auto& op : core::allOps()) {
+      for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{262144}}) {
+        core::CollectiveStep step;
+        step.index = static_cast<int>(plan.steps.size());
+        step.scopeIndex = static_cast<int>(si);
+        step.op = op.op;
+        step.bytes = bytes;
+        step.iters = 5;
+        step.warmup = 1;
+        plan.steps.push_back(step);
+      }
+    }
+  }
+  return plan;
+}
+
+TEST(Executor, RecordsEveryGroupOfEveryScope) {
+  const core::Topology topo = emulatedTopology(2);
+  const core::Plan plan = smallPlan(topo);
+  std::unique_ptr<Backend> backend = mpi::createBackend();
+  Executor executor(MPI_COMM_WORLD, *backend, plan);
+  for (const auto& step : plan.steps) {
+    const StepResult result = executor.run(step);
+    if (worldRank() != 0) continue;
+    const auto& scope = plan.scopes[static_cast<std::size_t>(step.scopeIndex)];
+    EXPECT_EQ(result.step.status, "ok");
+    ASSERT_EQ(result.rows.size(), scope.groups.size());
+    for (std::size_t g = 0; g < scope.groups.size(); ++g) {
+      const core::CollectiveRecord& row = result.rows[g];
+      EXPECT_EQ(row.group, static_cast<int>(g));
+      EXPECT_EQ(row.ranks, core::formatRanks(scope.groups[g]));
+      EXPECT_EQ(row.nranks, static_cast<int>(scope.groups[g].size()));
+      EXPECT_EQ(row.wrong, 0u);
+      EXPECT_TRUE(std::isfinite(row.busbw) && row.busbw > 0) << row.op << " " << row.busbw;
+      EXPECT_TRUE(row.algbw > 0);
+      EXPECT_LE(row.timeUs.min, row.timeUs.median);
+      EXPECT_LE(row.timeUs.median, row.timeUs.max);
+      EXPECT_LE(row.timeUs.p95, row.timeUs.max);
+      EXPECT_GE(row.timeUs.mean, row.timeUs.min);
+      EXPECT_LE(row.timeUs.mean, row.timeUs.max);
+      EXPECT_NEAR(row.busbw, core::busbwGBs(step.op, row.bytes, row.timeUs.mean * 1e-6, row.nranks),
+                  1e-9 * row.busbw);
+    }
+  }
+}
+
+TEST(Executor, InjectedCorruptionIsAttributedToItsRank) {
+  const core::Topology topo = emulatedTopology(2);
+  const core::Plan plan = smallPlan(topo);
+  std::unique_ptr<Backend> backend = mpi::createBackend();
+  const int victim = worldSize() - 1;
+  core::Fault fault;
+  fault.rank = victim;
+  fault.op = core::Op::kAllReduce;
+  Executor executor(MPI_COMM_WORLD, *backend, plan, {fault});
+  int expectedRows = 0;  // all_reduce rows of groups that contain the victim
+  for (const auto& step : plan.steps) {
+    if (step.op != core::Op::kAllReduce) continue;
+    for (const auto& g : plan.scopes[static_cast<std::size_t>(step.scopeIndex)].groups) {
+      expectedRows += std::count(g.begin(), g.end(), victim) > 0 ? 1 : 0;
+    }
+  }
+  int corruptedRows = 0;
+  for (const auto& step : plan.steps) {
+    const StepResult result = executor.run(step);
+    if (worldRank() != 0) continue;
+    for (const auto& row : result.rows) {
+      const std::vector<int>& members =
+          plan.scopes[static_cast<std::size_t>(step.scopeIndex)].groups[static_cast<std::size_t>(row.group)];
+      const bool hit = std::count(members.begin(), members.end(), victim) > 0;
+      if (step.op == core::Op::kAllReduce && hit) {
+        EXPECT_EQ(result.step.status, "wrong");
+        EXPECT_EQ(row.wrong, 1u);
+        EXPECT_EQ(row.wrongRanks, std::to_string(victim));
+        ++corruptedRows;
+      } else {
+        EXPECT_EQ(row.wrong, 0u) << row.op;
+      }
+    }
+  }
+  if (worldRank() == 0) {
+    EXPECT_GT(expectedRows, 0);
+    EXPECT_EQ(corruptedRows, expectedRows);
+  }
+}
+
+}  // namespace
+}  // namespace fabricmap::worker
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {
+    // one report, from rank 0; other ranks still fail the exit code
+    delete ::testing::UnitTest::GetInstance()->listeners().Release(
+        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
+  }
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  int anyFailed = 0;
+  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && anyFailed && !failed) std::fprintf(stderr, "a test failed on another rank\n");
+  MPI_Finalize();
+  return anyFailed;
+}
