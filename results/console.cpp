@@ -16,6 +16,12 @@ std::string blockKeyOf(const core::StepRecord& s) {
   return s.scope + "/" + s.op + "/" + s.dtype + "/" + s.redop;
 }
 
+// Prints a header line without the padding right-aligned columns leave at its end.
+void printTrimmed(std::FILE* out, std::string line) {
+  line.erase(line.find_last_not_of(' ') + 1);
+  fmt::print(out, "{}\n", line);
+}
+
 bool samePoint(const core::StepRecord& a, const core::StepRecord& b) {
   return blockKeyOf(a) == blockKeyOf(b) && a.bytes == b.bytes;
 }
@@ -60,17 +66,14 @@ void ConsoleSink::printBlockHeader(const core::StepRecord& step,
   fmt::print(out_, "#\n# {} {}{} in scope {}: {} group{} of {} ranks\n", step.op, step.dtype,
              step.redop == "none" ? "" : " " + step.redop, step.scope, rows.size(),
              rows.size() == 1 ? "" : "s", nranks);
-  fmt::print(out_, "#{:>59}{:>39}{:>38}\n", "", "out-of-place", "in-place");
-  fmt::print(out_,
-             "#{:>6} {:>12} {:>12} {:>8} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>7}   {:>9} {:>8} "
-             "{:>8} {:>7}\n",
-             "group", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-             "time", "algbw", "busbw", "#wrong");
-  fmt::print(out_,
-             "#{:>6} {:>12} {:>12} {:>8} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>7}   {:>9} {:>8} "
-             "{:>8} {:>7}\n",
-             "", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-             "(GB/s)", "");
+  // the row prefix (group .. root) is 55 characters wide, each placement 38
+  printTrimmed(out_, fmt::format("#{:54}{:^38}{:^38}", "", "out-of-place", "in-place"));
+  constexpr const char* kHeader =
+      "#{:>6} {:>12} {:>12} {:>8} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>7}   {:>9} {:>8} {:>8} {:>7}";
+  printTrimmed(out_, fmt::format(kHeader, "group", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+             "time", "algbw", "busbw", "#wrong"));
+  printTrimmed(out_, fmt::format(kHeader, "", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+             "(GB/s)", ""));
 }
 
 void ConsoleSink::printRows(const std::vector<core::CollectiveRecord>* oop,
