@@ -64,6 +64,28 @@ Value zeroOf(ColumnType type) {
   return std::int64_t{0};
 }
 
+template <class T>
+T loadAs(const std::byte* slot) {
+  T v;
+  std::memcpy(&v, slot, sizeof v);
+  return v;
+}
+
+// The value of one 8-byte slot of a row read with memoryType().
+Value loadSlot(ColumnType type, const std::byte* slot) {
+  switch (type) {
+    case ColumnType::kInt: return loadAs<std::int64_t>(slot);
+    case ColumnType::kUInt: return loadAs<std::uint64_t>(slot);
+    case ColumnType::kFloat: return loadAs<double>(slot);
+    case ColumnType::kBool: return loadAs<std::int8_t>(slot) != 0;
+    case ColumnType::kText: {
+      const char* p = loadAs<const char*>(slot);
+      return std::string(p != nullptr ? p : "");
+    }
+  }
+  return std::int64_t{0};
+}
+
 [[noreturn]] void fail(const std::string& what) { throw FM_FAULT("HDF5: " + what); }
 
 }  // namespace
@@ -304,38 +326,7 @@ std::vector<Row> readRows(hid_t file, const std::string& path,
         row.push_back(zeroOf(columns[c].type));
         continue;
       }
-      switch (columns[c].type) {
-        case ColumnType::kInt: {
-          std::int64_t v;
-          std::memcpy(&v, slot, sizeof v);
-          row.emplace_back(v);
-          break;
-        }
-        case ColumnType::kUInt: {
-          std::uint64_t v;
-          std::memcpy(&v, slot, sizeof v);
-          row.emplace_back(v);
-          break;
-        }
-        case ColumnType::kFloat: {
-          double v;
-          std::memcpy(&v, slot, sizeof v);
-          row.emplace_back(v);
-          break;
-        }
-        case ColumnType::kBool: {
-          std::int8_t v;
-          std::memcpy(&v, slot, sizeof v);
-          row.emplace_back(v != 0);
-          break;
-        }
-        case ColumnType::kText: {
-          const char* p = nullptr;
-          std::memcpy(&p, slot, sizeof p);
-          row.emplace_back(std::string(p != nullptr ? p : ""));
-          break;
-        }
-      }
+      row.push_back(loadSlot(columns[c].type, slot));
     }
     rows.push_back(std::move(row));
   }
