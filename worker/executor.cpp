@@ -147,11 +147,13 @@ StepResult Executor::run(const core::CollectiveStep& step) {
     }
   }
 
+  // Everyone waits here, asleep, until the last group is done. (A non-blocking gather alone would
+  // not do: it completes early on non-root ranks, which would then race ahead and spin in the next
+  // blocking call while the groups still measure.)
+  sleepingBarrier(world_);
   std::vector<RankReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Igather(&mine, sizeof(RankReport), MPI_BYTE, all.data(), sizeof(RankReport), MPI_BYTE, 0,
-              world_, &request);
-  waitSleeping(request);
+  MPI_Gather(&mine, sizeof(RankReport), MPI_BYTE, all.data(), sizeof(RankReport), MPI_BYTE, 0,
+             world_);
   if (rank_ != 0) return result;
 
   bool anyWrong = false;

@@ -3,6 +3,7 @@
 // non-fatal EXPECTs are used, so no rank leaves a collective early).
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -213,6 +214,49 @@ TEST(Executor, InjectedCorruptionIsAttributedToItsRank) {
   if (worldRank() == 0) {
     EXPECT_GT(expectedRows, 0);
     EXPECT_EQ(corruptedRows, expectedRows);
+  }
+}
+
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Ranks outside the running group must sleep, not spin: with more ranks than cores a spinning
+// bystander takes CPU from the pair being measured. A spinner would burn about cores/ranks of a
+// core for the whole step (0.25 with 8 ranks on 2 cores); a sleeper almost nothing.
+TEST(Executor, RanksOutsideTheGroupSleep) {
+  const int n = worldSize();
+  if (n < 4) GTEST_SKIP() << "needs bystanders";
+  core::Plan plan;
+  core::ScopePlan pair;
+  pair.groups = {{0, 1}};
+  plan.scopes.push_back(pair);
+  core::CollectiveStep step;
+  step.op = core::Op::kAllReduce;
+  step.bytes = 8u << 20;
+  step.iters = 30;
+  step.warmup = 1;
+  plan.steps.push_back(step);
+  std::unique_ptr<Backend> backend = mpi::createBackend();
+  Executor executor(MPI_COMM_WORLD, *backend, plan);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double cpu0 = cpuSeconds();
+  const double wall0 = MPI_Wtime();
+  executor.run(step);
+  const double fraction = (cpuSeconds() - cpu0) / (MPI_Wtime() - wall0);
+  std::vector<double> all(static_cast<std::size_t>(n));
+  MPI_Gather(&fraction, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (worldRank() == 0) {
+    for (double f : all) std::printf("%.3f ", f);
+    std::printf(" (CPU fraction per rank)\n");
+    EXPECT_GT(all[0], 0.2) << "the measuring ranks did work";
+    for (int r = 2; r < n; ++r) {
+      EXPECT_LT(all[static_cast<std::size_t>(r)], 0.1)
+          << "bystander rank " << r << " used " << all[static_cast<std::size_t>(r)] << " of a core";
+    }
   }
 }
 
