@@ -33,6 +33,11 @@ esac
 
 launcher=(mpirun -np "$np" --oversubscribe)
 [ "$(id -u)" -eq 0 ] && launcher+=(--allow-run-as-root)
-[ -t 2 ] && args=(--progress=live "${args[@]}")
+if [ -t 2 ]; then
+  args=(--progress=live "${args[@]}")
+  # mpirun forwards a rank's stdout and stderr separately and may reorder them; on one terminal,
+  # merge them so the progress line is cleared before each table row, not torn by it.
+  [ -t 1 ] && launcher+=(--merge-stderr-to-stdout)
+fi
 echo "run.sh: ${launcher[*]} build/release/bin/fabricmap run ${args[*]}" >&2
 exec "${launcher[@]}" build/release/bin/fabricmap run "${args[@]}"
