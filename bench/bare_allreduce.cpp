@@ -1,5 +1,5 @@
 // The reference for fabricmap's harness overhead: a bare MPI_Allreduce loop, timed the way
-// nccl-tests and fabricmap report it (slowest rank's total time / iterations).
+// fabricmap reports it (slowest rank's total time / iterations, nccl-tests' -a 3).
 // usage: mpirun -np N bare_allreduce BYTES ITERS WARMUP   -> prints the time per op in us
 #include <mpi.h>
 

@@ -20,9 +20,11 @@ namespace fabricmap::core {
 enum class PatternFamily : std::uint8_t {
   kMove,       // data movement: pseudo-random small integers in [-48, 48] (or [0, 96])
   kSum,        // sum: values 1..k, cycling over ranks, k chosen so n*k stays exact
-  kSumSparse,  // sum when n exceeds the exact limit (bfloat16 on 512 ranks): one rank holds 1
-  kProd,       // prod: one rank holds 2..4, every other rank 1
-  kMinMax,     // min/max: ((7*rank + 3*index + seed) mod 31), shifted by -15 for signed types
+  kSumSparse,  // sum when n exceeds the exact limit (bfloat16 on 512 ranks): two ranks hold 1
+               // and 2, the others 0 (sum 3, which max or prod would not give)
+  kProd,       // prod: two ranks hold 2..4 and 3, every other rank 1 (prod 6..12, unlike sum or max)
+  kMinMax,     // min/max: ((7*rank + 3*index + seed) mod 31), shifted to [-15, 15] for signed
+               // types and [1, 31] for unsigned ones (no 0, so min differs from prod)
 };
 
 struct Pattern {
@@ -58,13 +60,18 @@ struct Pattern {
       }
       case PatternFamily::kSum:
         return static_cast<double>((r + index + seed) % static_cast<std::uint64_t>(k)) + 1.0;
-      case PatternFamily::kSumSparse:
-        return r == (index + seed) % n ? 1.0 : 0.0;
-      case PatternFamily::kProd:
-        return r == (index + seed) % n ? 2.0 + static_cast<double>((index / n) % 3) : 1.0;
+      case PatternFamily::kSumSparse: {
+        const std::uint64_t first = (index + seed) % n;
+        return r == first ? 1.0 : (r == (first + 1) % n ? 2.0 : 0.0);
+      }
+      case PatternFamily::kProd: {
+        const std::uint64_t first = (index + seed) % n;
+        if (r == first) return 2.0 + static_cast<double>((index / n) % 3);
+        return r == (first + 1) % n ? 3.0 : 1.0;
+      }
       case PatternFamily::kMinMax: {
         const double v = static_cast<double>((7 * r + 3 * index + seed) % kMinMaxPeriod);
-        return isSigned ? v - 15.0 : v;
+        return isSigned ? v - 15.0 : v + 1.0;
       }
     }
     return 0.0;
@@ -76,9 +83,9 @@ struct Pattern {
       case PatternFamily::kSum:
         return table[(index + seed) % static_cast<std::uint64_t>(k)];
       case PatternFamily::kSumSparse:
-        return 1.0;
+        return 3.0;
       case PatternFamily::kProd:
-        return 2.0 + static_cast<double>((index / static_cast<std::uint64_t>(nranks)) % 3);
+        return 3.0 * (2.0 + static_cast<double>((index / static_cast<std::uint64_t>(nranks)) % 3));
       case PatternFamily::kMinMax:
         return table[(3 * index + seed) % kMinMaxPeriod];
       case PatternFamily::kMove:

@@ -43,7 +43,7 @@ Pattern patternFor(Op op, RedOp redop, DType dtype, int nranks, std::uint32_t se
         double best = p.isMax ? -1e300 : 1e300;
         for (int q = 0; q < distinct; ++q) {
           double v = static_cast<double>((7 * q + phase) % Pattern::kMinMaxPeriod);
-          if (p.isSigned) v -= 15.0;
+          v += p.isSigned ? -15.0 : 1.0;
           best = p.isMax ? std::max(best, v) : std::min(best, v);
         }
         p.table[phase] = best;

@@ -48,7 +48,10 @@ struct CollectiveStep {
 
 // A fault injected on purpose, for tests only (`--inject-fault`; nothing is injected otherwise).
 struct Fault {
-  enum class Kind : std::uint8_t { kCorrupt };  // change an output element before the check
+  enum class Kind : std::uint8_t {
+    kCorrupt,  // change an output element before the check
+    kError,    // fail with a runtime error on this rank only, at the start of the step
+  };
   Kind kind = Kind::kCorrupt;
   int rank = -1;               // world rank, -1: every rank
   std::optional<Op> op;        // only this op

@@ -96,7 +96,7 @@ struct StepRecord {
   std::uint64_t bytes = 0;  // requested size
   bool inPlace = false;
   int groups = 0;
-  std::string status;  // "ok", "waived", "wrong"
+  std::string status;  // "ok", "wrong", "unchecked" (-c 0), "waived"
   std::string reason;
   double seconds = 0;  // wall time of the step
 };
@@ -122,6 +122,7 @@ struct CollectiveRecord {
   double busbw = 0;
   double algbwMedian = 0;  // GB/s from the median time
   double busbwMedian = 0;
+  bool checked = false;     // results were checked (-c 1); otherwise `wrong` means nothing
   std::uint64_t wrong = 0;  // wrong output elements summed over the group's ranks
   std::string wrongRanks;   // ranks that saw wrong elements
 };

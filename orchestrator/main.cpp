@@ -1,5 +1,6 @@
 // The fabricmap binary: subcommand dispatch and the one place that turns errors into exit codes.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
@@ -34,9 +35,15 @@ bool mpiActive() {
 // A failure that is not a shared usage error may have happened on one rank only: the others could
 // be waiting in a collective, so the whole job is aborted rather than left to hang.
 [[noreturn]] void abortJob(const std::string& command, const std::string& message, int code) {
+  if (!mpiActive()) {
+    fmt::print(stderr, "fabricmap {}: error: {}\n", command, message);
+    std::exit(code);
+  }
   int rank = 0;
-  if (mpiActive()) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  fmt::print(stderr, "fabricmap {}: error on rank {}: {}\n", command, rank, message);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  fmt::print(stderr, "fabricmap {}: error on rank {} ({}): {}\n", command, rank, host, message);
   std::fflush(stderr);
   if (mpiActive()) MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);

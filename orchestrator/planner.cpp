@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -139,30 +142,41 @@ core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
 }
 
 std::uint64_t peakBytesPerRank(const core::Plan& plan) {
-  std::uint64_t peak = 0;
+  // Backends keep their largest input and output buffers for the whole sweep, so the footprint is
+  // the largest input plus the largest output, possibly of different steps.
+  std::uint64_t input = 0;
+  std::uint64_t output = 0;
   for (const auto& step : plan.steps) {
     if (!step.waiver.empty()) continue;
     const std::size_t ts = core::traits(step.dtype).size;
     for (const auto& g : plan.scopes[static_cast<std::size_t>(step.scopeIndex)].groups) {
       const core::OpShape s = core::shapeOf(step.op, step.bytes, ts, static_cast<int>(g.size()));
-      const std::uint64_t out = std::max(s.outputElems, step.inPlace ? s.inputElems : 0);
-      peak = std::max(peak, (s.inputElems + out) * ts);
+      input = std::max(input, s.inputElems * ts);
+      output = std::max(output, std::max(s.outputElems, step.inPlace ? s.inputElems : 0) * ts);
     }
   }
-  return peak;
+  return input + output;
 }
 
 void checkMemory(const core::Plan& plan, const core::Topology& topology) {
   const std::uint64_t perRank = peakBytesPerRank(plan);
+  // Emulated nodes share their host's memory: count every rank on the host.
+  std::map<std::string, std::pair<int, std::uint64_t>> hosts;  // ranks, available
   for (const auto& node : topology.nodes) {
-    if (node.memAvailableBytes == 0) continue;  // unknown
-    const std::uint64_t need = perRank * static_cast<std::uint64_t>(node.ranks);
-    if (static_cast<double>(need) > 0.8 * static_cast<double>(node.memAvailableBytes)) {
+    auto& [ranks, available] = hosts[node.hostname];
+    ranks += node.ranks;
+    available = node.memAvailableBytes;
+  }
+  for (const auto& [host, use] : hosts) {
+    const auto [ranks, available] = use;
+    if (available == 0) continue;  // unknown
+    const std::uint64_t need = perRank * static_cast<std::uint64_t>(ranks);
+    if (static_cast<double>(need) > 0.8 * static_cast<double>(available)) {
       throw core::UsageError(fmt::format(
-          "the sweep needs {} of buffers per rank, {} for the {} ranks on node {} ({}), but only "
-          "{} is available there; lower -e/--max-bytes",
-          core::formatBytes(perRank), core::formatBytes(need), node.ranks, node.node, node.name,
-          core::formatBytes(node.memAvailableBytes)));
+          "the sweep needs {} of buffers per rank, {} for the {} ranks on host {}, but only {} "
+          "is available there; lower -e/--max-bytes",
+          core::formatBytes(perRank), core::formatBytes(need), ranks, host,
+          core::formatBytes(available)));
     }
   }
 }

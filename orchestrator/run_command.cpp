@@ -3,6 +3,8 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <memory>
 
@@ -26,13 +28,16 @@
 namespace fabricmap::orchestrator {
 namespace {
 
-// MPI_Init/MPI_Finalize for the run; an exception that escapes ends the job in main().
+// MPI_Init/MPI_Finalize for the run. An exception that escapes leaves MPI initialized: main()
+// aborts the job, since the other ranks may be waiting in a collective that this rank left
+// (MPI_Finalize here would wait for them forever).
 class MpiSession {
  public:
   MpiSession(int argc, char** argv) { MPI_Init(&argc, &argv); }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   ~MpiSession() {
+    if (std::uncaught_exceptions() > 0) return;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Finalize();
@@ -69,6 +74,26 @@ std::string defaultOutputPath() {
   return path;
 }
 
+// A run in which every step would be waived measures nothing: say why instead of writing an empty
+// file and reporting success.
+void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& executor) {
+  std::vector<std::string> reasons;
+  const auto note = [&](const std::string& why) {
+    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+  };
+  for (const auto& step : plan.steps) {
+    const std::string why = executor.waiver(step);
+    if (why.empty()) return;
+    note(why);
+  }
+  for (const auto& scope : plan.scopes) {
+    if (!scope.waiver.empty()) note(fmt::format("scope {}: {}", core::name(scope.scope), scope.waiver));
+  }
+  std::string message = "nothing to measure";
+  for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) message += (i == 0 ? ": " : "; ") + reasons[i];
+  throw core::UsageError(message + " (run under mpirun with 2+ ranks, with sizes and types the backend supports)");
+}
+
 struct WrongResult {
   std::string what;
 };
@@ -98,6 +123,10 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     const core::Plan plan = makePlan(config, topology);
     checkMemory(plan, topology);
 
+    std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName);
+    worker::Executor executor(MPI_COMM_WORLD, *backend, plan, config.faults);
+    requireSomethingToMeasure(plan, executor);
+
     std::unique_ptr<results::H5Sink> file;
     onRootAgreeing(rank, [&] {
       const bool defaulted = config.output.empty();
@@ -105,9 +134,6 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       results::checkWritable(config.output, defaulted);
       file = std::make_unique<results::H5Sink>(config.output);
     });
-
-    std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName);
-    worker::Executor executor(MPI_COMM_WORLD, *backend, plan, config.faults);
 
     results::ConsoleSink console(stdout);
     std::vector<core::RecordSink*> sinks;

@@ -52,7 +52,8 @@ po::options_description describeOptions() {
      "element type(s): int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, a "
      "comma list, or all")
     (",o", po::value<std::vector<std::string>>()->composing(),
-     "reduction op(s) sum|prod|min|max|all (as nccl-tests), or else the output file")
+     "reduction op(s) sum|prod|min|max|all (as nccl-tests), or the output file when the value "
+     "is a path (has a '.' or '/')")
     ("op", po::value<std::string>(), "reduction op(s): sum, prod, min, max, a comma list, or all")
     ("output", po::value<std::string>(), "results file (default results/<UTC time>.h5)")
     ("ops", po::value<std::string>()->default_value("all"),
@@ -68,7 +69,8 @@ po::options_description describeOptions() {
     ("progress", po::value<std::string>()->implicit_value("live"),
      "live | lines | off (default: live when stderr is a terminal)")
     ("inject-fault", po::value<std::vector<std::string>>()->composing(),
-     "TESTING ONLY: corrupt:rank=R[:op=OP][:step=N] changes an output element before the check");
+     "TESTING ONLY: corrupt:rank=R[:op=OP][:step=N] changes an output element before the check; "
+     "error:rank=R[:op=OP][:step=N] fails that rank with a runtime error");
   // clang-format on
   return d;
 }
@@ -174,7 +176,13 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   };
   c.minBytes = core::parseBytes(str("min-bytes", suite->minBytes), "-b/--min-bytes");
   c.maxBytes = core::parseBytes(str("max-bytes", suite->maxBytes), "-e/--max-bytes");
-  if (vm.count("step-bytes")) c.stepBytes = core::parseBytes(str("step-bytes", "0"), "-i/--step-bytes");
+  if (vm.count("step-bytes")) {
+    if (vm.count("step-factor")) {
+      throw core::UsageError("-f/--step-factor and -i/--step-bytes exclude each other: choose one");
+    }
+    c.stepBytes = core::parseBytes(str("step-bytes", "0"), "-i/--step-bytes");
+    if (c.stepBytes == 0) throw core::UsageError("-i/--step-bytes must be at least 1 element");
+  }
   if (vm.count("step-factor")) {
     c.stepFactor = parsePositiveInteger(vm["step-factor"].as<std::string>(), "-f/--step-factor");
   } else {
@@ -207,6 +215,12 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
       if (isRedOpList(v)) {
         if (!redops.empty()) throw core::UsageError("reduction op given twice (-o/--op)");
         redops = v;
+      } else if (v.find_first_of("./") == std::string::npos) {
+        // a bare word is more likely a mistyped op than a file name: do not write a file "sun"
+        throw core::UsageError(fmt::format(
+            "unknown reduction op '{}' for -o (sum, prod, min, max or all); to name the output "
+            "file use --output or a path such as {}.h5",
+            v, v));
       } else {
         if (!c.output.empty()) throw core::UsageError("output file given twice (-o/--output)");
         c.output = v;
@@ -281,9 +295,14 @@ core::Fault parseFault(const std::string& text) {
   std::vector<std::string> parts;
   std::istringstream in(text);
   for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
-  if (parts.empty() || parts[0] != "corrupt") throw bad("the kind must be 'corrupt'");
   core::Fault fault;
-  fault.kind = core::Fault::Kind::kCorrupt;
+  if (!parts.empty() && parts[0] == "corrupt") {
+    fault.kind = core::Fault::Kind::kCorrupt;
+  } else if (!parts.empty() && parts[0] == "error") {
+    fault.kind = core::Fault::Kind::kError;
+  } else {
+    throw bad("the kind must be 'corrupt' or 'error'");
+  }
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const auto eq = parts[i].find('=');
     if (eq == std::string::npos) throw bad("expected key=value, got '" + parts[i] + "'");
@@ -332,7 +351,7 @@ std::string toJsonString(const RunConfig& c) {
   j["ranks_per_node"] = c.ranksPerNode;
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
-    std::string text = "corrupt";
+    std::string text = f.kind == core::Fault::Kind::kCorrupt ? "corrupt" : "error";
     if (f.rank >= 0) text += fmt::format(":rank={}", f.rank);
     if (f.op) text += fmt::format(":op={}", core::traits(*f.op).name);
     if (f.step >= 0) text += fmt::format(":step={}", f.step);

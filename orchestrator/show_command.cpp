@@ -33,7 +33,9 @@ int showCommand(const std::vector<std::string>& args) {
   if (!vm.count("file")) throw core::UsageError("no results file given (usage: fabricmap show FILE.h5 [--json])");
   const results::ResultsFile file = results::readResults(vm["file"].as<std::string>());
   if (vm.count("json")) {
-    std::cout << results::toJson(file).dump(2) << '\n';
+    // invalid UTF-8 (a path or command line in another encoding) is replaced, not fatal
+    std::cout << results::toJson(file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
   } else {
     results::printResults(stdout, file);
   }

@@ -46,6 +46,7 @@ class ConsoleSink final : public core::RecordSink {
   // (scope, op) -> per group peak busbw, in first-seen order
   std::vector<std::pair<std::string, std::map<int, Peak>>> peaks_;
   std::uint64_t wrong_ = 0;
+  bool checked_ = false;
   int stepsRun_ = 0;
   int stepsWaived_ = 0;
 };

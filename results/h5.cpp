@@ -7,6 +7,9 @@
 
 #include "core/error.h"
 
+// Throws with the caller's file:line, so a failure names the HDF5 call that failed.
+#define FM_H5_FAIL(what) throw FM_FAULT(std::string("HDF5: ") + (what))
+
 namespace fabricmap::results::h5 {
 namespace {
 
@@ -86,8 +89,6 @@ Value loadSlot(ColumnType type, const std::byte* slot) {
   return std::int64_t{0};
 }
 
-[[noreturn]] void fail(const std::string& what) { throw FM_FAULT("HDF5: " + what); }
-
 }  // namespace
 
 void silenceErrorStack() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
@@ -96,19 +97,19 @@ bool isHdf5File(const std::string& path) { return H5Fis_hdf5(path.c_str()) > 0; 
 
 Handle createFile(const std::string& path) {
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) fail("cannot create '" + path + "'");
+  if (f < 0) FM_H5_FAIL("cannot create '" + path + "'");
   return Handle(f, H5Fclose);
 }
 
 Handle openFile(const std::string& path, bool writable) {
   hid_t f = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) fail("cannot open '" + path + "'");
+  if (f < 0) FM_H5_FAIL("cannot open '" + path + "'");
   return Handle(f, H5Fclose);
 }
 
 Handle openGroup(hid_t parent, const std::string& path) {
   hid_t g = H5Gopen2(parent, path.c_str(), H5P_DEFAULT);
-  if (g < 0) fail("no group '" + path + "'");
+  if (g < 0) FM_H5_FAIL("no group '" + path + "'");
   return Handle(g, H5Gclose);
 }
 
@@ -134,7 +135,7 @@ Handle ensureGroup(hid_t parent, const std::string& path) {
     const std::string prefix = path.substr(0, next);
     if (!prefix.empty() && prefix != "/" && H5Lexists(parent, prefix.c_str(), H5P_DEFAULT) <= 0) {
       hid_t g = H5Gcreate2(parent, prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-      if (g < 0) fail("cannot create group '" + prefix + "'");
+      if (g < 0) FM_H5_FAIL("cannot create group '" + prefix + "'");
       H5Gclose(g);
     }
     if (next == std::string::npos) break;
@@ -144,7 +145,7 @@ Handle ensureGroup(hid_t parent, const std::string& path) {
 }
 
 void flush(hid_t file) {
-  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail("flush failed");
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) FM_H5_FAIL("flush failed");
 }
 
 void writeAttribute(hid_t object, const std::string& name, const Value& value) {
@@ -182,7 +183,7 @@ void writeAttribute(hid_t object, const std::string& name, const Value& value) {
   Handle attr(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
               H5Aclose);
   if (!attr.valid() || H5Awrite(attr.get(), type.get(), data) < 0) {
-    fail("cannot write attribute '" + name + "'");
+    FM_H5_FAIL("cannot write attribute '" + name + "'");
   }
 }
 
@@ -195,7 +196,7 @@ std::optional<Value> readAttribute(hid_t object, const std::string& name) {
       Handle mtype = stringType();
       if (H5Tis_variable_str(ftype.get()) > 0) {
         char* s = nullptr;
-        if (H5Aread(attr.get(), mtype.get(), &s) < 0) fail("cannot read attribute " + name);
+        if (H5Aread(attr.get(), mtype.get(), &s) < 0) FM_H5_FAIL("cannot read attribute " + name);
         std::string out = s != nullptr ? s : "";
         H5free_memory(s);
         return out;
@@ -203,14 +204,14 @@ std::optional<Value> readAttribute(hid_t object, const std::string& name) {
       const std::size_t n = H5Tget_size(ftype.get());
       std::string out(n, '\0');
       Handle fixed = typeHandle(H5Tcopy(ftype.get()));
-      if (H5Aread(attr.get(), fixed.get(), out.data()) < 0) fail("cannot read attribute " + name);
+      if (H5Aread(attr.get(), fixed.get(), out.data()) < 0) FM_H5_FAIL("cannot read attribute " + name);
       out.resize(std::strlen(out.c_str()));
       return out;
     }
     case H5T_ENUM: {
       std::int8_t v = 0;
       Handle mtype = boolType();
-      if (H5Aread(attr.get(), mtype.get(), &v) < 0) fail("cannot read attribute " + name);
+      if (H5Aread(attr.get(), mtype.get(), &v) < 0) FM_H5_FAIL("cannot read attribute " + name);
       return v != 0;
     }
     case H5T_FLOAT: {
@@ -250,27 +251,27 @@ void createTable(hid_t file, const std::string& path, const std::vector<ColumnSp
   Handle dset(H5Dcreate2(file, path.c_str(), ftype.get(), space.get(), H5P_DEFAULT, dcpl.get(),
                          H5P_DEFAULT),
               H5Dclose);
-  if (!dset.valid()) fail("cannot create table '" + path + "'");
+  if (!dset.valid()) FM_H5_FAIL("cannot create table '" + path + "'");
 }
 
 void appendRows(hid_t file, const std::string& path, const std::vector<ColumnSpec>& columns,
                 const std::vector<Row>& rows) {
   if (rows.empty()) return;
   Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!dset.valid()) fail("no table '" + path + "'");
+  if (!dset.valid()) FM_H5_FAIL("no table '" + path + "'");
   Handle fspace(H5Dget_space(dset.get()), H5Sclose);
   hsize_t old = 0;
   H5Sget_simple_extent_dims(fspace.get(), &old, nullptr);
   const hsize_t add = rows.size();
   const hsize_t total = old + add;
-  if (H5Dset_extent(dset.get(), &total) < 0) fail("cannot extend '" + path + "'");
+  if (H5Dset_extent(dset.get(), &total) < 0) FM_H5_FAIL("cannot extend '" + path + "'");
   fspace = Handle(H5Dget_space(dset.get()), H5Sclose);
   H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &old, nullptr, &add, nullptr);
   Handle mspace(H5Screate_simple(1, &add, nullptr), H5Sclose);
 
   std::vector<std::byte> buf(kSlot * columns.size() * rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    if (rows[r].size() != columns.size()) fail("row width mismatch in '" + path + "'");
+    if (rows[r].size() != columns.size()) FM_H5_FAIL("row width mismatch in '" + path + "'");
     std::byte* slot = buf.data() + r * kSlot * columns.size();
     for (std::size_t c = 0; c < columns.size(); ++c, slot += kSlot) {
       std::visit(
@@ -291,7 +292,7 @@ void appendRows(hid_t file, const std::string& path, const std::vector<ColumnSpe
   }
   Handle mtype = memoryType(columns, nullptr);
   if (H5Dwrite(dset.get(), mtype.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()) < 0) {
-    fail("cannot write to '" + path + "'");
+    FM_H5_FAIL("cannot write to '" + path + "'");
   }
 }
 
@@ -300,9 +301,9 @@ std::vector<Row> readRows(hid_t file, const std::string& path,
   std::vector<Row> rows;
   if (!exists(file, path)) return rows;
   Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!dset.valid()) fail("cannot open table '" + path + "'");
+  if (!dset.valid()) FM_H5_FAIL("cannot open table '" + path + "'");
   Handle ftype(H5Dget_type(dset.get()), H5Tclose);
-  if (H5Tget_class(ftype.get()) != H5T_COMPOUND) fail("'" + path + "' is not a table");
+  if (H5Tget_class(ftype.get()) != H5T_COMPOUND) FM_H5_FAIL("'" + path + "' is not a table");
   std::vector<bool> present(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
     present[c] = H5Tget_member_index(ftype.get(), columns[c].name.c_str()) >= 0;
@@ -314,7 +315,7 @@ std::vector<Row> readRows(hid_t file, const std::string& path,
   Handle mtype = memoryType(columns, &present);
   std::vector<std::byte> buf(kSlot * columns.size() * n);
   if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) {
-    fail("cannot read table '" + path + "'");
+    FM_H5_FAIL("cannot read table '" + path + "'");
   }
   rows.reserve(n);
   for (hsize_t r = 0; r < n; ++r) {

@@ -14,17 +14,6 @@
 namespace fabricmap::results {
 namespace {
 
-template <class R>
-void writeTable(hid_t file, const char* path, const std::vector<Column<R>>& columns,
-                const std::vector<R>& records) {
-  const auto specs = specsOf(columns);
-  h5::createTable(file, path, specs);
-  std::vector<h5::Row> rows;
-  rows.reserve(records.size());
-  for (const R& r : records) rows.push_back(toRow(columns, r));
-  h5::appendRows(file, path, specs, rows);
-}
-
 // A JSON object {column: unit} on each table, so a reader needs no document to know the units.
 template <class R>
 void writeUnits(hid_t file, const char* path, const std::vector<Column<R>>& columns) {
@@ -37,6 +26,19 @@ void writeUnits(hid_t file, const char* path, const std::vector<Column<R>>& colu
   units += "}";
   h5::Handle dset(H5Dopen2(file, path, H5P_DEFAULT), H5Dclose);
   h5::writeAttribute(dset.get(), "units", units);
+}
+
+// Creates the table with its units attribute and writes the records.
+template <class R>
+void writeTable(hid_t file, const char* path, const std::vector<Column<R>>& columns,
+                const std::vector<R>& records) {
+  const auto specs = specsOf(columns);
+  h5::createTable(file, path, specs);
+  std::vector<h5::Row> rows;
+  rows.reserve(records.size());
+  for (const R& r : records) rows.push_back(toRow(columns, r));
+  h5::appendRows(file, path, specs, rows);
+  writeUnits(file, path, columns);
 }
 
 }  // namespace
@@ -89,9 +91,6 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
   writeTable(f, kScopesTable, scopeColumns(), scopes);
   writeTable(f, kStepsTable, stepColumns(), std::vector<core::StepRecord>{});
   writeTable(f, kCollectivesTable, collectiveColumns(), std::vector<core::CollectiveRecord>{});
-  writeUnits(f, kRanksTable, rankColumns());
-  writeUnits(f, kStepsTable, stepColumns());
-  writeUnits(f, kCollectivesTable, collectiveColumns());
   h5::flush(f);
 }
 

@@ -27,8 +27,10 @@ nlohmann::ordered_json objectOf(const std::vector<Column<R>>& columns, const R& 
     h5::Value v = c.get(record);
     // a column holding JSON text (run_config) is embedded as JSON, not as a string
     if (const auto* text = std::get_if<std::string>(&v); text && std::string_view(c.unit) == "json") {
+      auto parsed = nlohmann::ordered_json::parse(*text, nullptr, false);
       o[c.name] = text->empty() ? nlohmann::ordered_json(nullptr)
-                                : nlohmann::ordered_json::parse(*text, nullptr, false);
+                  : parsed.is_discarded() ? nlohmann::ordered_json(*text)  // keep it, as text
+                                          : std::move(parsed);
       continue;
     }
     o[c.name] = valueJson(v);

@@ -189,6 +189,7 @@ const std::vector<Column<core::CollectiveRecord>>& collectiveColumns() {
       FM_COLUMN(R, busbw, "busbw", "GB/s"),
       FM_COLUMN(R, algbwMedian, "algbw_median", "GB/s"),
       FM_COLUMN(R, busbwMedian, "busbw_median", "GB/s"),
+      FM_COLUMN(R, checked, "checked", ""),
       FM_COLUMN(R, wrong, "wrong", "elements"),
       FM_COLUMN(R, wrongRanks, "wrong_ranks", ""),
   };

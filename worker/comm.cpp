@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 namespace fabricmap::worker {
@@ -19,7 +20,8 @@ Communicator& Communicator::operator=(Communicator&& other) noexcept {
 }
 
 Communicator::~Communicator() {
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  // While an exception unwinds, the job is about to be aborted; freeing could wait on other ranks.
+  if (comm_ != MPI_COMM_NULL && std::uncaught_exceptions() == 0) MPI_Comm_free(&comm_);
 }
 
 int Communicator::rank() const {

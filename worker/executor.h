@@ -27,13 +27,17 @@ class Executor {
   Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
            std::vector<core::Fault> faults = {});
 
+  // Why `step` will not run (the plan's or the backend's reason), empty when it runs. Local and
+  // deterministic: every rank gets the same answer.
+  std::string waiver(const core::CollectiveStep& step) const;
+
   // Collective over the world communicator: every rank calls it for every step, in plan order.
   // Ranks outside the step's groups sleep until the groups are done.
   StepResult run(const core::CollectiveStep& step);
 
  private:
   void enterScope(int scopeIndex);
-  std::string backendWaiver(const core::CollectiveStep& step) const;
+  bool matches(const core::Fault& fault, const core::CollectiveStep& step) const;
 
   MPI_Comm world_;
   Backend& backend_;

@@ -2,7 +2,7 @@
 """End-to-end tests of the real fabricmap binary under mpiexec; results read back with h5py.
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
-cases: sweep, emulated, odd, bad-input, corrupt, show
+cases: sweep, emulated, bad-input, corrupt, rank-fault, show
 """
 import argparse
 import json
@@ -28,8 +28,8 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def mpirun(args, np, fabricmap, extra, timeout=240):
-    cmd = [args.mpiexec, "-n", str(np), "--oversubscribe", fabricmap] + extra
+def mpirun(args, np, command, timeout=240):
+    cmd = [args.mpiexec, "-n", str(np), "--oversubscribe"] + command
     start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     p.elapsed = time.monotonic() - start
@@ -80,8 +80,8 @@ def check_rows(attrs, t, np):
 
 def case_sweep(args, tmp):
     out = os.path.join(tmp, "sweep.h5")
-    p = mpirun(args, args.np, args.fabricmap,
-               ["run", "-b", "8", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-o", out])
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "-b", "8", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-o", out])
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     check("Out of bounds values : 0 OK" in p.stdout, "console summary missing")
     check("# all_reduce float sum in scope world" in p.stdout, "nccl-tests style block missing")
@@ -109,8 +109,8 @@ def case_sweep(args, tmp):
 
 def case_emulated(args, tmp):
     out = os.path.join(tmp, "emulated.h5")
-    p = mpirun(args, args.np, args.fabricmap,
-               ["run", "-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "--ranks-per-node", "2",
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "--ranks-per-node", "2",
                 "--ops", "all_reduce,alltoall", "-o", out])
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     attrs, t = read(out)
@@ -151,16 +151,19 @@ def case_bad_input(args, tmp):
         ["-r", str(args.np)],
         ["--backend", "warp"],
         ["-e", "1T"],
+        ["-o", "sun"],
+        ["-f", "2", "-i", "8"],
+        ["-d", "half"],
     ]
     for extra in cases:
-        p = mpirun(args, args.np, args.fabricmap, ["run", "-o", out] + extra, timeout=60)
+        p = mpirun(args, args.np, [args.fabricmap, "run", "-o", out] + extra, timeout=60)
         ok, lines = one_error_line(p)
         check(p.returncode == 2, f"{extra}: exit {p.returncode}")
         check(ok, f"{extra}: expected one error line from fabricmap, got {lines}")
         check(p.stdout.strip() == "", f"{extra}: stdout not empty: {p.stdout[:200]}")
         check(not os.path.exists(out), f"{extra}: left a results file")
         check(p.elapsed < 30, f"{extra}: took {p.elapsed:.1f}s")
-    p = mpirun(args, args.np, args.fabricmap, ["run", "-o", os.path.join(tmp, "missing", "dir", "x.h5")],
+    p = mpirun(args, args.np, [args.fabricmap, "run", "-o", os.path.join(tmp, "missing", "dir", "x.h5")],
                timeout=60)
     ok, lines = one_error_line(p)
     check(p.returncode == 2 and ok and "does not exist" in lines[0], f"unwritable: {p.returncode} {lines}")
@@ -169,8 +172,8 @@ def case_bad_input(args, tmp):
 def case_corrupt(args, tmp):
     out = os.path.join(tmp, "corrupt.h5")
     victim = args.np - 1
-    p = mpirun(args, args.np, args.fabricmap,
-               ["run", "-b", "4K", "-e", "4K", "-n", "2", "--ops", "all_reduce,all_gather",
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "-b", "4K", "-e", "4K", "-n", "2", "--ops", "all_reduce,all_gather",
                 "--inject-fault", f"corrupt:rank={victim}:op=all_reduce", "-o", out])
     check(p.returncode == 1, f"exit {p.returncode}")
     check("wrong results" in p.stderr and f"rank(s) {victim}" in p.stderr and "all_reduce" in p.stderr,
@@ -181,6 +184,22 @@ def case_corrupt(args, tmp):
     check(bad and all(r["op"] == "all_reduce" and r["wrong_ranks"] == str(victim) for r in bad),
           f"wrong rows {bad}")
     check(all(s["status"] == "wrong" for s in t["steps"] if s["op"] == "all_reduce"), "step status")
+
+
+def case_rank_fault(args, tmp):
+    """A runtime failure on one rank only must end the whole job promptly with exit 3, naming the
+    rank and host, not leave the other ranks waiting in a collective."""
+    out = os.path.join(tmp, "fault.h5")
+    victim = args.np - 1
+    p = mpirun(args, args.np, [args.fabricmap, "run", "-b", "8", "-e", "64K", "-f", "8", "-n", "2",
+                               "--inject-fault", f"error:rank={victim}:step=3", "-o", out], timeout=120)
+    check(p.returncode == 3, f"exit {p.returncode}: {p.stderr[-500:]}")
+    check(f"fabricmap run: error on rank {victim} (" in p.stderr and "step 3" in p.stderr,
+          f"rank not named: {p.stderr[-800:]}")
+    check(p.elapsed < 60, f"took {p.elapsed:.0f}s to end")
+    attrs, t = read(out)
+    check(attrs["complete"] == False, "an aborted run must not claim to be complete")
+    check([s["step"] for s in t["steps"]] == [0, 1, 2], f"steps kept: {[s['step'] for s in t['steps']]}")
 
 
 def case_show(args, tmp):
@@ -194,7 +213,7 @@ def case_show(args, tmp):
 
 
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
-         "corrupt": case_corrupt, "show": case_show}
+         "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault}
 
 
 def main():

@@ -50,6 +50,30 @@ TEST(Pattern, ReductionsAreExactForEveryTypeAndGroupSize) {
   }
 }
 
+// The check must tell the reduction operators apart: an op mapped to the wrong MPI/NCCL operator
+// has to fail on most elements.
+TEST(Pattern, AWrongReductionOperatorFailsTheCheck) {
+  for (const auto& dt : allDTypes()) {
+    for (RedOp redop : allRedOps()) {
+      for (RedOp other : allRedOps()) {
+        if (other == redop) continue;
+        for (int n : {2, 3, 4, 8, 300}) {
+          const Pattern p = patternFor(Op::kAllReduce, redop, dt.type, n, 1);
+          int differ = 0;
+          const int total = 300;
+          for (std::uint64_t idx = 0; idx < total; ++idx) {
+            double acc = p.input(0, idx);
+            for (int q = 1; q < n; ++q) acc = fold(other, acc, p.input(q, idx));
+            differ += acc != p.reduced(idx);
+          }
+          EXPECT_GT(differ, total / 2) << dt.name << " " << name(redop) << " computed as "
+                                       << name(other) << " on " << n << " ranks";
+        }
+      }
+    }
+  }
+}
+
 TEST(Pattern, MovedValuesFitEveryTypeAndDependOnRankAndSeed) {
   for (const auto& dt : allDTypes()) {
     const Pattern p = patternFor(Op::kAllGather, RedOp::kSum, dt.type, 8, 3);

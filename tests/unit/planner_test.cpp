@@ -175,6 +175,20 @@ TEST(Plan, MemoryCheckNamesTheNode) {
   }
   c.maxBytes = c.minBytes = 1ull << 30;
   EXPECT_NO_THROW(checkMemory(makePlan(c, t), t));
+  // emulated nodes of one rank each still share the host: 4 x 8 GiB does not fit in 16 GiB
+  c.maxBytes = c.minBytes = 4ull << 30;
+  const core::Topology split = emulated(4, 1);
+  EXPECT_THROW(checkMemory(makePlan(c, split), split), core::UsageError);
+}
+
+TEST(Plan, FootprintIsLargestInputPlusLargestOutput) {
+  RunConfig c = smallConfig();
+  c.minBytes = c.maxBytes = 1u << 20;
+  c.ops = {core::Op::kReduceScatter, core::Op::kAllGather};
+  c.placement = Placement::kOutOfPlace;
+  c.scopes = {core::Scope::kWorld};
+  // reduce_scatter reads 1 MiB, all_gather writes 1 MiB; buffers are kept across steps
+  EXPECT_EQ(peakBytesPerRank(makePlan(c, emulated(4, 0))), 2u << 20);
 }
 
 TEST(Plan, ScopeRecordsDescribeGroups) {

@@ -115,6 +115,7 @@ core::CollectiveRecord sampleRow(int step, int group, bool inPlace) {
   r.busbw = 9.4466;
   r.algbwMedian = 9.51;
   r.busbwMedian = 9.52;
+  r.checked = true;
   r.wrong = group == 1 ? 3 : 0;
   r.wrongRanks = group == 1 ? "3" : "";
   return r;
@@ -284,6 +285,20 @@ TEST(Console, PairsPlacementsOnOneLineAndSummarizes) {
   EXPECT_NE(text.find("intra all_reduce"), std::string::npos);
   EXPECT_NE(text.find("Out of bounds values : 6 FAILED"), std::string::npos);
   EXPECT_NE(text.find("Steps: 2 run, 1 waived"), std::string::npos);
+}
+
+TEST(Console, UncheckedResultsAreNotReportedAsCorrect) {
+  const std::string text = consoleOf([](ConsoleSink& s) {
+    s.begin(sampleProvenance(), sampleTopology(), {});
+    core::CollectiveRecord row = sampleRow(0, 0, false);
+    row.checked = false;
+    row.wrong = 0;
+    s.step(sampleStep(0, false, "unchecked"), {row});
+    s.finish(true);
+  });
+  EXPECT_NE(text.find("9.45     N/A"), std::string::npos) << text;
+  EXPECT_NE(text.find("Out of bounds values : N/A"), std::string::npos) << text;
+  EXPECT_EQ(text.find("OK"), std::string::npos) << text;
 }
 
 }  // namespace
