@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Cluster tests: the real fabricmap binary across emulated nodes (network namespaces, see
+cluster.py), results read back with h5py. Exits 77 (CTest: skipped) where the harness cannot run.
+
+usage: cluster_test.py --fabricmap BIN [--nodes N] CASE
+A case is a function of the parsed arguments, registered in CASES; it opens the Cluster(s) it
+needs, records failed checks with check() and carries on, so one run reports every failure.
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cluster  # noqa: E402  (this folder)
+
+SKIP = 77
+FAILURES = []
+
+# Open MPI's UCX pml (Debian disables it by default; its device list only takes mlx* devices),
+# shared memory inside a node and tcp on eth0 between nodes.
+UCX_MCA = {"pml": "ucx", "pml_ucx_tls": "any", "pml_ucx_devices": "any"}
+UCX_ENV = {"UCX_TLS": "self,sm,tcp", "UCX_NET_DEVICES": "eth0"}
+
+
+class Skip(Exception):
+    """A case raises it when this machine lacks what the case needs."""
+
+
+def check(cond, message):
+    if not cond:
+        FAILURES.append(message)
+        print("FAIL: " + message, file=sys.stderr)
+    return cond
+
+
+# ---- results file -------------------------------------------------------------------------------
+
+def _value(v):
+    if isinstance(v, bytes):
+        return v.decode()
+    return v.item() if hasattr(v, "item") else v
+
+
+def read_attrs(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        return {k: _value(f.attrs[k]) for k in f.attrs}
+
+
+def read_table(path, name):
+    """A compound table (/scopes, /topology/nodes, ...) as a list of dicts; [] when absent."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        if name not in f:
+            return []
+        d = f[name][:]
+        return [{k: _value(row[k]) for k in d.dtype.names} for row in d]
+
+
+def read_matrix(path, name):
+    """A 2-D dataset (/matrix/node/bw, ...) as a list of rows; None when absent."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        return f[name][:].tolist() if name in f else None
+
+
+def rank_ranges(ranks):
+    """Ranks as fabricmap writes them (core::formatRanks): runs as a-b, joined by commas."""
+    out, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def expected_scopes(nodes, ranks_per_node):
+    """scope -> members text for ranks placed by node (rank r on node r // ranks_per_node); None
+    where the scope is waived (single-rank groups, or the same groups as an earlier scope)."""
+    world = list(range(nodes * ranks_per_node))
+    intra = [world[n * ranks_per_node:(n + 1) * ranks_per_node] for n in range(nodes)]
+    inter = [world[l::ranks_per_node] for l in range(ranks_per_node)]
+    text = lambda groups: ";".join(rank_ranges(g) for g in groups)  # noqa: E731
+    return {
+        "world": text([world]) if len(world) > 1 else None,
+        "intra": text(intra) if ranks_per_node > 1 else None,
+        "inter": text(inter) if nodes > 1 and ranks_per_node > 1 else None,
+    }
+
+
+# ---- running fabricmap --------------------------------------------------------------------------
+
+def fabricmap_run(args, c, out, run_args, ranks_per_node=1, mca=None, env=None, timeout=240):
+    r = c.mpirun([args.fabricmap, "run"] + run_args + ["-o", out], ranks_per_node=ranks_per_node,
+                 mca=mca, env=env, timeout=timeout)
+    what = f"{ranks_per_node} rank(s)/node"
+    print(f"  {what}: exit {r.returncode} in {r.elapsed:.1f}s", flush=True)
+    if not check(r.returncode == 0, f"{what}: fabricmap run exit {r.returncode}"
+                 f"{' (timed out)' if r.timed_out else ''}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"):
+        return None
+    return r
+
+
+def check_topology_and_scopes(out, nodes, ranks_per_node, what):
+    node_rows = read_table(out, "topology/nodes")
+    check(len(node_rows) == nodes, f"{what}: {len(node_rows)} rows in /topology/nodes")
+    check([n["hostname"] for n in node_rows] == [f"node{i}" for i in range(nodes)],
+          f"{what}: hostnames {[n['hostname'] for n in node_rows]}")
+    check(all(n["ranks"] == ranks_per_node for n in node_rows),
+          f"{what}: ranks per node {[n['ranks'] for n in node_rows]}")
+    ranks = read_table(out, "topology/ranks")
+    check([r["node"] for r in ranks] == [r // ranks_per_node for r in range(nodes * ranks_per_node)],
+          f"{what}: rank -> node {[r['node'] for r in ranks]}")
+    attrs = read_attrs(out)
+    check(attrs.get("complete") == True, f"{what}: file not complete")  # noqa: E712
+    check(not attrs.get("emulated"), f"{what}: nodes recorded as emulated")
+    scopes = {s["scope"]: s for s in read_table(out, "scopes")}
+    for scope, members in expected_scopes(nodes, ranks_per_node).items():
+        s = scopes.get(scope)
+        if not check(s is not None, f"{what}: scope {scope} missing"):
+            continue
+        if members is None:
+            check(s["status"] == "waived", f"{what}: scope {scope} should be waived: {s}")
+        else:
+            check(s["status"] == "active" and s["members"] == members,
+                  f"{what}: scope {scope} {s['status']} members {s['members']!r}, want active {members!r}")
+    return scopes
+
+
+def check_collectives(out, what):
+    rows = read_table(out, "collectives")
+    check(len(rows) > 0, f"{what}: no /collectives rows")
+    for r in rows:
+        row = f"{what}: {r['scope']} group {r['group']} {r['op']} {r['bytes']} B"
+        check(math.isfinite(r["busbw"]) and r["busbw"] > 0, f"{row}: busbw {r['busbw']}")
+        check(r["wrong"] == 0, f"{row}: wrong {r['wrong']}")
+    return rows
+
+
+SMOKE_ARGS = ["--ops", "all_reduce", "-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1"]
+
+
+def smoke(args, ranks_per_node_list, mca=None, env=None):
+    with cluster.Cluster(nodes=args.nodes) as c:
+        for rpn in ranks_per_node_list:
+            out = c.path(f"smoke-{rpn}.h5")
+            if fabricmap_run(args, c, out, SMOKE_ARGS, rpn, mca, env) is None:
+                continue
+            what = f"{rpn} rank(s)/node"
+            check_topology_and_scopes(out, args.nodes, rpn, what)
+            rows = check_collectives(out, what)
+            scopes_measured = {r["scope"] for r in rows}
+            want = {s for s, m in expected_scopes(args.nodes, rpn).items() if m is not None}
+            check(scopes_measured == want, f"{what}: scopes measured {sorted(scopes_measured)}")
+
+
+def case_smoke(args):
+    smoke(args, [1, 2])
+
+
+def case_ucx_smoke(args):
+    p = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True)
+    if "mca:pml:ucx:" not in p.stdout:
+        raise Skip("this Open MPI has no UCX pml")
+    smoke(args, [1], UCX_MCA, UCX_ENV)
+
+
+# ---- the harness itself: do the tc limits slow what they should? -------------------------------
+
+PROBE_PORT = 5201
+RECEIVER = r"""
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1)
+print("listening", flush=True)
+conn, _ = s.accept()
+while conn.recv(1 << 20):
+    pass
+conn.sendall(b"k"); conn.close()
+"""
+SENDER = r"""
+import socket, sys, time
+host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.create_connection((host, port), timeout=30)
+buf = b"x" * (1 << 20); t = time.monotonic(); left = n
+while left > 0:
+    left -= s.send(buf[:min(left, len(buf))])
+s.shutdown(socket.SHUT_WR); s.recv(1)
+print(n / (time.monotonic() - t))
+"""
+
+
+def tcp_rate(c, src, dst, nbytes=8 << 20):
+    """Bytes/s of one TCP stream from node src to node dst."""
+    py = sys.executable
+    rx = c.popen(dst, [py, "-c", RECEIVER, c.ip(dst), str(PROBE_PORT)], stdout=subprocess.PIPE, text=True)
+    try:
+        rx.stdout.readline()  # listening
+        r = c.run(src, [py, "-c", SENDER, c.ip(dst), str(PROBE_PORT), str(nbytes)], timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError(f"probe {src}->{dst}: {r.stderr}")
+        rx.wait(timeout=30)
+        return float(r.stdout)
+    finally:
+        if rx.poll() is None:
+            rx.kill()
+            rx.wait()
+
+
+def case_limits(args):
+    """tc limits slow exactly the direction and link asked for: a 200mbit limit is 25 MB/s; one
+    Python TCP stream on an open path moved 120-500 MB/s here (noisy, so the bar is low)."""
+    slow_max, fast_min = 40e6, 80e6
+
+    def expect(c, label, slow, fast):
+        failed = len(FAILURES)
+        rates = {(s, d): tcp_rate(c, s, d) for s, d in slow + fast}
+        print(f"  {label}: " + ", ".join(f"{s}->{d} {v / 1e6:.0f} MB/s" for (s, d), v in rates.items()),
+              flush=True)
+        for s, d in slow:
+            check(rates[(s, d)] < slow_max, f"{label}: {s}->{d} not slowed: {rates[(s, d)] / 1e6:.0f} MB/s")
+        for s, d in fast:
+            check(rates[(s, d)] > fast_min, f"{label}: {s}->{d} slowed: {rates[(s, d)] / 1e6:.0f} MB/s")
+        if len(FAILURES) > failed:
+            print(c.tc_show(), file=sys.stderr)
+
+    with cluster.Cluster(nodes=4) as c:
+        expect(c, "clean", [], [(0, 1), (1, 0), (2, 3)])
+        c.limit_node(1, "200mbit", "egress")
+        expect(c, "node1 egress", [(1, 2)], [(2, 1), (0, 2)])
+        c.clear_limits()
+        c.limit_node(1, "200mbit", "ingress")
+        expect(c, "node1 ingress", [(2, 1)], [(1, 2), (0, 3)])
+        c.limit_node(1, "200mbit", "both")
+        expect(c, "node1 both", [(2, 1), (1, 2)], [(0, 3)])
+        c.clear_limits()
+        c.limit_link(0, 3, "200mbit")
+        expect(c, "link 0->3", [(0, 3)], [(0, 2), (3, 0), (1, 3)])
+        c.limit_link(0, 2, "200mbit")
+        expect(c, "links 0->3, 0->2", [(0, 3), (0, 2)], [(0, 1), (2, 0)])
+        c.limit_node(0, "200mbit", "egress")
+        expect(c, "links and node0 egress", [(0, 3), (0, 1)], [(1, 0)])
+        c.clear_limits()
+        expect(c, "cleared", [], [(0, 1), (0, 3), (1, 2), (2, 1)])
+
+
+CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fabricmap", default="fabricmap")
+    ap.add_argument("--nodes", type=int, default=4)
+    ap.add_argument("case", choices=sorted(CASES))
+    args = ap.parse_args()
+    reason = cluster.skip_reason()
+    if reason:
+        print(f"SKIP: cluster harness cannot run here: {reason}")
+        return SKIP
+    args.fabricmap = os.path.abspath(args.fabricmap) if os.sep in args.fabricmap else args.fabricmap
+    start = time.monotonic()
+    try:
+        CASES[args.case](args)
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return SKIP
+    if FAILURES:
+        print(f"{args.case}: {len(FAILURES)} check(s) failed", file=sys.stderr)
+        return 1
+    print(f"{args.case}: ok in {time.monotonic() - start:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
