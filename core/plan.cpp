@@ -1,6 +1,7 @@
 // Scope names and rank-list formatting.
 #include "core/plan.h"
 
+#include <algorithm>
 #include <array>
 
 
@@ -20,6 +21,53 @@ std::optional<Scope> parseScope(std::string_view text) {
     if (kScopeNames[i] == text) return kScopes[i];
   }
   return std::nullopt;
+}
+
+std::string_view name(PairLevel level) { return level == PairLevel::kRank ? "rank" : "node"; }
+
+int circleRounds(int members) {
+  if (members < 2) return 0;
+  return members % 2 == 0 ? members - 1 : members;
+}
+
+std::vector<std::pair<int, int>> circleRound(int members, int round) {
+  // With m = n (even) or n + 1 (odd, the extra member is the bye), member m-1 stays put and meets
+  // `round`; the others pair up symmetrically around it on a circle of m-1 positions.
+  std::vector<std::pair<int, int>> pairs;
+  if (members < 2) return pairs;
+  const int m = members % 2 == 0 ? members : members + 1;
+  const int ring = m - 1;
+  const auto add = [&](int a, int b) {
+    if (a < members && b < members) pairs.emplace_back(std::min(a, b), std::max(a, b));
+  };
+  add(round % ring, m - 1);
+  for (int k = 1; k < m / 2; ++k) add((round + k) % ring, (round - k + ring) % ring);
+  return pairs;
+}
+
+std::vector<std::pair<int, int>> pairsOf(const PairStep& step) {
+  return step.pairs.empty() ? circleRound(step.members, step.round) : step.pairs;
+}
+
+std::vector<std::vector<std::pair<int, int>>> packRounds(const std::vector<std::pair<int, int>>& pairs) {
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  std::vector<std::vector<bool>> busy;  // per round: which members are taken
+  for (const auto& [a, b] : pairs) {
+    const auto need = static_cast<std::size_t>(std::max(a, b) + 1);
+    std::size_t r = 0;
+    for (; r < rounds.size(); ++r) {
+      if (busy[r].size() < need) busy[r].resize(need, false);
+      if (!busy[r][static_cast<std::size_t>(a)] && !busy[r][static_cast<std::size_t>(b)]) break;
+    }
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      busy.emplace_back(need, false);
+    }
+    rounds[r].emplace_back(a, b);
+    busy[r][static_cast<std::size_t>(a)] = true;
+    busy[r][static_cast<std::size_t>(b)] = true;
+  }
+  return rounds;
 }
 
 }  // namespace fabricmap::core

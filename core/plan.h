@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -32,7 +33,7 @@ struct ScopePlan {
 };
 
 struct CollectiveStep {
-  int index = 0;       // position in Plan::steps; also the test-pattern seed
+  int index = 0;       // step number (collectives first, then pair steps); the test-pattern seed
   int scopeIndex = 0;  // into Plan::scopes
   Op op = Op::kAllReduce;
   DType dtype = DType::kFloat;
@@ -58,9 +59,44 @@ struct Fault {
   int step = -1;               // only this step index, -1: every step
 };
 
+// Pairwise measurements: between ranks, or between nodes (all local ranks of both at once).
+enum class PairLevel : std::uint8_t { kRank, kNode };
+std::string_view name(PairLevel level);
+
+// One round of concurrent, disjoint pairs. A full matrix is the circle method's rounds over
+// `members` (pairs computed by circleRound, so a 8,192-rank plan stays small); quick mode and
+// retests list their pairs explicitly.
+struct PairStep {
+  int index = 0;  // step number, after the collectives
+  PairLevel level = PairLevel::kRank;
+  int members = 0;  // ranks or nodes taking part in the schedule
+  int round = 0;    // circle-method round, when `pairs` is empty
+  std::vector<std::pair<int, int>> pairs;  // explicit pairs (quick mode, retests)
+  int sample = 0;                          // 0: first measurement; 1, 2, ...: retests
+  std::uint64_t bytes = 0;                 // message size of the bandwidth streams
+  int window = 1;                          // messages in flight per iteration
+  int iters = 0;                           // timed iterations of `window` messages
+  int warmup = 0;
+  int latencyIters = 0;  // ping-pong round trips of `latencyBytes`
+  std::uint64_t latencyBytes = 8;
+};
+
+// The pairs of one round: explicit ones, or the circle method's.
+std::vector<std::pair<int, int>> pairsOf(const PairStep& step);
+
+// Round-robin (circle method): n-1 rounds of n/2 disjoint pairs for even n; for odd n, n rounds
+// in which one member sits out. Every unordered pair occurs exactly once.
+int circleRounds(int members);
+std::vector<std::pair<int, int>> circleRound(int members, int round);
+
+// Packs pairs into rounds of disjoint pairs (greedy, in order), for quick mode and retests.
+std::vector<std::vector<std::pair<int, int>>> packRounds(const std::vector<std::pair<int, int>>& pairs);
+
 struct Plan {
   std::vector<ScopePlan> scopes;
-  std::vector<CollectiveStep> steps;
+  std::vector<CollectiveStep> collectiveSteps;
+  std::vector<PairStep> pairSteps;  // after the collectives; retests are appended as planned
+  int stepCount() const { return static_cast<int>(collectiveSteps.size() + pairSteps.size()); }
 };
 
 }  // namespace fabricmap::core

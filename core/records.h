@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/stats.h"
@@ -16,6 +17,7 @@ struct HostProbe {
   int cpu = -1;
   int numaNode = -1;
   int gpuCount = 0;
+  int cpus = 0;                         // CPUs this rank may run on (its affinity mask)
   std::uint64_t memAvailableBytes = 0;  // MemAvailable of the host
   int sharedLeader = -1;  // lowest world rank sharing memory with this rank (its node's leader)
 };
@@ -41,6 +43,7 @@ struct NodeRecord {
   std::string hostname;  // the real host
   int ranks = 0;
   int gpus = 0;
+  int cpus = 0;                         // CPUs the node's ranks may run on (0: unknown)
   std::uint64_t memAvailableBytes = 0;  // host memory available at start
   std::string nics;           // "name:rate_gbps,..." when known
   std::string topologyClass;  // FULL_NVSWITCH, ..., NO_GPU, or UNCLASSIFIED before discovery
@@ -125,6 +128,81 @@ struct CollectiveRecord {
   bool checked = false;     // results were checked (-c 1); otherwise `wrong` means nothing
   std::uint64_t wrong = 0;  // wrong output elements summed over the group's ranks
   std::string wrongRanks;   // ranks that saw wrong elements
+};
+
+// One pair's measurement in one round: a row of /pairs. For node pairs, `a` and `b` are nodes and
+// the figures aggregate all local rank pairs streaming at once.
+struct PairRecord {
+  int step = 0;
+  std::string level;  // "rank" or "node"
+  int a = 0;
+  int b = 0;
+  int sample = 0;  // 0: first measurement; 1, 2, ...: retests
+  std::uint64_t bytes = 0;
+  int window = 0;
+  int iters = 0;
+  int streams = 0;            // concurrent rank pairs (1 for rank level)
+  double bwAB = 0;            // GB/s from a to b
+  double bwBA = 0;            // GB/s from b to a
+  double bwBidir = 0;         // GB/s both directions at once, summed
+  double latencyUs = 0;       // one-way latency, half the ping-pong round trip
+  std::uint64_t wrong = 0;    // wrong elements in a checked transfer each way
+};
+
+// Link classes of rank pairs (the HDF5 enum of /matrix/rank/link_class).
+enum class LinkClass : std::uint8_t { kSelf, kNvswitch, kNvlink, kPcie, kSameNodeHost, kInterNode };
+std::string_view name(LinkClass c);
+
+// A square matrix, row-major; NaN where not measured. Single precision in memory (an 8,192-rank
+// matrix is 256 MiB, not 512); files store float64.
+struct Matrix {
+  int n = 0;
+  std::vector<float> values;
+  float at(int row, int col) const { return values[index(row, col)]; }
+  float& at(int row, int col) { return values[index(row, col)]; }
+  std::size_t index(int row, int col) const {
+    return static_cast<std::size_t>(row) * static_cast<std::size_t>(n) + static_cast<std::size_t>(col);
+  }
+};
+Matrix nanMatrix(int n);
+
+// The pairwise results of a run: /matrix/...
+struct Matrices {
+  std::string mode;  // "full" or "quick"
+  std::uint64_t bytes = 0;
+  int window = 0;
+  int iters = 0;
+  int latencyIters = 0;
+  std::uint64_t latencyBytes = 0;
+  // Each cell holds the best sample (highest bandwidth, lowest latency); *Worst the worst one.
+  // They differ only for pairs measured again (retests), and tell a noisy pair from a slow one.
+  Matrix rankUnidir;   // GB/s, row sends to column
+  Matrix rankBidir;    // GB/s, symmetric
+  Matrix rankLatency;  // us, symmetric
+  Matrix rankUnidirWorst;
+  Matrix rankLatencyWorst;
+  std::vector<LinkClass> rankLinkClass;  // n*n
+  std::vector<float> rankPeerMedian;     // GB/s per rank, median over what it sent and received
+  bool nodeMeasured = false;             // false: node figures derived from the rank matrix
+  Matrix nodeBw;       // GB/s, row node's ranks send to column node's ranks at once
+  Matrix nodeLatency;  // us
+  Matrix nodeBwWorst;
+  Matrix nodeLatencyWorst;
+};
+
+// A bottleneck the analysis found: a row of /findings.
+struct Finding {
+  std::string severity;  // "error", "warning", "info"
+  std::string kind;      // node, node_egress, node_ingress, link, rank, intra_node, latency, ...
+  std::string subject;   // "node3 (host-3)", "node1 -> node2", "rank 5 (node2)"
+  double measured = 0;
+  double expected = 0;
+  double ratio = 0;      // measured / expected
+  std::string unit;      // "GB/s" or "us"
+  std::string message;   // one line a person understands
+  int nodeA = -1;        // the nodes and ranks the finding names (-1: none)
+  int nodeB = -1;
+  int rank = -1;
 };
 
 }  // namespace fabricmap::core

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -78,6 +79,13 @@ std::string formatRanks(std::span<const int> ranks) {
     i = j + 1;
   }
   return out;
+}
+
+std::string formatRate(double gbps) {
+  if (!std::isfinite(gbps)) return "n/a";
+  if (gbps >= 1.0) return fmt::format("{:.2f} GB/s", gbps);
+  if (gbps >= 1e-3) return fmt::format("{:.1f} MB/s", gbps * 1e3);
+  return fmt::format("{:.1f} kB/s", gbps * 1e6);
 }
 
 }  // namespace fabricmap::core

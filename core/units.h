@@ -22,6 +22,9 @@ std::string formatBytes(std::uint64_t bytes);
 std::vector<std::uint64_t> sweepSizes(std::uint64_t minBytes, std::uint64_t maxBytes,
                                       std::uint64_t factor, std::uint64_t stepBytes);
 
+// A rate given in GB/s, in the unit that reads best: "1.93 GB/s", "24.1 MB/s", "n/a" for NaN.
+std::string formatRate(double gbps);
+
 // "0-3,6,8-9": ranks compressed into ranges, for records and messages.
 std::string formatRanks(std::span<const int> ranks);
 

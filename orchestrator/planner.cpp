@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/pattern.h"
 #include "core/units.h"
 
 namespace fabricmap::orchestrator {
@@ -83,6 +84,12 @@ core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
 
 core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
   core::Plan plan;
+  if (config.collectives) planCollectives(config, topology, plan);
+  if (config.pairwise) planPairs(config, topology, plan);
+  return plan;
+}
+
+void planCollectives(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
   for (core::Scope s : config.scopes) plan.scopes.push_back(planScope(s, topology, plan.scopes));
 
   const std::vector<std::uint64_t> sizes =
@@ -116,7 +123,7 @@ core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
           for (std::uint64_t bytes : sizes) {
             for (bool inPlace : placements) {
               core::CollectiveStep step;
-              step.index = static_cast<int>(plan.steps.size());
+              step.index = static_cast<int>(plan.collectiveSteps.size());
               step.scopeIndex = static_cast<int>(si);
               step.op = op;
               step.dtype = dtype;
@@ -131,14 +138,98 @@ core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
                 step.waiver = fmt::format("{} holds less than one {} per rank for {} ranks",
                                           describeSize(bytes), core::traits(dtype).name, largest);
               }
-              plan.steps.push_back(std::move(step));
+              plan.collectiveSteps.push_back(std::move(step));
             }
           }
         }
       }
     }
   }
-  return plan;
+}
+
+std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed) {
+  std::vector<std::pair<int, int>> edges;
+  if (members < 2) return edges;
+  const int k = std::min(peers, members - 1);
+  for (int i = 0; i < members; ++i) {
+    // k distinct random peers, drawn deterministically from (seed, i)
+    std::vector<int> chosen;
+    std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i) + 1;
+    while (static_cast<int>(chosen.size()) < k) {
+      state = core::Pattern::mix(state + 0x9E3779B97F4A7C15ull);
+      const int j = static_cast<int>(state % static_cast<std::uint64_t>(members - 1));
+      const int peer = j >= i ? j + 1 : j;  // every member but i
+      if (std::find(chosen.begin(), chosen.end(), peer) == chosen.end()) chosen.push_back(peer);
+    }
+    for (int peer : chosen) edges.emplace_back(std::min(i, peer), std::max(i, peer));
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  return edges;
+}
+
+core::PairStep pairStepTemplate(const RunConfig& config, core::PairLevel level, int members) {
+  core::PairStep step;
+  step.level = level;
+  step.members = members;
+  step.bytes = config.pairBytes;
+  step.window = config.pairWindow;
+  step.iters = config.pairIters;
+  step.warmup = 1;
+  step.latencyIters = config.latencyIters;
+  return step;
+}
+
+void appendPairRounds(core::Plan& plan, const core::PairStep& base,
+                      const std::vector<std::vector<std::pair<int, int>>>& rounds) {
+  for (const auto& pairs : rounds) {
+    core::PairStep step = base;
+    step.index = plan.stepCount();
+    step.pairs = pairs;
+    plan.pairSteps.push_back(std::move(step));
+  }
+}
+
+void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
+  const int ranks = static_cast<int>(topology.ranks.size());
+  const int nodes = static_cast<int>(topology.nodes.size());
+  if (ranks < 2) {
+    if (!config.collectives) {
+      throw core::UsageError(fmt::format("--pairwise needs at least 2 ranks (this run has {}); "
+                                         "start it with mpirun -np 2 or more",
+                                         ranks));
+    }
+    return;  // nothing to pair; the collectives (or "nothing to measure") speak for the run
+  }
+  bool sharedNode = false;
+  for (const auto& n : topology.nodes) sharedNode = sharedNode || n.ranks > 1;
+  std::vector<std::pair<core::PairLevel, int>> levels{{core::PairLevel::kRank, ranks}};
+  // With one rank per node the node matrix is the rank matrix: it is derived, not measured again.
+  if (nodes >= 2 && sharedNode) levels.emplace_back(core::PairLevel::kNode, nodes);
+  for (const auto& [level, members] : levels) {
+    const core::PairStep base = pairStepTemplate(config, level, members);
+    if (config.pairwiseMode == PairwiseMode::kQuick) {
+      appendPairRounds(plan, base, core::packRounds(quickPairs(members, config.pairwisePeers, 1)));
+      continue;
+    }
+    for (int round = 0; round < core::circleRounds(members); ++round) {
+      core::PairStep step = base;
+      step.index = plan.stepCount();
+      step.round = round;
+      plan.pairSteps.push_back(std::move(step));
+    }
+  }
+}
+
+void planRetests(const RunConfig& config, core::PairLevel level, int members,
+                 const std::vector<std::pair<int, int>>& pairs, core::Plan& plan) {
+  if (pairs.empty()) return;
+  const auto rounds = core::packRounds(pairs);
+  for (int sample = 1; sample <= config.retests; ++sample) {
+    core::PairStep base = pairStepTemplate(config, level, members);
+    base.sample = sample;
+    appendPairRounds(plan, base, rounds);
+  }
 }
 
 std::uint64_t peakBytesPerRank(const core::Plan& plan) {
@@ -146,7 +237,7 @@ std::uint64_t peakBytesPerRank(const core::Plan& plan) {
   // the largest input plus the largest output, possibly of different steps.
   std::uint64_t input = 0;
   std::uint64_t output = 0;
-  for (const auto& step : plan.steps) {
+  for (const auto& step : plan.collectiveSteps) {
     if (!step.waiver.empty()) continue;
     const std::size_t ts = core::traits(step.dtype).size;
     for (const auto& g : plan.scopes[static_cast<std::size_t>(step.scopeIndex)].groups) {
@@ -154,6 +245,10 @@ std::uint64_t peakBytesPerRank(const core::Plan& plan) {
       input = std::max(input, s.inputElems * ts);
       output = std::max(output, std::max(s.outputElems, step.inPlace ? s.inputElems : 0) * ts);
     }
+  }
+  for (const auto& step : plan.pairSteps) {
+    input = std::max(input, std::max(step.bytes, step.latencyBytes));
+    output = std::max(output, std::max(step.bytes, step.latencyBytes));
   }
   return input + output;
 }

@@ -15,9 +15,25 @@ namespace fabricmap::orchestrator {
 core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
                           const std::vector<core::ScopePlan>& earlier);
 
-// Steps: for each active scope, op, dtype, reduction op (reducing ops only), size, then
-// out-of-place before in-place. Throws UsageError when the root lies outside a group.
+// The collective steps, then the pairwise rounds, as the configuration asks.
 core::Plan makePlan(const RunConfig& config, const core::Topology& topology);
+
+// Collective steps: for each active scope, op, dtype, reduction op (reducing ops only), size,
+// then out-of-place before in-place. Throws UsageError when the root lies outside a group.
+void planCollectives(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// Pairwise rounds: the rank matrix, then the node matrix (when nodes hold several ranks; with
+// one rank per node it is the rank matrix). Full mode: the circle method's rounds; quick mode:
+// each member against `pairwisePeers` random others, packed into rounds of disjoint pairs.
+void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// Appends `config.retests` re-measurements of `pairs` (rounds of disjoint pairs each).
+void planRetests(const RunConfig& config, core::PairLevel level, int members,
+                 const std::vector<std::pair<int, int>>& pairs, core::Plan& plan);
+
+// Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
+// `seed`); unordered, deduplicated, sorted.
+std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed);
 
 // Largest buffer footprint of any step on one rank, in bytes (input + output).
 std::uint64_t peakBytesPerRank(const core::Plan& plan);

@@ -10,34 +10,48 @@
 namespace fabricmap::orchestrator {
 namespace {
 
-std::string describe(const core::Plan& plan, const core::CollectiveStep& s) {
-  const core::OpTraits& op = core::traits(s.op);
-  return fmt::format("{} {} {}{} {} {}", core::name(plan.scopes[static_cast<std::size_t>(s.scopeIndex)].scope),
-                     op.name, core::traits(s.dtype).name,
-                     op.reduces ? fmt::format(" {}", core::name(s.redop)) : "",
-                     core::formatBytes(s.bytes), s.inPlace ? "in-place" : "out-of-place");
-}
-
 std::string duration(double seconds) {
   if (seconds < 60) return fmt::format("{:.0f}s", seconds);
   return fmt::format("{}m{:02}s", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
 }
 
+// A step costs a fixed overhead plus time proportional to the bytes it moves.
+constexpr double kStepOverheadBytes = 256.0 * 1024;
+
 }  // namespace
 
 Progress::Progress(ProgressMode mode, std::FILE* err, const core::Plan& plan)
-    : mode_(mode), err_(err), plan_(plan), start_(std::chrono::steady_clock::now()) {
+    : mode_(mode), err_(err), start_(std::chrono::steady_clock::now()) {
   if (mode_ == ProgressMode::kAuto) {
     mode_ = isatty(fileno(err)) ? ProgressMode::kLive : ProgressMode::kOff;
   }
-  // A step costs a fixed overhead plus time proportional to the bytes it moves.
-  for (const auto& s : plan.steps) {
+  extend(plan);
+}
+
+void Progress::extend(const core::Plan& plan) {
+  for (const auto& s : plan.collectiveSteps) {
+    if (steps_.contains(s.index)) continue;
+    const core::OpTraits& op = core::traits(s.op);
     const double w = s.waiver.empty()
-                         ? (s.iters + s.warmup + 2) * (static_cast<double>(s.bytes) + 256.0 * 1024)
+                         ? (s.iters + s.warmup + 2) * (static_cast<double>(s.bytes) + kStepOverheadBytes)
                          : 0.0;
-    weight_.push_back(w);
+    steps_[s.index] = {w, fmt::format("{} {} {}{} {} {}",
+                                      core::name(plan.scopes[static_cast<std::size_t>(s.scopeIndex)].scope),
+                                      op.name, core::traits(s.dtype).name,
+                                      op.reduces ? fmt::format(" {}", core::name(s.redop)) : "",
+                                      core::formatBytes(s.bytes), s.inPlace ? "in-place" : "out-of-place")};
     totalWeight_ += w;
   }
+  for (const auto& s : plan.pairSteps) {
+    if (steps_.contains(s.index)) continue;
+    const std::size_t pairs = core::pairsOf(s).size();
+    const double w = 3.0 * (s.iters + s.warmup) * s.window * (static_cast<double>(s.bytes) + kStepOverheadBytes);
+    steps_[s.index] = {w, fmt::format("pairwise {} {} {} ({} pairs, {})", core::name(s.level),
+                                      s.sample == 0 ? "round" : "retest",
+                                      s.pairs.empty() ? s.round + 1 : 0, pairs, core::formatBytes(s.bytes))};
+    totalWeight_ += w;
+  }
+  total_ = plan.stepCount();
 }
 
 double Progress::etaSeconds() const {
@@ -47,14 +61,15 @@ double Progress::etaSeconds() const {
   return elapsed * (totalWeight_ - doneWeight_) / doneWeight_;
 }
 
-void Progress::starting(const core::CollectiveStep& step) {
+void Progress::starting(int step) {
   if (mode_ == ProgressMode::kOff) return;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double eta = etaSeconds();
-  const std::string text = fmt::format("[{:>{}}/{}] {}  {} elapsed{}", step.index + 1,
-                                       fmt::format("{}", plan_.steps.size()).size(),
-                                       plan_.steps.size(), describe(plan_, step), duration(elapsed),
+  const auto it = steps_.find(step);
+  const std::string text = fmt::format("[{:>{}}/{}] {}  {} elapsed{}", step + 1,
+                                       fmt::format("{}", total_).size(), total_,
+                                       it != steps_.end() ? it->second.second : "", duration(elapsed),
                                        eta >= 0 ? ", ETA " + duration(eta) : "");
   if (mode_ == ProgressMode::kLive) {
     fmt::print(err_, "\r\033[K{}", text);
@@ -73,8 +88,8 @@ void Progress::clear() {
   }
 }
 
-void Progress::finished(const core::CollectiveStep& step) {
-  doneWeight_ += weight_[static_cast<std::size_t>(step.index)];
+void Progress::finished(int step) {
+  if (const auto it = steps_.find(step); it != steps_.end()) doneWeight_ += it->second.first;
 }
 
 void Progress::end() { clear(); }

@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
-#include <vector>
 
 #include "core/plan.h"
 #include "orchestrator/run_config.h"
@@ -16,9 +16,10 @@ class Progress {
   // kAuto resolves to live output when `err` is a terminal, otherwise off.
   Progress(ProgressMode mode, std::FILE* err, const core::Plan& plan);
 
-  void starting(const core::CollectiveStep& step);  // before a step runs
-  void clear();                                     // before other output reaches the terminal
-  void finished(const core::CollectiveStep& step);  // after it ran
+  void starting(int step);  // before step `step` runs
+  void clear();             // before other output reaches the terminal
+  void finished(int step);  // after it ran
+  void extend(const core::Plan& plan);  // the plan grew (retests)
   void end();
 
  private:
@@ -26,8 +27,8 @@ class Progress {
 
   ProgressMode mode_;
   std::FILE* err_;
-  const core::Plan& plan_;
-  std::vector<double> weight_;  // expected relative cost of each step
+  std::map<int, std::pair<double, std::string>> steps_;  // index -> expected cost, description
+  int total_ = 0;
   double totalWeight_ = 0;
   double doneWeight_ = 0;
   std::chrono::steady_clock::time_point start_;

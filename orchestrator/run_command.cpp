@@ -12,7 +12,9 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "orchestrator/analysis.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/matrices.h"
 #include "orchestrator/planner.h"
 #include "orchestrator/progress.h"
 #include "orchestrator/provenance.h"
@@ -81,7 +83,8 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
   const auto note = [&](const std::string& why) {
     if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
   };
-  for (const auto& step : plan.steps) {
+  if (!plan.pairSteps.empty()) return;
+  for (const auto& step : plan.collectiveSteps) {
     const std::string why = executor.waiver(step);
     if (why.empty()) return;
     note(why);
@@ -97,6 +100,72 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
 struct WrongResult {
   std::string what;
 };
+
+// Runs the pair steps from `first` on, feeding rank 0's sinks and matrix builder.
+void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& executor,
+                  Progress& progress, const std::vector<core::RecordSink*>& sinks,
+                  MatrixBuilder& builder, std::vector<WrongResult>& wrong) {
+  for (std::size_t i = first; i < plan.pairSteps.size(); ++i) {
+    const core::PairStep& step = plan.pairSteps[i];
+    progress.starting(step.index);
+    worker::PairResult result = executor.run(step);
+    progress.finished(step.index);
+    if (sinks.empty()) continue;  // not rank 0
+    progress.clear();
+    for (auto* s : sinks) s->pairStep(result.step, result.pairs);
+    for (const auto& p : result.pairs) {
+      builder.add(p);
+      if (p.wrong > 0) {
+        wrong.push_back({fmt::format("pairwise {} pair {}-{} (step {}): {} wrong elements in a "
+                                     "checked transfer", p.level, p.a, p.b, p.step, p.wrong)});
+      }
+    }
+  }
+}
+
+// The pairwise phase: every planned round, then retests of the pairs that looked slow (rank 0
+// decides which and tells everyone), then the matrices and the findings on rank 0.
+void runPairwise(const RunConfig& config, const core::Topology& topology, core::Plan& plan,
+                 worker::Executor& executor, Progress& progress,
+                 const std::vector<core::RecordSink*>& sinks, std::vector<WrongResult>& wrong) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const AnalysisConfig analysisConfig{config.slowThreshold, config.latencyFactor};
+  MatrixBuilder builder(topology, config);
+  runPairSteps(0, plan, executor, progress, sinks, builder, wrong);
+
+  if (config.retests > 0) {
+    // wire format: level (0 rank, 1 node), a, b per suspect pair
+    std::vector<int> suspects;
+    if (rank == 0) {
+      const core::Matrices m = builder.build();
+      for (const auto& [a, b] : suspectRankPairs(m, analysisConfig)) suspects.insert(suspects.end(), {0, a, b});
+      for (const auto& [a, b] : suspectNodePairs(m, analysisConfig)) suspects.insert(suspects.end(), {1, a, b});
+    }
+    int count = static_cast<int>(suspects.size());
+    MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    suspects.resize(static_cast<std::size_t>(count));
+    MPI_Bcast(suspects.data(), count, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<std::pair<int, int>> rankPairs;
+    std::vector<std::pair<int, int>> nodePairs;
+    for (std::size_t i = 0; i + 2 < suspects.size(); i += 3) {
+      (suspects[i] == 0 ? rankPairs : nodePairs).emplace_back(suspects[i + 1], suspects[i + 2]);
+    }
+    const std::size_t firstRetest = plan.pairSteps.size();
+    planRetests(config, core::PairLevel::kRank, static_cast<int>(topology.ranks.size()), rankPairs, plan);
+    planRetests(config, core::PairLevel::kNode, static_cast<int>(topology.nodes.size()), nodePairs, plan);
+    if (plan.pairSteps.size() > firstRetest) {
+      progress.extend(plan);
+      for (auto* s : sinks) s->planExtended(plan.stepCount());
+      runPairSteps(firstRetest, plan, executor, progress, sinks, builder, wrong);
+    }
+  }
+  if (rank != 0) return;
+  const core::Matrices matrices = builder.build();
+  const std::vector<core::Finding> findings = analyze(matrices, topology, analysisConfig);
+  progress.clear();
+  for (auto* s : sinks) s->analysis(matrices, findings);
+}
 
 }  // namespace
 
@@ -120,11 +189,11 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     bool everyRankHasGpu = true;
     for (const auto& n : topology.nodes) everyRankHasGpu = everyRankHasGpu && n.gpus >= n.ranks;
     const std::string backendName = worker::resolveBackendName(config.backend, everyRankHasGpu);
-    const core::Plan plan = makePlan(config, topology);
+    core::Plan plan = makePlan(config, topology);  // grows when retests are planned
     checkMemory(plan, topology);
 
     std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName);
-    worker::Executor executor(MPI_COMM_WORLD, *backend, plan, config.faults);
+    worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 
     std::unique_ptr<results::H5Sink> file;
@@ -139,17 +208,17 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     std::vector<core::RecordSink*> sinks;
     if (root) sinks = {file.get(), &console};
     core::Provenance provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
-    provenance.plannedSteps = static_cast<int>(plan.steps.size());
+    provenance.plannedSteps = plan.stepCount();
     provenance.runConfig = toJsonString(config);
     const std::vector<core::ScopeRecord> scopes = scopeRecords(plan);
     for (auto* s : sinks) s->begin(provenance, topology, scopes);
 
     Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
     std::vector<WrongResult> wrong;
-    for (const core::CollectiveStep& step : plan.steps) {
-      progress.starting(step);
+    for (const core::CollectiveStep& step : plan.collectiveSteps) {
+      progress.starting(step.index);
       worker::StepResult result = executor.run(step);
-      progress.finished(step);
+      progress.finished(step.index);
       if (!root) continue;
       progress.clear();
       for (auto* s : sinks) s->step(result.step, result.rows);
@@ -162,6 +231,9 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
                                      row.redop == "none" ? "" : " (" + row.redop + ")", row.scope,
                                      row.group, row.wrong, row.wrongRanks)});
       }
+    }
+    if (!plan.pairSteps.empty()) {
+      runPairwise(config, topology, plan, executor, progress, sinks, wrong);
     }
     progress.end();
     for (auto* s : sinks) s->finish(true);

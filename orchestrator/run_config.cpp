@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -24,13 +25,21 @@ struct Suite {
   int stepFactor;
   int iters;
   int warmup;
+  const char* pairBytes;  // large enough for host-memory MPI to reach its plateau
+  int pairIters;
+  int latencyIters;
 };
 
 // quick: a whole sweep in well under a minute on a small host; full: up to 1 GiB, nccl-tests' -f 2.
 constexpr Suite kSuites[] = {
-    {"quick", "8", "8M", 4, 20, 2},
-    {"full", "8", "1G", 2, 20, 5},
+    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100},
+    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000},
 };
+
+// The largest pairwise message: MPI counts are ints, and a bigger one says nothing new.
+constexpr std::uint64_t kMaxPairBytes = 1ull << 30;
+// Pairwise streams keep about this much in flight per iteration (the window adapts to the size).
+constexpr std::uint64_t kPairVolumePerIteration = 8ull << 20;
 
 po::options_description describeOptions() {
   po::options_description d("fabricmap run options");
@@ -68,6 +77,20 @@ po::options_description describeOptions() {
      "treat consecutive blocks of K ranks as one node (testing on one machine; recorded as emulated)")
     ("progress", po::value<std::string>()->implicit_value("live"),
      "live | lines | off (default: live when stderr is a terminal)")
+    ("collectives", "run the collective sweeps only (default: collectives and pairwise)")
+    ("pairwise", "run the pairwise bandwidth/latency matrices only")
+    ("pairwise-mode", po::value<std::string>()->default_value("full"),
+     "full: every rank and node pair (circle method, n-1 rounds); quick: a few random peers each")
+    ("pairwise-peers", po::value<int>()->default_value(3), "quick mode: random peers per rank/node")
+    ("pair-bytes", po::value<std::string>(), "pairwise stream message size (quick suite: 4M)")
+    ("pair-window", po::value<int>(), "pairwise messages in flight per iteration (default: 8 MiB worth, 1..64)")
+    ("pair-iters", po::value<int>(), "pairwise timed iterations")
+    ("latency-iters", po::value<int>(), "pairwise ping-pong round trips (8 B)")
+    ("retests", po::value<int>()->default_value(2), "re-measurements of a pair flagged slow")
+    ("slow-threshold", po::value<double>()->default_value(0.9),
+     "a pair is slow below this fraction of its link class's baseline, in (0, 1]")
+    ("latency-factor", po::value<double>()->default_value(2.0),
+     "latency is bad above this multiple of its link class's baseline, >= 1")
     ("inject-fault", po::value<std::vector<std::string>>()->composing(),
      "TESTING ONLY: corrupt:rank=R[:op=OP][:step=N] changes an output element before the check; "
      "error:rank=R[:op=OP][:step=N] fails that rank with a runtime error");
@@ -258,6 +281,42 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     else throw core::UsageError("unknown --progress mode '" + p + "' (live, lines, off)");
   }
 
+  // what runs
+  const bool onlyCollectives = vm.count("collectives") > 0;
+  const bool onlyPairwise = vm.count("pairwise") > 0;
+  c.collectives = onlyCollectives || !onlyPairwise;
+  c.pairwise = onlyPairwise || !onlyCollectives;
+  const std::string mode = vm["pairwise-mode"].as<std::string>();
+  if (mode == "full") c.pairwiseMode = PairwiseMode::kFull;
+  else if (mode == "quick") c.pairwiseMode = PairwiseMode::kQuick;
+  else throw core::UsageError("unknown --pairwise-mode '" + mode + "' (full or quick)");
+  c.pairwisePeers = vm["pairwise-peers"].as<int>();
+  if (c.pairwisePeers < 1) throw core::UsageError("--pairwise-peers must be at least 1");
+  c.pairBytes = core::parseBytes(str("pair-bytes", suite->pairBytes), "--pair-bytes");
+  if (c.pairBytes == 0) throw core::UsageError("--pair-bytes must be at least 1 byte");
+  if (c.pairBytes > kMaxPairBytes) {
+    throw core::UsageError(fmt::format("--pair-bytes {} is too large (at most {})",
+                                       core::formatBytes(c.pairBytes), core::formatBytes(kMaxPairBytes)));
+  }
+  c.pairWindow = vm.count("pair-window")
+                     ? vm["pair-window"].as<int>()
+                     : static_cast<int>(std::clamp<std::uint64_t>(kPairVolumePerIteration / c.pairBytes, 1, 64));
+  if (c.pairWindow < 1 || c.pairWindow > 1024) throw core::UsageError("--pair-window must be in 1..1024");
+  c.pairIters = vm.count("pair-iters") ? vm["pair-iters"].as<int>() : suite->pairIters;
+  if (c.pairIters < 1) throw core::UsageError("--pair-iters must be at least 1");
+  c.latencyIters = vm.count("latency-iters") ? vm["latency-iters"].as<int>() : suite->latencyIters;
+  if (c.latencyIters < 0) throw core::UsageError("--latency-iters must not be negative");
+  c.retests = vm["retests"].as<int>();
+  if (c.retests < 0 || c.retests > 10) throw core::UsageError("--retests must be in 0..10");
+  c.slowThreshold = vm["slow-threshold"].as<double>();
+  if (!(c.slowThreshold > 0.0 && c.slowThreshold <= 1.0)) {
+    throw core::UsageError(fmt::format("--slow-threshold must be in (0, 1] (got {})", c.slowThreshold));
+  }
+  c.latencyFactor = vm["latency-factor"].as<double>();
+  if (!(c.latencyFactor >= 1.0) || !std::isfinite(c.latencyFactor)) {
+    throw core::UsageError(fmt::format("--latency-factor must be at least 1 (got {})", c.latencyFactor));
+  }
+
   if (vm.count("inject-fault")) {
     for (const auto& f : vm["inject-fault"].as<std::vector<std::string>>()) {
       c.faults.push_back(parseFault(f));
@@ -349,6 +408,17 @@ std::string toJsonString(const RunConfig& c) {
   for (core::Scope s : c.scopes) j["scopes"].push_back(core::name(s));
   j["root"] = c.root;
   j["ranks_per_node"] = c.ranksPerNode;
+  j["collectives"] = c.collectives;
+  j["pairwise"] = c.pairwise;
+  j["pairwise_mode"] = c.pairwiseMode == PairwiseMode::kFull ? "full" : "quick";
+  j["pairwise_peers"] = c.pairwisePeers;
+  j["pair_bytes"] = c.pairBytes;
+  j["pair_window"] = c.pairWindow;
+  j["pair_iters"] = c.pairIters;
+  j["latency_iters"] = c.latencyIters;
+  j["retests"] = c.retests;
+  j["slow_threshold"] = c.slowThreshold;
+  j["latency_factor"] = c.latencyFactor;
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
     std::string text = f.kind == core::Fault::Kind::kCorrupt ? "corrupt" : "error";

@@ -12,6 +12,7 @@
 namespace fabricmap::orchestrator {
 
 enum class Placement { kOutOfPlace, kInPlace, kBoth };
+enum class PairwiseMode { kFull, kQuick };
 enum class ProgressMode { kAuto, kLive, kLines, kOff };
 
 struct RunConfig {
@@ -34,6 +35,20 @@ struct RunConfig {
   std::string output;    // empty: results/<UTC timestamp>.h5
   ProgressMode progress = ProgressMode::kAuto;
   std::vector<core::Fault> faults;  // test-only fault injection
+
+  // what runs: collective sweeps, pairwise matrices, or both (the default)
+  bool collectives = true;
+  bool pairwise = true;
+  // pairwise matrices
+  PairwiseMode pairwiseMode = PairwiseMode::kFull;
+  int pairwisePeers = 3;          // quick mode: random peers per rank/node
+  std::uint64_t pairBytes = 0;    // stream message size
+  int pairWindow = 0;             // messages in flight per iteration (0: derived from pairBytes)
+  int pairIters = 0;
+  int latencyIters = 0;
+  int retests = 2;                // re-measurements of a pair flagged slow
+  double slowThreshold = 0.9;     // slow below this fraction of the class baseline
+  double latencyFactor = 2.0;     // bad latency above this multiple of the class baseline
 };
 
 struct ParsedRun {

@@ -2,6 +2,8 @@
 #include "results/console.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -41,7 +43,9 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
   if (!p.slurmJobId.empty()) {
     fmt::print(out_, "# Slurm job {} on {}\n", p.slurmJobId, p.slurmNodelist);
   }
+  nodeNames_.clear();
   for (const auto& node : topology.nodes) {
+    nodeNames_.push_back(node.name);
     std::vector<int> ranks;
     for (const auto& r : topology.ranks) {
       if (r.node == node.node) ranks.push_back(r.rank);
@@ -152,9 +156,82 @@ void ConsoleSink::step(const core::StepRecord& step,
   }
 }
 
+void ConsoleSink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
+  flushPending();
+  if (step.op == "retest") {
+    ++pairRetests_;
+  } else {
+    ++pairRounds_;
+  }
+  checked_ = true;  // every pair's transfers are checked
+  for (const auto& p : pairs) wrong_ += p.wrong;
+  if (pairs.empty() || !pairLevelsShown_.insert(step.scope + step.op).second) return;
+  const core::PairRecord& p = pairs.front();
+  if (step.op == "retest") {
+    fmt::print(out_, "# pairwise {} pairs: re-measuring pairs that looked slow\n", step.scope);
+  } else {
+    fmt::print(out_, "#\n# pairwise {} pairs: {} messages, window {}, {} iterations; rounds of disjoint pairs\n",
+               step.scope, core::formatBytes(p.bytes), p.window, p.iters);
+  }
+  std::fflush(out_);
+}
+
+void ConsoleSink::printMatrix(const char* title, const core::Matrix& m,
+                              const std::vector<std::string>& labels, const char* format) {
+  fmt::print(out_, "# {}\n#{:>10}", title, "");
+  for (int c = 0; c < m.n; ++c) fmt::print(out_, " {:>9.9}", labels[static_cast<std::size_t>(c)]);
+  fmt::print(out_, "\n");
+  for (int r = 0; r < m.n; ++r) {
+    std::string line = fmt::format("#{:>10.10}", labels[static_cast<std::size_t>(r)]);
+    for (int c = 0; c < m.n; ++c) {
+      const float v = m.at(r, c);
+      line += std::isnan(v) ? fmt::format(" {:>9}", "-") : fmt::format(fmt::runtime(format), v);
+    }
+    fmt::print(out_, "{}\n", line);
+  }
+}
+
+void ConsoleSink::analysis(const core::Matrices& m, const std::vector<core::Finding>& findings) {
+  flushPending();
+  constexpr int kFits = 16;  // columns that fit a terminal
+  fmt::print(out_, "#\n");
+  if (m.nodeBw.n >= 2 && m.nodeBw.n <= kFits) {
+    printMatrix(m.nodeMeasured ? "node x node bandwidth, GB/s (row sends to column, all its ranks at once)"
+                               : "node x node bandwidth, GB/s (row sends to column)",
+                m.nodeBw, nodeNames_, " {:>9.3f}");
+  } else if (m.rankUnidir.n >= 2 && m.rankUnidir.n <= kFits) {
+    std::vector<std::string> labels;
+    for (int r = 0; r < m.rankUnidir.n; ++r) labels.push_back(fmt::format("rank {}", r));
+    printMatrix("rank x rank bandwidth, GB/s (row sends to column)", m.rankUnidir, labels, " {:>9.3f}");
+  } else {
+    fmt::print(out_, "# {} x {} rank matrix and {} x {} node matrix: too large for the console, "
+                     "see /matrix in the results file\n",
+               m.rankUnidir.n, m.rankUnidir.n, m.nodeBw.n, m.nodeBw.n);
+  }
+  int serious = 0;
+  for (const auto& f : findings) serious += f.severity != "info";
+  if (serious == 0) {
+    fmt::print(out_, "#\n# Bottlenecks: none found (every measured pair is within its threshold of the "
+                     "baseline of its link class)\n");
+  } else {
+    fmt::print(out_, "#\n# Bottlenecks ({}):\n", serious);
+    for (const auto& f : findings) {
+      if (f.severity == "info") continue;
+      std::string severity = f.severity;
+      std::transform(severity.begin(), severity.end(), severity.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+      fmt::print(out_, "#   {:<7} {}\n", severity, f.message);
+    }
+  }
+  for (const auto& f : findings) {
+    if (f.severity == "info") fmt::print(out_, "#   note    {}\n", f.message);
+  }
+  std::fflush(out_);
+}
+
 void ConsoleSink::finish(bool complete) {
   flushPending();
-  fmt::print(out_, "#\n# Peak bus bandwidth per scope and op (GB/s, from the mean time):\n");
+  if (!peaks_.empty()) fmt::print(out_, "#\n# Peak bus bandwidth per scope and op (GB/s, from the mean time):\n");
   for (const auto& [key, groups] : peaks_) {
     if (groups.empty()) continue;
     auto lo = groups.begin();
@@ -176,7 +253,10 @@ void ConsoleSink::finish(bool complete) {
   } else {
     fmt::print(out_, "# Out of bounds values : N/A (results not checked: -c 0)\n");
   }
-  fmt::print(out_, "# Steps: {} run, {} waived{}\n", stepsRun_, stepsWaived_,
+  fmt::print(out_, "# Steps: {} run, {} waived{}{}\n", stepsRun_, stepsWaived_,
+             pairRounds_ + pairRetests_ > 0
+                 ? fmt::format(", {} pairwise rounds, {} retest rounds", pairRounds_, pairRetests_)
+                 : "",
              complete ? "" : " (incomplete run)");
   std::fflush(out_);
 }
@@ -189,10 +269,18 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   sink.begin(file.provenance, file.topology, file.scopes);
   std::map<int, std::vector<core::CollectiveRecord>> rowsByStep;
   for (const auto& r : file.collectives) rowsByStep[r.step].push_back(r);
+  std::map<int, std::vector<core::PairRecord>> pairsByStep;
+  for (const auto& p : file.pairs) pairsByStep[p.step].push_back(p);
   for (const auto& s : file.steps) {
+    if (s.kind == "pairwise") {
+      auto it = pairsByStep.find(s.step);
+      sink.pairStep(s, it != pairsByStep.end() ? it->second : std::vector<core::PairRecord>{});
+      continue;
+    }
     auto it = rowsByStep.find(s.step);
     sink.step(s, it != rowsByStep.end() ? it->second : std::vector<core::CollectiveRecord>{});
   }
+  if (file.hasMatrices) sink.analysis(file.matrices, file.findings);
   sink.finish(file.complete);
   if (!file.complete) {
     fmt::print(out, "# INCOMPLETE: {} of {} planned steps recorded\n", file.steps.size(),

@@ -22,6 +22,9 @@ class ConsoleSink final : public core::RecordSink {
   void begin(const core::Provenance& provenance, const core::Topology& topology,
              const std::vector<core::ScopeRecord>& scopes) override;
   void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
+  void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
+  void planExtended(int) override {}
+  void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finish(bool complete) override;
 
  private:
@@ -39,7 +42,14 @@ class ConsoleSink final : public core::RecordSink {
                  const std::vector<core::CollectiveRecord>* inPlace);
   void flushPending();
 
+  void printMatrix(const char* title, const core::Matrix& m, const std::vector<std::string>& labels,
+                   const char* format);
+
   std::FILE* out_;
+  std::vector<std::string> nodeNames_;
+  std::set<std::string> pairLevelsShown_;
+  int pairRounds_ = 0;
+  int pairRetests_ = 0;
   std::string blockKey_;
   std::optional<Pending> pending_;
   std::set<std::string> waiversShown_;

@@ -335,4 +335,96 @@ std::vector<Row> readRows(hid_t file, const std::string& path,
   return rows;
 }
 
+namespace {
+
+void replaceDataset(hid_t file, const std::string& path) {
+  if (const auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    ensureGroup(file, path.substr(0, slash));
+  }
+  if (exists(file, path)) H5Ldelete(file, path.c_str(), H5P_DEFAULT);
+}
+
+Handle createSimple(hid_t file, const std::string& path, hid_t ftype, int rows, int cols) {
+  replaceDataset(file, path);
+  const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
+  Handle space(H5Screate_simple(cols == 0 ? 1 : 2, dims, nullptr), H5Sclose);
+  Handle dset(H5Dcreate2(file, path.c_str(), ftype, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+              H5Dclose);
+  if (!dset.valid()) FM_H5_FAIL("cannot create '" + path + "'");
+  return dset;
+}
+
+}  // namespace
+
+void writeArray(hid_t file, const std::string& path, const std::vector<float>& values, int rows,
+                int cols) {
+  Handle dset = createSimple(file, path, H5T_IEEE_F64LE, rows, cols);
+  if (!values.empty() &&
+      H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+    FM_H5_FAIL("cannot write '" + path + "'");
+  }
+}
+
+std::vector<float> readArray(hid_t file, const std::string& path, int& rows, int& cols) {
+  rows = cols = 0;
+  if (!exists(file, path)) return {};
+  Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle space(H5Dget_space(dset.get()), H5Sclose);
+  hsize_t dims[2] = {0, 1};
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 1 || rank > 2) FM_H5_FAIL("'" + path + "' is not a vector or matrix");
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  rows = static_cast<int>(dims[0]);
+  cols = rank == 2 ? static_cast<int>(dims[1]) : 1;
+  std::vector<float> values(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+  if (!values.empty() &&
+      H5Dread(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+    FM_H5_FAIL("cannot read '" + path + "'");
+  }
+  return values;
+}
+
+void writeEnumArray(hid_t file, const std::string& path, const std::vector<std::uint8_t>& values,
+                    int n, const std::vector<std::string>& names) {
+  Handle type(H5Tenum_create(H5T_NATIVE_UINT8), H5Tclose);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto v = static_cast<std::uint8_t>(i);
+    H5Tenum_insert(type.get(), names[i].c_str(), &v);
+  }
+  Handle dset = createSimple(file, path, type.get(), n, n);
+  if (!values.empty() && H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+    FM_H5_FAIL("cannot write '" + path + "'");
+  }
+}
+
+std::vector<std::uint8_t> readEnumArray(hid_t file, const std::string& path, int& n) {
+  n = 0;
+  if (!exists(file, path)) return {};
+  Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle space(H5Dget_space(dset.get()), H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  n = static_cast<int>(dims[0]);
+  std::vector<std::uint8_t> values(static_cast<std::size_t>(dims[0] * dims[1]));
+  // the dataset's own type: an enum over uint8, so its raw values are the class indices
+  Handle ftype(H5Dget_type(dset.get()), H5Tclose);
+  if (H5Tget_size(ftype.get()) != 1) FM_H5_FAIL("'" + path + "' is not a uint8 enum");
+  if (!values.empty() && H5Dread(dset.get(), ftype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+    FM_H5_FAIL("cannot read '" + path + "'");
+  }
+  return values;
+}
+
+void writeAttributeAt(hid_t file, const std::string& path, const std::string& name, const Value& value) {
+  Handle obj(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose);
+  if (!obj.valid()) FM_H5_FAIL("no object '" + path + "'");
+  writeAttribute(obj.get(), name, value);
+}
+
+std::optional<Value> readAttributeAt(hid_t file, const std::string& path, const std::string& name) {
+  if (!exists(file, path)) return std::nullopt;
+  Handle obj(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose);
+  return readAttribute(obj.get(), name);
+}
+
 }  // namespace fabricmap::results::h5

@@ -82,4 +82,18 @@ void appendRows(hid_t file, const std::string& path, const std::vector<ColumnSpe
 std::vector<Row> readRows(hid_t file, const std::string& path,
                           const std::vector<ColumnSpec>& columns);
 
+// ---- dense arrays (matrices): float64 in the file, NaN where not measured
+// Writes a rows x cols matrix or, with cols = 0, a vector of `rows`; replaces an existing one.
+void writeArray(hid_t file, const std::string& path, const std::vector<float>& values, int rows,
+                int cols);
+// Reads a 1-D or 2-D float dataset; empty when absent. `rows`/`cols` receive the shape.
+std::vector<float> readArray(hid_t file, const std::string& path, int& rows, int& cols);
+// An n x n uint8 enum dataset with the given value names (0, 1, 2, ...).
+void writeEnumArray(hid_t file, const std::string& path, const std::vector<std::uint8_t>& values,
+                    int n, const std::vector<std::string>& names);
+std::vector<std::uint8_t> readEnumArray(hid_t file, const std::string& path, int& n);
+// Attribute on a dataset or group by path.
+void writeAttributeAt(hid_t file, const std::string& path, const std::string& name, const Value& value);
+std::optional<Value> readAttributeAt(hid_t file, const std::string& path, const std::string& name);
+
 }  // namespace fabricmap::results::h5

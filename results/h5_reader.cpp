@@ -19,6 +19,63 @@ std::vector<R> readTable(hid_t file, const char* path, const std::vector<Column<
   return records;
 }
 
+template <class T>
+T attributeOr(hid_t f, const std::string& path, const char* name, T fallback) {
+  const auto v = h5::readAttributeAt(f, path, name);
+  if (!v) return fallback;
+  return std::visit(
+      [&](const auto& x) -> T {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::string> || std::is_same_v<T, std::string>) {
+          if constexpr (std::is_same_v<X, std::string> && std::is_same_v<T, std::string>) return x;
+          return fallback;
+        } else {
+          return static_cast<T>(x);
+        }
+      },
+      *v);
+}
+
+core::Matrix matrixAt(hid_t f, const std::string& path) {
+  core::Matrix m;
+  int rows = 0;
+  int cols = 0;
+  m.values = h5::readArray(f, path, rows, cols);
+  if (rows != cols) throw core::UsageError("'" + path + "' is not a square matrix");
+  m.n = rows;
+  return m;
+}
+
+bool readMatrices(hid_t f, core::Matrices& m) {
+  const std::string rank = kRankMatrixGroup;
+  const std::string node = kNodeMatrixGroup;
+  if (!h5::exists(f, rank + "/bw_unidir")) return false;
+  m.rankUnidir = matrixAt(f, rank + "/bw_unidir");
+  m.rankBidir = matrixAt(f, rank + "/bw_bidir");
+  m.rankLatency = matrixAt(f, rank + "/latency");
+  m.rankUnidirWorst = matrixAt(f, rank + "/bw_unidir_worst");
+  m.rankLatencyWorst = matrixAt(f, rank + "/latency_worst");
+  int rows = 0;
+  int cols = 0;
+  m.rankPeerMedian = h5::readArray(f, rank + "/peer_median", rows, cols);
+  int n = 0;
+  for (std::uint8_t c : h5::readEnumArray(f, rank + "/link_class", n)) {
+    m.rankLinkClass.push_back(static_cast<core::LinkClass>(c));
+  }
+  m.nodeBw = matrixAt(f, node + "/bw");
+  m.nodeLatency = matrixAt(f, node + "/latency");
+  m.nodeBwWorst = matrixAt(f, node + "/bw_worst");
+  m.nodeLatencyWorst = matrixAt(f, node + "/latency_worst");
+  m.mode = attributeOr<std::string>(f, rank, "mode", "");
+  m.bytes = attributeOr<std::uint64_t>(f, rank, "message_bytes", 0);
+  m.window = attributeOr<int>(f, rank, "window", 0);
+  m.iters = attributeOr<int>(f, rank, "iterations", 0);
+  m.latencyIters = attributeOr<int>(f, rank, "latency_iterations", 0);
+  m.latencyBytes = attributeOr<std::uint64_t>(f, rank, "latency_bytes", 0);
+  m.nodeMeasured = attributeOr<bool>(f, node, "measured", false);
+  return true;
+}
+
 }  // namespace
 
 ResultsFile readResults(const std::string& path) {
@@ -65,6 +122,9 @@ ResultsFile readResults(const std::string& path) {
     out.scopes = readTable(f, kScopesTable, scopeColumns());
     out.steps = readTable(f, kStepsTable, stepColumns());
     out.collectives = readTable(f, kCollectivesTable, collectiveColumns());
+    out.pairs = readTable(f, kPairsTable, pairColumns());
+    out.findings = readTable(f, kFindingsTable, findingColumns());
+    out.hasMatrices = readMatrices(f, out.matrices);
   } catch (const core::Error& e) {
     throw core::UsageError("'" + path + "' is damaged: " + e.what());
   }

@@ -16,6 +16,10 @@ struct ResultsFile {
   std::vector<core::ScopeRecord> scopes;
   std::vector<core::StepRecord> steps;
   std::vector<core::CollectiveRecord> collectives;
+  std::vector<core::PairRecord> pairs;
+  bool hasMatrices = false;  // the pairwise analysis ran and wrote /matrix
+  core::Matrices matrices;
+  std::vector<core::Finding> findings;
 };
 
 // Throws UsageError when the file is missing, not HDF5, or not a fabricmap results file.

@@ -91,6 +91,8 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
   writeTable(f, kScopesTable, scopeColumns(), scopes);
   writeTable(f, kStepsTable, stepColumns(), std::vector<core::StepRecord>{});
   writeTable(f, kCollectivesTable, collectiveColumns(), std::vector<core::CollectiveRecord>{});
+  writeTable(f, kPairsTable, pairColumns(), std::vector<core::PairRecord>{});
+  writeTable(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{});
   h5::flush(f);
 }
 
@@ -102,6 +104,61 @@ void H5Sink::step(const core::StepRecord& step, const std::vector<core::Collecti
   // Rows before the step row: a step listed in /steps always has its measurements.
   h5::appendRows(f, kCollectivesTable, specsOf(collectiveColumns()), collectiveRows);
   h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
+  h5::flush(f);
+}
+
+void H5Sink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
+  const hid_t f = file_.get();
+  std::vector<h5::Row> rows;
+  rows.reserve(pairs.size());
+  for (const auto& p : pairs) rows.push_back(toRow(pairColumns(), p));
+  h5::appendRows(f, kPairsTable, specsOf(pairColumns()), rows);
+  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
+  h5::flush(f);
+}
+
+void H5Sink::planExtended(int plannedSteps) {
+  h5::writeAttribute(file_.get(), "planned_steps", static_cast<std::int64_t>(plannedSteps));
+  h5::flush(file_.get());
+}
+
+void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>& findings) {
+  const hid_t f = file_.get();
+  const std::string rank = kRankMatrixGroup;
+  const std::string node = kNodeMatrixGroup;
+  const int n = m.rankUnidir.n;
+  h5::writeArray(f, rank + "/bw_unidir", m.rankUnidir.values, n, n);
+  h5::writeArray(f, rank + "/bw_bidir", m.rankBidir.values, n, n);
+  h5::writeArray(f, rank + "/latency", m.rankLatency.values, n, n);
+  h5::writeArray(f, rank + "/bw_unidir_worst", m.rankUnidirWorst.values, n, n);
+  h5::writeArray(f, rank + "/latency_worst", m.rankLatencyWorst.values, n, n);
+  h5::writeArray(f, rank + "/peer_median", m.rankPeerMedian, n, 0);
+  std::vector<std::uint8_t> classes(m.rankLinkClass.size());
+  for (std::size_t i = 0; i < classes.size(); ++i) classes[i] = static_cast<std::uint8_t>(m.rankLinkClass[i]);
+  std::vector<std::string> classNames;
+  for (int c = 0; c <= static_cast<int>(core::LinkClass::kInterNode); ++c) {
+    classNames.emplace_back(core::name(static_cast<core::LinkClass>(c)));
+  }
+  h5::writeEnumArray(f, rank + "/link_class", classes, n, classNames);
+  for (const char* d : {"/bw_unidir", "/bw_bidir", "/peer_median", "/bw_unidir_worst"}) {
+    h5::writeAttributeAt(f, rank + d, "units", "GB/s");
+  }
+  for (const char* d : {"/latency", "/latency_worst"}) h5::writeAttributeAt(f, rank + d, "units", "us");
+  h5::writeAttributeAt(f, rank, "mode", m.mode);
+  h5::writeAttributeAt(f, rank, "message_bytes", static_cast<std::uint64_t>(m.bytes));
+  h5::writeAttributeAt(f, rank, "window", static_cast<std::int64_t>(m.window));
+  h5::writeAttributeAt(f, rank, "iterations", static_cast<std::int64_t>(m.iters));
+  h5::writeAttributeAt(f, rank, "latency_iterations", static_cast<std::int64_t>(m.latencyIters));
+  h5::writeAttributeAt(f, rank, "latency_bytes", static_cast<std::uint64_t>(m.latencyBytes));
+  const int nodes = m.nodeBw.n;
+  h5::writeArray(f, node + "/bw", m.nodeBw.values, nodes, nodes);
+  h5::writeArray(f, node + "/latency", m.nodeLatency.values, nodes, nodes);
+  h5::writeArray(f, node + "/bw_worst", m.nodeBwWorst.values, nodes, nodes);
+  h5::writeArray(f, node + "/latency_worst", m.nodeLatencyWorst.values, nodes, nodes);
+  for (const char* d : {"/bw", "/bw_worst"}) h5::writeAttributeAt(f, node + d, "units", "GB/s");
+  for (const char* d : {"/latency", "/latency_worst"}) h5::writeAttributeAt(f, node + d, "units", "us");
+  h5::writeAttributeAt(f, node, "measured", m.nodeMeasured);
+  writeTable(f, kFindingsTable, findingColumns(), findings);
   h5::flush(f);
 }
 

@@ -17,6 +17,9 @@ class H5Sink final : public core::RecordSink {
              const std::vector<core::ScopeRecord>& scopes) override;
   // Appends the step and its rows, then flushes, so a run that dies keeps what it measured.
   void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
+  void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
+  void planExtended(int plannedSteps) override;
+  void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finish(bool complete) override;
 
  private:

@@ -45,6 +45,49 @@ nlohmann::ordered_json arrayOf(const std::vector<Column<R>>& columns, const std:
   return a;
 }
 
+nlohmann::ordered_json matrixJson(const core::Matrix& m) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int r = 0; r < m.n; ++r) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::array();
+    for (int c = 0; c < m.n; ++c) row.push_back(valueJson(static_cast<double>(m.at(r, c))));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::ordered_json matricesJson(const core::Matrices& m) {
+  nlohmann::ordered_json j;
+  j["mode"] = m.mode;
+  j["message_bytes"] = m.bytes;
+  j["window"] = m.window;
+  j["iterations"] = m.iters;
+  j["latency_iterations"] = m.latencyIters;
+  j["latency_bytes"] = m.latencyBytes;
+  j["rank"]["bw_unidir"] = matrixJson(m.rankUnidir);
+  j["rank"]["bw_bidir"] = matrixJson(m.rankBidir);
+  j["rank"]["latency"] = matrixJson(m.rankLatency);
+  j["rank"]["bw_unidir_worst"] = matrixJson(m.rankUnidirWorst);
+  j["rank"]["latency_worst"] = matrixJson(m.rankLatencyWorst);
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  for (int r = 0; r < m.rankUnidir.n; ++r) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::array();
+    for (int c = 0; c < m.rankUnidir.n; ++c) {
+      row.push_back(core::name(m.rankLinkClass[m.rankUnidir.index(r, c)]));
+    }
+    classes.push_back(std::move(row));
+  }
+  j["rank"]["link_class"] = std::move(classes);
+  nlohmann::ordered_json medians = nlohmann::ordered_json::array();
+  for (float v : m.rankPeerMedian) medians.push_back(valueJson(static_cast<double>(v)));
+  j["rank"]["peer_median"] = std::move(medians);
+  j["node"]["measured"] = m.nodeMeasured;
+  j["node"]["bw"] = matrixJson(m.nodeBw);
+  j["node"]["latency"] = matrixJson(m.nodeLatency);
+  j["node"]["bw_worst"] = matrixJson(m.nodeBwWorst);
+  j["node"]["latency_worst"] = matrixJson(m.nodeLatencyWorst);
+  return j;
+}
+
 }  // namespace
 
 nlohmann::ordered_json toJson(const ResultsFile& file) {
@@ -58,6 +101,9 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["scopes"] = arrayOf(scopeColumns(), file.scopes);
   j["steps"] = arrayOf(stepColumns(), file.steps);
   j["collectives"] = arrayOf(collectiveColumns(), file.collectives);
+  j["pairs"] = arrayOf(pairColumns(), file.pairs);
+  j["matrices"] = file.hasMatrices ? matricesJson(file.matrices) : nlohmann::ordered_json(nullptr);
+  j["findings"] = arrayOf(findingColumns(), file.findings);
   return j;
 }
 

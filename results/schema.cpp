@@ -124,6 +124,7 @@ const std::vector<Column<core::NodeRecord>>& nodeColumns() {
       FM_COLUMN(R, hostname, "hostname", ""),
       FM_COLUMN(R, ranks, "ranks", ""),
       FM_COLUMN(R, gpus, "gpus", ""),
+      FM_COLUMN(R, cpus, "cpus", ""),
       FM_COLUMN(R, memAvailableBytes, "mem_available_bytes", "B"),
       FM_COLUMN(R, nics, "nics", ""),
       FM_COLUMN(R, topologyClass, "class", ""),
@@ -192,6 +193,45 @@ const std::vector<Column<core::CollectiveRecord>>& collectiveColumns() {
       FM_COLUMN(R, checked, "checked", ""),
       FM_COLUMN(R, wrong, "wrong", "elements"),
       FM_COLUMN(R, wrongRanks, "wrong_ranks", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::PairRecord>>& pairColumns() {
+  using R = core::PairRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, step, "step", ""),
+      FM_COLUMN(R, level, "level", ""),
+      FM_COLUMN(R, a, "a", ""),
+      FM_COLUMN(R, b, "b", ""),
+      FM_COLUMN(R, sample, "sample", ""),
+      FM_COLUMN(R, bytes, "bytes", "B"),
+      FM_COLUMN(R, window, "window", ""),
+      FM_COLUMN(R, iters, "iters", ""),
+      FM_COLUMN(R, streams, "streams", ""),
+      FM_COLUMN(R, bwAB, "bw_ab", "GB/s"),
+      FM_COLUMN(R, bwBA, "bw_ba", "GB/s"),
+      FM_COLUMN(R, bwBidir, "bw_bidir", "GB/s"),
+      FM_COLUMN(R, latencyUs, "latency_us", "us"),
+      FM_COLUMN(R, wrong, "wrong", "elements"),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::Finding>>& findingColumns() {
+  using R = core::Finding;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, severity, "severity", ""),
+      FM_COLUMN(R, kind, "kind", ""),
+      FM_COLUMN(R, subject, "subject", ""),
+      FM_COLUMN(R, measured, "measured", ""),
+      FM_COLUMN(R, expected, "expected", ""),
+      FM_COLUMN(R, ratio, "ratio", ""),
+      FM_COLUMN(R, unit, "unit", ""),
+      FM_COLUMN(R, message, "message", ""),
+      FM_COLUMN(R, nodeA, "node_a", ""),
+      FM_COLUMN(R, nodeB, "node_b", ""),
+      FM_COLUMN(R, rank, "rank", ""),
   };
   return kColumns;
 }

@@ -18,6 +18,10 @@ inline constexpr const char* kNodesTable = "/topology/nodes";
 inline constexpr const char* kScopesTable = "/scopes";
 inline constexpr const char* kStepsTable = "/steps";
 inline constexpr const char* kCollectivesTable = "/collectives";
+inline constexpr const char* kPairsTable = "/pairs";
+inline constexpr const char* kFindingsTable = "/findings";
+inline constexpr const char* kRankMatrixGroup = "/matrix/rank";
+inline constexpr const char* kNodeMatrixGroup = "/matrix/node";
 inline constexpr const char* kCompleteAttribute = "complete";
 
 template <class R>
@@ -35,6 +39,8 @@ const std::vector<Column<core::NodeRecord>>& nodeColumns();
 const std::vector<Column<core::ScopeRecord>>& scopeColumns();
 const std::vector<Column<core::StepRecord>>& stepColumns();
 const std::vector<Column<core::CollectiveRecord>>& collectiveColumns();
+const std::vector<Column<core::PairRecord>>& pairColumns();
+const std::vector<Column<core::Finding>>& findingColumns();
 
 template <class R>
 std::vector<h5::ColumnSpec> specsOf(const std::vector<Column<R>>& columns) {

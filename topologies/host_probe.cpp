@@ -16,6 +16,9 @@ core::HostProbe probeHost() {
   core::HostProbe probe;
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) == 0) probe.hostname = host.data();
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) probe.cpus = CPU_COUNT(&mask);
   unsigned cpu = 0;
   unsigned node = 0;
   if (getcpu(&cpu, &node) == 0) {

@@ -40,6 +40,7 @@ core::Topology buildTopology(const std::vector<core::HostProbe>& probes, int ran
       rec.name = topo.emulated ? fmt::format("{}/{}", probes[r].hostname, node)
                                : probes[r].hostname;
       rec.gpus = probes[r].gpuCount;
+      rec.cpus = probes[r].cpus;
       rec.memAvailableBytes = probes[r].memAvailableBytes;
       rec.topologyClass = classFromGpuCount(rec.gpus);
       topo.nodes.push_back(rec);

@@ -45,6 +45,32 @@ class CollectiveRunner {
   virtual void corruptOutput(std::uint64_t element) = 0;
 };
 
+// What a round of pairwise transfers streams.
+struct PairSpec {
+  std::uint64_t bytes = 0;  // message size
+  int window = 1;           // messages in flight per iteration
+  int iters = 1;            // timed iterations
+  int warmup = 0;           // untimed iterations before them
+  int latencyIters = 0;     // ping-pong round trips
+  std::uint64_t latencyBytes = 8;
+  std::uint32_t seed = 0;   // test pattern of the checked transfer
+};
+
+// Point-to-point transfers between this rank and one peer (a world rank) at a time. Both sides
+// call the same method with mirrored roles.
+class PairRunner {
+ public:
+  virtual ~PairRunner() = default;
+  // Streams iters x window messages to the peer, from it, or both ways at once. Returns this
+  // rank's seconds from a handshake with the peer until its part is done; a sender-only side
+  // waits for the receiver's acknowledgement, so its time covers delivery.
+  virtual double stream(int peer, bool send, bool receive) = 0;
+  // Ping-pong; returns the one-way latency in seconds (round trip / 2), on both sides.
+  virtual double pingPong(int peer, bool initiator) = 0;
+  // One patterned message from the sender; the receiver returns how many elements arrived wrong.
+  virtual std::uint64_t checkedTransfer(int peer, bool sender) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -54,6 +80,8 @@ class Backend {
   // Prepares one collective for `group`, a communicator this rank belongs to. Collective over
   // `group`.
   virtual std::unique_ptr<CollectiveRunner> prepare(MPI_Comm group, const CollectiveSpec& spec) = 0;
+  // Buffers for pairwise transfers between ranks of `world`. Local (no communication).
+  virtual std::unique_ptr<PairRunner> preparePairs(MPI_Comm world, const PairSpec& spec) = 0;
 };
 
 }  // namespace fabricmap::worker

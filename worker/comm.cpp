@@ -62,6 +62,7 @@ struct WireProbe {
   int cpu;
   int numaNode;
   int gpuCount;
+  int cpus;
   int sharedLeader;
   std::uint64_t memAvailableBytes;
 };
@@ -87,6 +88,7 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
   w.cpu = mine.cpu;
   w.numaNode = mine.numaNode;
   w.gpuCount = mine.gpuCount;
+  w.cpus = mine.cpus;
   w.sharedLeader = mine.sharedLeader;
   w.memAvailableBytes = mine.memAvailableBytes;
   std::vector<WireProbe> all(static_cast<std::size_t>(size));
@@ -100,6 +102,7 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
     h.cpu = p.cpu;
     h.numaNode = p.numaNode;
     h.gpuCount = p.gpuCount;
+    h.cpus = p.cpus;
     h.sharedLeader = p.sharedLeader;
     h.memAvailableBytes = p.memAvailableBytes;
     probes.push_back(std::move(h));

@@ -59,8 +59,8 @@ bool Executor::matches(const core::Fault& fault, const core::CollectiveStep& ste
 }
 
 Executor::Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
-                   std::vector<core::Fault> faults)
-    : world_(world), backend_(backend), plan_(plan), faults_(std::move(faults)) {
+                   const core::Topology& topology, std::vector<core::Fault> faults)
+    : world_(world), backend_(backend), plan_(plan), topology_(topology), faults_(std::move(faults)) {
   MPI_Comm_rank(world_, &rank_);
   MPI_Comm_size(world_, &size_);
 }
@@ -207,6 +207,138 @@ StepResult Executor::run(const core::CollectiveStep& step) {
   }
   rec.status = anyWrong ? "wrong" : (step.check ? "ok" : "unchecked");
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+namespace {
+
+// What each rank sends rank 0 after a pair round.
+struct PairReport {
+  int slot = -1;     // index of this rank's pair in the round, -1 when idle
+  int first = 0;     // 1 on the pair's first member (its "a" side)
+  int latency = 0;   // 1 when this rank measured the latency
+  double send = 0;   // seconds of its sender-only stream
+  double bidir = 0;  // seconds of the bidirectional stream
+  double oneWay = 0; // seconds, one-way latency
+  std::uint64_t wrong = 0;
+};
+
+}  // namespace
+
+PairResult Executor::run(const core::PairStep& step) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::pair<int, int>> pairs = core::pairsOf(step);
+  const bool nodeLevel = step.level == core::PairLevel::kNode;
+
+  // My partner this round: the rank of the other member (rank level), or the rank with my local
+  // index on the other node (node level; ranks beyond the smaller node's count sit out).
+  PairReport mine;
+  int peer = -1;
+  const core::RankRecord& me = topology_.ranks.at(static_cast<std::size_t>(rank_));
+  for (std::size_t slot = 0; slot < pairs.size() && peer < 0; ++slot) {
+    const auto [a, b] = pairs[slot];
+    const int self = nodeLevel ? me.node : rank_;
+    if (self != a && self != b) continue;
+    const bool first = self == a;
+    if (nodeLevel) {
+      const int other = first ? b : a;
+      for (const auto& r : topology_.ranks) {
+        if (r.node == other && r.localRank == me.localRank) peer = r.rank;
+      }
+    } else {
+      peer = first ? b : a;
+    }
+    if (peer >= 0) {
+      mine.slot = static_cast<int>(slot);
+      mine.first = first ? 1 : 0;
+    }
+  }
+
+  // Node level: the rank pairs of one node pair start each phase together, so a direction's
+  // aggregate is measured with all its streams running.
+  MPI_Comm phaseComm = MPI_COMM_NULL;
+  if (nodeLevel) MPI_Comm_split(world_, peer >= 0 ? mine.slot : MPI_UNDEFINED, rank_, &phaseComm);
+  Communicator phase(phaseComm);
+  const auto together = [&] {
+    if (phase.member()) MPI_Barrier(phase.get());
+  };
+
+  if (peer >= 0) {
+    PairSpec spec;
+    spec.bytes = step.bytes;
+    spec.window = step.window;
+    spec.iters = step.iters;
+    spec.warmup = step.warmup;
+    spec.latencyIters = step.latencyIters;
+    spec.latencyBytes = step.latencyBytes;
+    spec.seed = static_cast<std::uint32_t>(step.index);
+    std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, spec);
+    const bool first = mine.first == 1;
+    // a -> b, then b -> a, then both at once; every node-level stream of a direction runs together
+    together();
+    const double ab = runner->stream(peer, first, !first);
+    together();
+    const double ba = runner->stream(peer, !first, first);
+    mine.send = first ? ab : ba;
+    together();
+    mine.bidir = runner->stream(peer, true, true);
+    if (step.latencyIters > 0 && (!nodeLevel || me.localRank == 0)) {
+      mine.oneWay = runner->pingPong(peer, first);
+      mine.latency = 1;
+    }
+    mine.wrong = runner->checkedTransfer(peer, first) + runner->checkedTransfer(peer, !first);
+  }
+
+  sleepingBarrier(world_);
+  std::vector<PairReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+  MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0,
+             world_);
+  PairResult result;
+  if (rank_ != 0) return result;
+
+  const double volume = static_cast<double>(step.bytes) * step.window * step.iters;
+  bool anyWrong = false;
+  for (std::size_t slot = 0; slot < pairs.size(); ++slot) {
+    core::PairRecord rec;
+    rec.step = step.index;
+    rec.level = std::string(core::name(step.level));
+    rec.a = pairs[slot].first;
+    rec.b = pairs[slot].second;
+    rec.sample = step.sample;
+    rec.bytes = step.bytes;
+    rec.window = step.window;
+    rec.iters = step.iters;
+    double sendA = 0, sendB = 0, bidir = 0;
+    for (const PairReport& r : all) {
+      if (r.slot != static_cast<int>(slot)) continue;
+      if (r.first) {
+        ++rec.streams;
+        sendA = std::max(sendA, r.send);
+      } else {
+        sendB = std::max(sendB, r.send);
+      }
+      bidir = std::max(bidir, r.bidir);
+      if (r.latency && r.first) rec.latencyUs = r.oneWay * 1e6;
+      rec.wrong += r.wrong;
+    }
+    if (rec.streams == 0) continue;  // nodes without ranks to pair (cannot happen with 1+ each)
+    rec.bwAB = sendA > 0 ? rec.streams * volume / sendA / 1e9 : 0.0;
+    rec.bwBA = sendB > 0 ? rec.streams * volume / sendB / 1e9 : 0.0;
+    rec.bwBidir = bidir > 0 ? 2.0 * rec.streams * volume / bidir / 1e9 : 0.0;
+    anyWrong = anyWrong || rec.wrong > 0;
+    result.pairs.push_back(std::move(rec));
+  }
+  core::StepRecord& s = result.step;
+  s.step = step.index;
+  s.kind = "pairwise";
+  s.scope = std::string(core::name(step.level));
+  s.op = step.sample == 0 ? "round" : "retest";
+  s.dtype = "uint8";
+  s.redop = "none";
+  s.bytes = step.bytes;
+  s.groups = static_cast<int>(result.pairs.size());
+  s.status = anyWrong ? "wrong" : "ok";
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -18,6 +18,11 @@ struct StepResult {
   std::vector<core::CollectiveRecord> rows;  // rank 0 only: one per group
 };
 
+struct PairResult {
+  core::StepRecord step;                 // rank 0 only
+  std::vector<core::PairRecord> pairs;   // rank 0 only: one per pair of the round
+};
+
 // The spec a group of `nranks` runs for `step` (shape and test pattern included).
 CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
 
@@ -25,7 +30,7 @@ class Executor {
  public:
   // `faults` are test-only injections (empty in real runs).
   Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
-           std::vector<core::Fault> faults = {});
+           const core::Topology& topology, std::vector<core::Fault> faults = {});
 
   // Why `step` will not run (the plan's or the backend's reason), empty when it runs. Local and
   // deterministic: every rank gets the same answer.
@@ -35,6 +40,10 @@ class Executor {
   // Ranks outside the step's groups sleep until the groups are done.
   StepResult run(const core::CollectiveStep& step);
 
+  // One round of pairwise transfers; collective over the world communicator like run() above.
+  // Ranks without a partner this round sleep until the pairs are done.
+  PairResult run(const core::PairStep& step);
+
  private:
   void enterScope(int scopeIndex);
   bool matches(const core::Fault& fault, const core::CollectiveStep& step) const;
@@ -42,6 +51,7 @@ class Executor {
   MPI_Comm world_;
   Backend& backend_;
   const core::Plan& plan_;
+  const core::Topology& topology_;
   std::vector<core::Fault> faults_;
   int rank_ = 0;
   int size_ = 0;

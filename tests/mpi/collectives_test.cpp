@@ -134,13 +134,13 @@ core::Plan smallPlan(const core::Topology& topo) {
     for (const auto& op : core::allOps()) {
       for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{262144}}) {
         core::CollectiveStep step;
-        step.index = static_cast<int>(plan.steps.size());
+        step.index = static_cast<int>(plan.collectiveSteps.size());
         step.scopeIndex = static_cast<int>(si);
         step.op = op.op;
         step.bytes = bytes;
         step.iters = 5;
         step.warmup = 1;
-        plan.steps.push_back(step);
+        plan.collectiveSteps.push_back(step);
       }
     }
   }
@@ -151,8 +151,8 @@ TEST(Executor, RecordsEveryGroupOfEveryScope) {
   const core::Topology topo = emulatedTopology(2);
   const core::Plan plan = smallPlan(topo);
   std::unique_ptr<Backend> backend = mpi::createBackend();
-  Executor executor(MPI_COMM_WORLD, *backend, plan);
-  for (const auto& step : plan.steps) {
+  Executor executor(MPI_COMM_WORLD, *backend, plan, topo);
+  for (const auto& step : plan.collectiveSteps) {
     const StepResult result = executor.run(step);
     if (worldRank() != 0) continue;
     const auto& scope = plan.scopes[static_cast<std::size_t>(step.scopeIndex)];
@@ -185,16 +185,16 @@ TEST(Executor, InjectedCorruptionIsAttributedToItsRank) {
   core::Fault fault;
   fault.rank = victim;
   fault.op = core::Op::kAllReduce;
-  Executor executor(MPI_COMM_WORLD, *backend, plan, {fault});
+  Executor executor(MPI_COMM_WORLD, *backend, plan, topo, {fault});
   int expectedRows = 0;  // all_reduce rows of groups that contain the victim
-  for (const auto& step : plan.steps) {
+  for (const auto& step : plan.collectiveSteps) {
     if (step.op != core::Op::kAllReduce) continue;
     for (const auto& g : plan.scopes[static_cast<std::size_t>(step.scopeIndex)].groups) {
       expectedRows += std::count(g.begin(), g.end(), victim) > 0 ? 1 : 0;
     }
   }
   int corruptedRows = 0;
-  for (const auto& step : plan.steps) {
+  for (const auto& step : plan.collectiveSteps) {
     const StepResult result = executor.run(step);
     if (worldRank() != 0) continue;
     for (const auto& row : result.rows) {
@@ -239,9 +239,10 @@ TEST(Executor, RanksOutsideTheGroupSleep) {
   step.bytes = 8u << 20;
   step.iters = 30;
   step.warmup = 1;
-  plan.steps.push_back(step);
+  plan.collectiveSteps.push_back(step);
   std::unique_ptr<Backend> backend = mpi::createBackend();
-  Executor executor(MPI_COMM_WORLD, *backend, plan);
+  const core::Topology topo = emulatedTopology(0);
+  Executor executor(MPI_COMM_WORLD, *backend, plan, topo);
   MPI_Barrier(MPI_COMM_WORLD);
   const double cpu0 = cpuSeconds();
   const double wall0 = MPI_Wtime();

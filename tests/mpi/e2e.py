@@ -40,7 +40,8 @@ def read(path):
     with h5py.File(path, "r") as f:
         attrs = {k: f.attrs[k] for k in f.attrs}
         tables = {}
-        for name in ["topology/ranks", "topology/nodes", "scopes", "steps", "collectives"]:
+        for name in ["topology/ranks", "topology/nodes", "scopes", "steps", "collectives", "pairs",
+                     "findings"]:
             d = f[name][:]
             tables[name] = [{k: (text(row[k]) if d.dtype[k].kind == "O" else row[k].item())
                              for k in d.dtype.names} for row in d]
@@ -57,6 +58,8 @@ def check_rows(attrs, t, np):
     check(len(t["steps"]) == attrs["planned_steps"],
           f"{len(t['steps'])} steps recorded of {attrs['planned_steps']}")
     for s in t["steps"]:
+        if s["kind"] == "pairwise":
+            continue  # checked by check_pairwise
         rows = rows_by_step.get(s["step"], [])
         if s["status"] == "waived":
             check(rows == [] and s["reason"], f"waived step {s['step']} has rows or no reason")
@@ -78,10 +81,66 @@ def check_rows(attrs, t, np):
     return rows_by_step
 
 
+PAIR_ARGS = ["--pair-bytes", "64K", "--pair-iters", "3", "--latency-iters", "20"]
+
+
+def check_pairwise(path, np_, mode="full"):
+    """The matrices and /pairs of a pairwise run: every pair measured once per round schedule,
+    rounds of disjoint pairs, finite positive figures, link classes from the topology."""
+    import numpy
+    with h5py.File(path, "r") as f:
+        unidir = f["matrix/rank/bw_unidir"][:]
+        bidir = f["matrix/rank/bw_bidir"][:]
+        latency = f["matrix/rank/latency"][:]
+        classes = f["matrix/rank/link_class"][:]
+        class_names = {v: k for k, v in h5py.check_enum_dtype(f["matrix/rank/link_class"].dtype).items()}
+        node_bw = f["matrix/node/bw"][:]
+        node_measured = bool(f["matrix/node"].attrs["measured"])
+        ranks = f["topology/ranks"][:]
+        nodes = f["topology/nodes"][:]
+        pairs = f["pairs"][:]
+        steps = f["steps"][:]
+        findings = f["findings"][:]
+        check(f["matrix/rank/bw_unidir"].attrs["units"] == "GB/s", "matrix units")
+    check(unidir.shape == (np_, np_), f"rank matrix shape {unidir.shape}")
+    check(all(numpy.isnan(unidir[i, i]) for i in range(np_)), "diagonal must be NaN")
+    node_of = [int(r["node"]) for r in ranks]
+    for a in range(np_):
+        for b in range(np_):
+            want = "self" if a == b else ("same_node_host" if node_of[a] == node_of[b] else "inter_node")
+            check(class_names[int(classes[a, b])] == want, f"link class {a},{b}")
+    first = [p for p in pairs if p["level"].decode() == "rank" and p["sample"] == 0]
+    measured = {(int(p["a"]), int(p["b"])) for p in first}
+    if mode == "full":
+        check(len(first) == np_ * (np_ - 1) // 2 and len(measured) == len(first),
+              f"full mode measures each rank pair once: {len(first)} rows, {len(measured)} distinct")
+        check(numpy.isfinite(unidir[~numpy.eye(np_, dtype=bool)]).all(), "unmeasured cells in full mode")
+        rounds = {int(p["step"]) for p in first}
+        check(len(rounds) == (np_ - 1 if np_ % 2 == 0 else np_), f"{len(rounds)} rounds for {np_} ranks")
+    for a, b in measured:
+        for x, y in ((a, b), (b, a)):
+            check(numpy.isfinite(unidir[x, y]) and unidir[x, y] > 0, f"unidir {x}->{y}={unidir[x, y]}")
+            check(numpy.isfinite(latency[x, y]) and latency[x, y] > 0, f"latency {x}->{y}")
+        check(bidir[a, b] == bidir[b, a] and bidir[a, b] > 0, f"bidir {a},{b} not symmetric/positive")
+    for step in {int(p["step"]) for p in pairs}:
+        members = [m for p in pairs if p["step"] == step for m in (int(p["a"]), int(p["b"]))]
+        check(len(members) == len(set(members)), f"round {step} pairs are not disjoint: {members}")
+    check(all(p["wrong"] == 0 for p in pairs), "checked transfers went wrong")
+    kinds = {s["kind"].decode() for s in steps}
+    check("pairwise" in kinds, "no pairwise steps recorded")
+    check(node_bw.shape == (len(nodes), len(nodes)), "node matrix shape")
+    if len(nodes) >= 2:
+        check(numpy.isfinite(node_bw[~numpy.eye(len(nodes), dtype=bool)]).all(), "node matrix has gaps")
+        check(node_measured == any(int(n["ranks"]) > 1 for n in nodes), "node matrix measured flag")
+    check(all(fd["severity"].decode() in ("error", "warning", "info") for fd in findings), "finding severity")
+    return findings
+
+
 def case_sweep(args, tmp):
     out = os.path.join(tmp, "sweep.h5")
     p = mpirun(args, args.np,
-               [args.fabricmap, "run", "-b", "8", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-o", out])
+               [args.fabricmap, "run", "-b", "8", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-o", out]
+               + PAIR_ARGS)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     check("Out of bounds values : 0 OK" in p.stdout, "console summary missing")
     check("# all_reduce float sum in scope world" in p.stdout, "nccl-tests style block missing")
@@ -105,13 +164,16 @@ def case_sweep(args, tmp):
     check(doc["complete"] is True and doc["provenance"]["run_config"]["iters"] == 3, "show --json")
     s = subprocess.run([args.fabricmap, "show", out], capture_output=True, text=True, timeout=60)
     check(s.returncode == 0 and "complete" in s.stdout and "all_reduce" in s.stdout, "show text")
+    check("Bottlenecks" in s.stdout and "Bottlenecks" in p.stdout, "no Bottlenecks section")
+    check_pairwise(out, args.np)
+    check(len(doc["pairs"]) > 0 and doc["matrices"]["rank"]["bw_unidir"][0][0] is None, "show --json pairs")
 
 
 def case_emulated(args, tmp):
     out = os.path.join(tmp, "emulated.h5")
     p = mpirun(args, args.np,
                [args.fabricmap, "run", "-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "--ranks-per-node", "2",
-                "--ops", "all_reduce,alltoall", "-o", out])
+                "--ops", "all_reduce,alltoall", "-o", out] + PAIR_ARGS)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     attrs, t = read(out)
     check(bool(attrs["emulated"]) and attrs["ranks_per_node"] == 2, "emulated attributes")
@@ -132,6 +194,37 @@ def case_emulated(args, tmp):
         check(groups == set(range(scopes[scope]["groups"])), f"{scope} groups measured {groups}")
     local = [r["local_rank"] for r in t["topology/ranks"]]
     check(local == [i % 2 for i in range(args.np)], f"local ranks {local}")
+    check_pairwise(out, args.np)
+    node_pairs = [p for p in t["pairs"] if p["level"] == "node" and p["sample"] == 0]
+    check(len(node_pairs) == nodes * (nodes - 1) // 2, f"node pairs {node_pairs}")
+    check(all(p["streams"] == (2 if args.np % 2 == 0 else 1) for p in node_pairs), "streams per node pair")
+
+
+def case_pairwise_quick(args, tmp):
+    out = os.path.join(tmp, "quick.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--pairwise", "--pairwise-mode", "quick",
+                               "--pairwise-peers", "3", "-o", out] + PAIR_ARGS)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    attrs, t = read(out)
+    check(not any(s["kind"] == "collective" for s in t["steps"]), "--pairwise ran collectives")
+    first = [pr for pr in t["pairs"] if pr["level"] == "rank" and pr["sample"] == 0]
+    degree = {r: 0 for r in range(args.np)}
+    for pr in first:
+        degree[pr["a"]] += 1
+        degree[pr["b"]] += 1
+    check(all(d >= 3 for d in degree.values()), f"every rank meets 3+ peers: {degree}")
+    check(len(first) < args.np * (args.np - 1) // 2, "quick mode measured every pair")
+    check_pairwise(out, args.np, mode="quick")
+    import numpy
+    with h5py.File(out, "r") as f:
+        medians = f["matrix/rank/peer_median"][:]
+    check(numpy.isfinite(medians).all() and (medians > 0).all(), f"peer medians {medians}")
+
+
+def case_pairwise_single(args, tmp):
+    p = mpirun(args, 1, [args.fabricmap, "run", "--pairwise", "-o", os.path.join(tmp, "x.h5")], timeout=60)
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "at least 2 ranks" in lines[0], f"{p.returncode} {lines}")
 
 
 def one_error_line(p):
@@ -153,7 +246,13 @@ def case_bad_input(args, tmp):
         ["-e", "1T"],
         ["-o", "sun"],
         ["-f", "2", "-i", "8"],
-        ["-d", "half"],
+        ["--collectives", "-d", "half"],
+        ["--pair-bytes", "0"],
+        ["--pair-bytes", "4G"],
+        ["--slow-threshold", "0"],
+        ["--slow-threshold", "1.5"],
+        ["--latency-factor", "0.5"],
+        ["--pairwise-mode", "sideways"],
     ]
     for extra in cases:
         p = mpirun(args, args.np, [args.fabricmap, "run", "-o", out] + extra, timeout=60)
@@ -213,7 +312,8 @@ def case_show(args, tmp):
 
 
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
-         "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault}
+         "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
+         "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single}
 
 
 def main():

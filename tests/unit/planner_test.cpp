@@ -107,7 +107,7 @@ TEST(Scopes, SingleRankWorld) {
 }
 
 RunConfig smallConfig() {
-  RunConfig c = parseRunOptions({"-b", "8", "-e", "128", "-f", "4", "-n", "3"}).config;
+  RunConfig c = parseRunOptions({"-b", "8", "-e", "128", "-f", "4", "-n", "3", "--collectives"}).config;
   return c;
 }
 
@@ -117,20 +117,20 @@ TEST(Plan, StepOrderScopeOpSizePlacement) {
   const core::Plan plan = makePlan(c, emulated(4, 2));
   ASSERT_EQ(plan.scopes.size(), 3u);
   // 3 scopes x 2 ops x 3 sizes x 2 placements
-  ASSERT_EQ(plan.steps.size(), 36u);
-  for (std::size_t i = 0; i < plan.steps.size(); ++i) EXPECT_EQ(plan.steps[i].index, static_cast<int>(i));
-  EXPECT_EQ(plan.steps[0].op, core::Op::kAllReduce);
-  EXPECT_FALSE(plan.steps[0].inPlace);
-  EXPECT_TRUE(plan.steps[1].inPlace);
-  EXPECT_EQ(plan.steps[2].bytes, 32u);
-  EXPECT_EQ(plan.steps[6].op, core::Op::kAllGather);
-  EXPECT_EQ(plan.steps[12].scopeIndex, 1);
+  ASSERT_EQ(plan.collectiveSteps.size(), 36u);
+  for (std::size_t i = 0; i < plan.collectiveSteps.size(); ++i) EXPECT_EQ(plan.collectiveSteps[i].index, static_cast<int>(i));
+  EXPECT_EQ(plan.collectiveSteps[0].op, core::Op::kAllReduce);
+  EXPECT_FALSE(plan.collectiveSteps[0].inPlace);
+  EXPECT_TRUE(plan.collectiveSteps[1].inPlace);
+  EXPECT_EQ(plan.collectiveSteps[2].bytes, 32u);
+  EXPECT_EQ(plan.collectiveSteps[6].op, core::Op::kAllGather);
+  EXPECT_EQ(plan.collectiveSteps[12].scopeIndex, 1);
   // all_gather of 8 B over 4 ranks is less than one float each: waived with the reason
-  EXPECT_NE(plan.steps[6].waiver.find("less than one float per rank for 4 ranks"), std::string::npos);
-  EXPECT_TRUE(plan.steps[8].waiver.empty());  // 32 B = 2 floats per rank
+  EXPECT_NE(plan.collectiveSteps[6].waiver.find("less than one float per rank for 4 ranks"), std::string::npos);
+  EXPECT_TRUE(plan.collectiveSteps[8].waiver.empty());  // 32 B = 2 floats per rank
   // in the 2-rank intra groups 8 B is one float per rank: runs
-  EXPECT_TRUE(plan.steps[18].waiver.empty());
-  EXPECT_EQ(plan.steps[18].op, core::Op::kAllGather);
+  EXPECT_TRUE(plan.collectiveSteps[18].waiver.empty());
+  EXPECT_EQ(plan.collectiveSteps[18].op, core::Op::kAllGather);
 }
 
 TEST(Plan, ReductionOpsOnlyMultiplyReducingCollectives) {
@@ -140,7 +140,7 @@ TEST(Plan, ReductionOpsOnlyMultiplyReducingCollectives) {
   c.placement = Placement::kOutOfPlace;
   c.scopes = {core::Scope::kWorld};
   const core::Plan plan = makePlan(c, emulated(2, 0));
-  EXPECT_EQ(plan.steps.size(), 3u * 2 + 3u);
+  EXPECT_EQ(plan.collectiveSteps.size(), 3u * 2 + 3u);
 }
 
 TEST(Plan, RootMustLieInEveryGroup) {

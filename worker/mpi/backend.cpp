@@ -8,6 +8,7 @@
 #include "worker/host_buffer.h"
 #include "worker/host_check.h"
 #include "worker/mpi/collective.h"
+#include "worker/mpi/pairs.h"
 
 namespace fabricmap::worker::mpi {
 namespace {
@@ -25,6 +26,13 @@ class MpiBackend final : public Backend {
       return "element count above 2^31-1 needs MPI-4 large-count calls";
     }
     return {};
+  }
+
+  std::unique_ptr<PairRunner> preparePairs(MPI_Comm world, const PairSpec& spec) override {
+    const std::size_t bytes = std::max<std::uint64_t>(spec.bytes, spec.latencyBytes);
+    input_.reserve(bytes);
+    output_.reserve(bytes);
+    return makePairRunner(world, spec, input_.data(), output_.data());
   }
 
   std::unique_ptr<CollectiveRunner> prepare(MPI_Comm group, const CollectiveSpec& spec) override {

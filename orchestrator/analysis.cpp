@@ -1,0 +1,501 @@
+// Bottleneck analysis (see analysis.h).
+//
+// Inter-node attribution works on the node x node matrix (measured with all local ranks streaming
+// at once, or derived from the rank matrix): a directed node pair is slow below the threshold.
+// Then, for each node with 2+ measured peers:
+//   - most of its outgoing and incoming pairs slow   -> "node"        (its NIC, cable or host)
+//   - most outgoing slow, incoming fine              -> "node_egress"
+//   - most incoming slow, outgoing fine              -> "node_ingress"
+// Slow pairs left unexplained by those are "link" findings (one route between two nodes that are
+// fine with everyone else). Inside nodes, slow rank pairs of the same-node class make an
+// "intra_node" finding per node; ranks whose inter-node pairs are mostly slow on a node that is
+// otherwise fine make a "rank" finding (that rank's NIC or rail). Latency is judged the same way.
+#include "orchestrator/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+using core::Finding;
+using core::LinkClass;
+
+// The baseline of a population (see analysis.h), over at most ~1M values (a strided sample beyond
+// that keeps an 8,192-rank analysis within memory and time).
+template <class Pick>
+double robustMedian(std::size_t count, Pick pick, bool higherIsBetter) {
+  constexpr std::size_t kMaxSamples = 1u << 20;
+  const std::size_t stride = std::max<std::size_t>(1, count / kMaxSamples);
+  std::vector<float> v;
+  v.reserve(std::min(count, kMaxSamples + 1));
+  for (std::size_t i = 0; i < count; i += stride) {
+    const float x = pick(i);
+    if (std::isfinite(x)) v.push_back(x);
+  }
+  if (v.empty()) return std::nan("");
+  const auto medianInPlace = [](std::vector<float>& x) {
+    const auto mid = x.begin() + static_cast<long>(x.size() / 2);
+    std::nth_element(x.begin(), mid, x.end());
+    return static_cast<double>(*mid);
+  };
+  const double all = medianInPlace(v);
+  std::erase_if(v, [&](float x) { return higherIsBetter ? x < 0.5 * all : x > 2.0 * all; });
+  return v.empty() ? all : medianInPlace(v);
+}
+
+bool slowBw(float v, double base, double threshold) {
+  return std::isfinite(v) && std::isfinite(base) && v < threshold * base;
+}
+
+bool badLatency(float v, double base, double factor) {
+  return std::isfinite(v) && std::isfinite(base) && base > 0 && v > factor * base;
+}
+
+// How a measured cell compares with its baseline, given its best and worst samples.
+enum class Verdict { kUnmeasured, kFine, kSlow, kNoisy };
+
+Verdict bwVerdict(float best, float worst, double base, const AnalysisConfig& c) {
+  if (!std::isfinite(best)) return Verdict::kUnmeasured;
+  if (!slowBw(best, base, c.slowThreshold)) return Verdict::kFine;
+  return !std::isfinite(worst) || worst >= c.agreement * best ? Verdict::kSlow : Verdict::kNoisy;
+}
+
+Verdict latencyVerdict(float best, float worst, double base, const AnalysisConfig& c) {
+  if (!std::isfinite(best)) return Verdict::kUnmeasured;
+  if (!badLatency(best, base, c.latencyFactor)) return Verdict::kFine;
+  return !std::isfinite(worst) || c.agreement * worst <= best ? Verdict::kSlow : Verdict::kNoisy;
+}
+
+// Pairs left unjudged because their samples disagreed, reported once per level.
+struct NoisyPairs {
+  int count = 0;
+  std::string example;
+  void note(const std::string& what, float best, float worst, const char* unit) {
+    ++count;
+    if (example.empty()) example = fmt::format("{}: {:.3g}..{:.3g} {}", what, worst, best, unit);
+  }
+};
+
+std::string severityFor(double ratio) { return ratio < 0.5 ? "error" : "warning"; }
+
+std::string latencySeverity(double ratio, double factor) {
+  return ratio > 2 * factor ? "error" : "warning";
+}
+
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int severityRank(const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : 2; }
+
+
+// Per node: which directed node pairs are slow, measured, and how many of each.
+struct NodeView {
+  int nodes = 0;
+  std::vector<std::vector<int>> slow;      // slow[x][y]: 1 slow, 0 fine, -1 not measured
+  std::vector<int> outMeasured, outSlow, inMeasured, inSlow;
+};
+
+NodeView viewOf(const core::Matrices& m, double base, const AnalysisConfig& c, NoisyPairs& noisy,
+               const core::Topology& topo) {
+  const core::Matrix& bw = m.nodeBw;
+  NodeView v;
+  v.nodes = bw.n;
+  v.slow.assign(static_cast<std::size_t>(bw.n), std::vector<int>(static_cast<std::size_t>(bw.n), -1));
+  v.outMeasured.assign(static_cast<std::size_t>(bw.n), 0);
+  v.outSlow = v.inMeasured = v.inSlow = v.outMeasured;
+  for (int x = 0; x < bw.n; ++x) {
+    for (int y = 0; y < bw.n; ++y) {
+      const float value = bw.at(x, y);
+      if (x == y || !std::isfinite(value)) continue;
+      const Verdict verdict = bwVerdict(value, m.nodeBwWorst.at(x, y), base, c);
+      if (verdict == Verdict::kNoisy) {
+        noisy.note(topo.nodes[static_cast<std::size_t>(x)].name + " -> " +
+                       topo.nodes[static_cast<std::size_t>(y)].name,
+                   value, m.nodeBwWorst.at(x, y), "GB/s");
+      }
+      const bool s = verdict == Verdict::kSlow;
+      v.slow[static_cast<std::size_t>(x)][static_cast<std::size_t>(y)] = s ? 1 : 0;
+      ++v.outMeasured[static_cast<std::size_t>(x)];
+      ++v.inMeasured[static_cast<std::size_t>(y)];
+      if (s) {
+        ++v.outSlow[static_cast<std::size_t>(x)];
+        ++v.inSlow[static_cast<std::size_t>(y)];
+      }
+    }
+  }
+  return v;
+}
+
+std::string nodeName(const core::Topology& t, int node) {
+  return t.nodes[static_cast<std::size_t>(node)].name;
+}
+
+}  // namespace
+
+Baseline classBaseline(const core::Matrices& m, LinkClass cls) {
+  Baseline b;
+  const std::size_t cells = m.rankUnidir.values.size();
+  const auto inClass = [&](std::size_t i) { return m.rankLinkClass[i] == cls; };
+  for (std::size_t i = 0; i < cells; ++i) b.samples += inClass(i) && std::isfinite(m.rankUnidir.values[i]);
+  b.bandwidth = robustMedian(
+      cells, [&](std::size_t i) { return inClass(i) ? m.rankUnidirWorst.values[i] : std::nanf(""); }, true);
+  b.latency = robustMedian(
+      cells, [&](std::size_t i) { return inClass(i) ? m.rankLatencyWorst.values[i] : std::nanf(""); }, false);
+  return b;
+}
+
+Baseline nodeBaseline(const core::Matrices& m) {
+  Baseline b;
+  const std::size_t cells = m.nodeBw.values.size();
+  const auto offDiagonal = [&](const core::Matrix& x, std::size_t i) {
+    return i / static_cast<std::size_t>(x.n) == i % static_cast<std::size_t>(x.n) ? std::nanf("")
+                                                                                   : x.values[i];
+  };
+  for (std::size_t i = 0; i < cells; ++i) b.samples += std::isfinite(offDiagonal(m.nodeBw, i));
+  b.bandwidth = robustMedian(cells, [&](std::size_t i) { return offDiagonal(m.nodeBwWorst, i); }, true);
+  b.latency = robustMedian(cells, [&](std::size_t i) { return offDiagonal(m.nodeLatencyWorst, i); }, false);
+  return b;
+}
+
+std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c) {
+  std::map<LinkClass, Baseline> base;
+  for (LinkClass cls : {LinkClass::kSameNodeHost, LinkClass::kInterNode}) base[cls] = classBaseline(m, cls);
+  std::set<std::pair<int, int>> pairs;
+  const int n = m.rankUnidir.n;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const Baseline& bl = base[m.rankLinkClass[m.rankUnidir.index(a, b)]];
+      if (slowBw(m.rankUnidir.at(a, b), bl.bandwidth, c.slowThreshold) ||
+          badLatency(m.rankLatency.at(a, b), bl.latency, c.latencyFactor)) {
+        pairs.emplace(std::min(a, b), std::max(a, b));
+      }
+    }
+  }
+  return {pairs.begin(), pairs.end()};
+}
+
+std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const AnalysisConfig& c) {
+  std::set<std::pair<int, int>> pairs;
+  if (!m.nodeMeasured) return {};
+  const Baseline bl = nodeBaseline(m);
+  for (int x = 0; x < m.nodeBw.n; ++x) {
+    for (int y = 0; y < m.nodeBw.n; ++y) {
+      if (x != y && (slowBw(m.nodeBw.at(x, y), bl.bandwidth, c.slowThreshold) ||
+                     badLatency(m.nodeLatency.at(x, y), bl.latency, c.latencyFactor))) {
+        pairs.emplace(std::min(x, y), std::max(x, y));
+      }
+    }
+  }
+  return {pairs.begin(), pairs.end()};
+}
+
+std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo,
+                             const AnalysisConfig& c) {
+  std::vector<Finding> findings;
+  const int nodes = m.nodeBw.n;
+
+  // ---- inter-node, node by node
+  const Baseline nb = nodeBaseline(m);
+  NoisyPairs noisyNodes;
+  NoisyPairs noisyRanks;
+  const NodeView v = viewOf(m, nb.bandwidth, c, noisyNodes, topo);
+  std::vector<std::vector<bool>> explained(static_cast<std::size_t>(nodes),
+                                           std::vector<bool>(static_cast<std::size_t>(nodes), false));
+  std::vector<bool> nodeFlagged(static_cast<std::size_t>(nodes), false);
+  const auto share = [](int slow, int measured) {
+    return measured > 0 ? static_cast<double>(slow) / measured : 0.0;
+  };
+  for (int x = 0; x < nodes; ++x) {
+    const auto ux = static_cast<std::size_t>(x);
+    if (v.outMeasured[ux] < 2 || v.inMeasured[ux] < 2) continue;
+    const double outShare = share(v.outSlow[ux], v.outMeasured[ux]);
+    const double inShare = share(v.inSlow[ux], v.inMeasured[ux]);
+    const bool out = outShare >= c.attributeShare;
+    const bool in = inShare >= c.attributeShare;
+    if (!out && !in) continue;
+    std::vector<double> outValues, inValues;
+    for (int y = 0; y < nodes; ++y) {
+      if (y == x) continue;
+      if (std::isfinite(m.nodeBw.at(x, y))) outValues.push_back(m.nodeBw.at(x, y));
+      if (std::isfinite(m.nodeBw.at(y, x))) inValues.push_back(m.nodeBw.at(y, x));
+    }
+    Finding f;
+    f.nodeA = x;
+    f.subject = nodeName(topo, x);
+    f.expected = nb.bandwidth;
+    f.unit = "GB/s";
+    const std::string base = core::formatRate(nb.bandwidth);
+    if (out && in) {
+      std::vector<double> all = outValues;
+      all.insert(all.end(), inValues.begin(), inValues.end());
+      f.kind = "node";
+      f.measured = medianOf(all);
+      f.ratio = f.measured / f.expected;
+      f.message = fmt::format(
+          "{}: {} of {} peers see it slow both ways, {} vs {} baseline ({:.2f}x) - check its NIC, "
+          "cable or host",
+          f.subject, std::max(v.outSlow[ux], v.inSlow[ux]), v.outMeasured[ux], core::formatRate(f.measured),
+          base, f.ratio);
+      for (int y = 0; y < nodes; ++y) {
+        explained[ux][static_cast<std::size_t>(y)] = explained[static_cast<std::size_t>(y)][ux] = true;
+      }
+    } else if (out && inShare <= 1.0 - c.attributeShare) {
+      f.kind = "node_egress";
+      f.measured = medianOf(outValues);
+      f.ratio = f.measured / f.expected;
+      f.message = fmt::format(
+          "{} egress: sending to {} of {} peers at {} vs {} baseline ({:.2f}x) while receiving "
+          "normally - check its transmit path (NIC port, cable, egress shaping)",
+          f.subject, v.outSlow[ux], v.outMeasured[ux], core::formatRate(f.measured), base, f.ratio);
+      for (int y = 0; y < nodes; ++y) explained[ux][static_cast<std::size_t>(y)] = true;
+    } else if (in && outShare <= 1.0 - c.attributeShare) {
+      f.kind = "node_ingress";
+      f.measured = medianOf(inValues);
+      f.ratio = f.measured / f.expected;
+      f.message = fmt::format(
+          "{} ingress: receiving from {} of {} peers at {} vs {} baseline ({:.2f}x) while sending "
+          "normally - check its receive path (NIC port, cable, switch port towards it)",
+          f.subject, v.inSlow[ux], v.inMeasured[ux], core::formatRate(f.measured), base, f.ratio);
+      for (int y = 0; y < nodes; ++y) explained[static_cast<std::size_t>(y)][ux] = true;
+    } else {
+      continue;  // mixed picture: leave it to the link findings
+    }
+    f.severity = severityFor(f.ratio);
+    nodeFlagged[ux] = true;
+    findings.push_back(std::move(f));
+  }
+  // slow node pairs nothing above explains: links (both directions in one finding)
+  for (int x = 0; x < nodes; ++x) {
+    for (int y = x + 1; y < nodes; ++y) {
+      const auto ux = static_cast<std::size_t>(x);
+      const auto uy = static_cast<std::size_t>(y);
+      const bool xy = v.slow[ux][uy] == 1 && !explained[ux][uy];
+      const bool yx = v.slow[uy][ux] == 1 && !explained[uy][ux];
+      if (!xy && !yx) continue;
+      Finding f;
+      f.kind = "link";
+      f.nodeA = xy ? x : y;
+      f.nodeB = xy ? y : x;
+      f.expected = nb.bandwidth;
+      f.unit = "GB/s";
+      if (xy && yx) {
+        f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
+        f.measured = std::min(m.nodeBw.at(x, y), m.nodeBw.at(y, x));
+      } else {
+        f.subject = nodeName(topo, f.nodeA) + " -> " + nodeName(topo, f.nodeB);
+        f.measured = m.nodeBw.at(f.nodeA, f.nodeB);
+      }
+      f.ratio = f.measured / f.expected;
+      f.severity = severityFor(f.ratio);
+      f.message = fmt::format(
+          "{}: {} vs {} baseline ({:.2f}x){} - check the route between them (switch ports, "
+          "cabling, routing)",
+          f.subject, core::formatRate(f.measured), core::formatRate(nb.bandwidth), f.ratio,
+          nodes >= 3 ? " while both nodes are fine with their other peers" : "");
+      findings.push_back(std::move(f));
+    }
+  }
+
+  // ---- node latency: a node whose peers mostly see high latency, else single pairs
+  if (std::isfinite(nb.latency) && nb.latency > 0) {
+    std::vector<bool> latFlagged(static_cast<std::size_t>(nodes), false);
+    for (int x = 0; x < nodes; ++x) {
+      std::vector<double> lat;
+      int bad = 0;
+      for (int y = 0; y < nodes; ++y) {
+        if (y == x || !std::isfinite(m.nodeLatency.at(x, y))) continue;
+        lat.push_back(m.nodeLatency.at(x, y));
+        bad += latencyVerdict(m.nodeLatency.at(x, y), m.nodeLatencyWorst.at(x, y), nb.latency, c) ==
+               Verdict::kSlow;
+      }
+      if (lat.size() < 2 || bad < c.attributeShare * static_cast<double>(lat.size())) continue;
+      latFlagged[static_cast<std::size_t>(x)] = true;
+      Finding f;
+      f.kind = "node_latency";
+      f.nodeA = x;
+      f.subject = nodeName(topo, x);
+      f.measured = medianOf(lat);
+      f.expected = nb.latency;
+      f.ratio = f.measured / f.expected;
+      f.unit = "us";
+      f.severity = latencySeverity(f.ratio, c.latencyFactor);
+      f.message = fmt::format("{}: latency to {} of {} peers {:.1f} us vs {:.1f} us baseline ({:.1f}x)",
+                              f.subject, bad, lat.size(), f.measured, f.expected, f.ratio);
+      findings.push_back(std::move(f));
+    }
+    for (int x = 0; x < nodes; ++x) {
+      for (int y = x + 1; y < nodes; ++y) {
+        if (latFlagged[static_cast<std::size_t>(x)] || latFlagged[static_cast<std::size_t>(y)]) continue;
+        const float l = m.nodeLatency.at(x, y);
+        const Verdict verdict = latencyVerdict(l, m.nodeLatencyWorst.at(x, y), nb.latency, c);
+        if (verdict == Verdict::kNoisy) {
+          noisyNodes.note(nodeName(topo, x) + " <-> " + nodeName(topo, y), l, m.nodeLatencyWorst.at(x, y), "us");
+        }
+        if (verdict != Verdict::kSlow) continue;
+        Finding f;
+        f.kind = "link_latency";
+        f.nodeA = x;
+        f.nodeB = y;
+        f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
+        f.measured = l;
+        f.expected = nb.latency;
+        f.ratio = f.measured / f.expected;
+        f.unit = "us";
+        f.severity = latencySeverity(f.ratio, c.latencyFactor);
+        f.message = fmt::format("{}: latency {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject,
+                                f.measured, f.expected, f.ratio);
+        findings.push_back(std::move(f));
+      }
+    }
+  }
+
+  // ---- ranks: inter-node pairs of one rank mostly slow, on a node that is otherwise fine
+  const int ranks = m.rankUnidir.n;
+  const Baseline inter = classBaseline(m, LinkClass::kInterNode);
+  for (int r = 0; r < ranks; ++r) {
+    const auto& rec = topo.ranks[static_cast<std::size_t>(r)];
+    if (nodeFlagged[static_cast<std::size_t>(rec.node)] ||
+        topo.nodes[static_cast<std::size_t>(rec.node)].ranks < 2) {
+      continue;  // the node finding covers it, or the rank is the node
+    }
+    int measured = 0;
+    int slow = 0;
+    std::vector<double> values;
+    for (int q = 0; q < ranks; ++q) {
+      if (q == r || m.rankLinkClass[m.rankUnidir.index(r, q)] != LinkClass::kInterNode) continue;
+      for (const auto& [x, y] : {std::pair{r, q}, std::pair{q, r}}) {
+        const float val = m.rankUnidir.at(x, y);
+        if (!std::isfinite(val)) continue;
+        ++measured;
+        values.push_back(val);
+        slow += bwVerdict(val, m.rankUnidirWorst.at(x, y), inter.bandwidth, c) == Verdict::kSlow;
+      }
+    }
+    if (measured < 4 || slow < c.attributeShare * measured) continue;
+    Finding f;
+    f.kind = "rank";
+    f.rank = r;
+    f.nodeA = rec.node;
+    f.subject = fmt::format("rank {} on {}", r, nodeName(topo, rec.node));
+    f.measured = medianOf(values);
+    f.expected = inter.bandwidth;
+    f.ratio = f.measured / f.expected;
+    f.unit = "GB/s";
+    f.severity = severityFor(f.ratio);
+    f.message = fmt::format(
+        "{}: {} of {} inter-node transfers at {} vs {} baseline ({:.2f}x) while the node's other "
+        "ranks are fine - check that rank's NIC/rail and its GPU-NIC affinity",
+        f.subject, slow, measured, core::formatRate(f.measured), core::formatRate(f.expected), f.ratio);
+    findings.push_back(std::move(f));
+  }
+
+  // ---- inside nodes: slow same-node pairs, one finding per node
+  const Baseline same = classBaseline(m, LinkClass::kSameNodeHost);
+  std::map<int, std::pair<int, std::vector<double>>> intra;  // node -> (pairs measured, slow values)
+  for (int a = 0; a < ranks; ++a) {
+    for (int b = 0; b < ranks; ++b) {
+      if (a == b || m.rankLinkClass[m.rankUnidir.index(a, b)] != LinkClass::kSameNodeHost) continue;
+      const float val = m.rankUnidir.at(a, b);
+      if (!std::isfinite(val)) continue;
+      auto& [count, slowValues] = intra[topo.ranks[static_cast<std::size_t>(a)].node];
+      ++count;
+      const Verdict verdict = bwVerdict(val, m.rankUnidirWorst.at(a, b), same.bandwidth, c);
+      if (verdict == Verdict::kSlow) slowValues.push_back(val);
+      if (verdict == Verdict::kNoisy) {
+        noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, m.rankUnidirWorst.at(a, b), "GB/s");
+      }
+    }
+  }
+  for (const auto& [node, entry] : intra) {
+    const auto& [count, slowValues] = entry;
+    if (slowValues.empty()) continue;
+    Finding f;
+    f.kind = "intra_node";
+    f.nodeA = node;
+    f.subject = nodeName(topo, node);
+    f.measured = medianOf(slowValues);
+    f.expected = same.bandwidth;
+    f.ratio = f.measured / f.expected;
+    f.unit = "GB/s";
+    f.severity = severityFor(f.ratio);
+    f.message = fmt::format(
+        "{}: {} of {} directed rank pairs inside the node at {} vs {} baseline ({:.2f}x) - check "
+        "its intra-node path (PCIe/NVLink topology, NUMA placement, CPU binding)",
+        f.subject, slowValues.size(), count, core::formatRate(f.measured), core::formatRate(f.expected), f.ratio);
+    findings.push_back(std::move(f));
+  }
+
+  // A host running more ranks than it has CPUs measures scheduling luck as much as its links:
+  // findings that involve it become information, said once.
+  std::map<std::string, std::pair<int, int>> hosts;  // hostname -> ranks on it, CPUs
+  for (const auto& node : topo.nodes) {
+    auto& [ranksOnHost, cpus] = hosts[node.hostname];
+    ranksOnHost += node.ranks;
+    cpus = node.cpus;
+  }
+  const auto oversubscribed = [&](int node) {
+    if (node < 0) return false;
+    const auto& [ranksOnHost, cpus] = hosts[topo.nodes[static_cast<std::size_t>(node)].hostname];
+    return cpus > 0 && ranksOnHost > cpus;
+  };
+  bool downgraded = false;
+  for (Finding& f : findings) {
+    if (f.severity != "info" && (oversubscribed(f.nodeA) || oversubscribed(f.nodeB))) {
+      f.severity = "info";
+      f.message += " [not judged: oversubscribed host]";
+      downgraded = true;
+    }
+  }
+  for (const auto& [host, use] : hosts) {
+    const auto& [ranksOnHost, cpus] = use;
+    if (cpus <= 0 || ranksOnHost <= cpus) continue;
+    Finding f;
+    f.severity = "info";
+    f.kind = "oversubscribed";
+    f.subject = host;
+    f.measured = ranksOnHost;
+    f.expected = cpus;
+    f.ratio = static_cast<double>(ranksOnHost) / cpus;
+    f.unit = "ranks/CPUs";
+    f.message = fmt::format(
+        "{} runs {} ranks on {} CPUs: its figures depend on scheduling{}", host, ranksOnHost, cpus,
+        downgraded ? ", so findings involving it are reported as information only" : "");
+    findings.push_back(std::move(f));
+  }
+
+  for (const auto& [noisy, level] : {std::pair{&noisyNodes, "node"}, std::pair{&noisyRanks, "rank"}}) {
+    if (noisy->count == 0) continue;
+    Finding f;
+    f.severity = "info";
+    f.kind = "noisy";
+    f.subject = fmt::format("{} {} pairs", noisy->count, level);
+    f.message = fmt::format(
+        "{} {} pair measurements looked slow once but disagreed with their retests by more than "
+        "{:.0f}% (e.g. {}); not judged: this fabric or host was too noisy to tell",
+        noisy->count, level, 100 * (1 - c.agreement), noisy->example);
+    findings.push_back(std::move(f));
+  }
+
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (severityRank(a.severity) != severityRank(b.severity)) {
+      return severityRank(a.severity) < severityRank(b.severity);
+    }
+    return a.ratio < b.ratio;
+  });
+  return findings;
+}
+
+}  // namespace fabricmap::orchestrator

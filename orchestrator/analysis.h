@@ -1,0 +1,49 @@
+// Bottleneck analysis: from the pairwise matrices to findings that name the slow part (a node, a
+// node's egress or ingress, one link, one rank's path, a node's internal path). Pure code.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "core/records.h"
+
+namespace fabricmap::orchestrator {
+
+struct AnalysisConfig {
+  double slowThreshold = 0.9;  // slow below this fraction of the class baseline
+  double latencyFactor = 2.0;  // bad latency above this multiple of the class baseline
+  // A node (or rank) is named when at least this share of its measured peers see it slow, with
+  // at least two peers; one peer cannot tell a node from a link.
+  double attributeShare = 0.75;
+  // Samples of one pair (first measurement and retests) must agree within this share (worst >=
+  // 0.75 x best) for a slow verdict; otherwise the pair is noisy and is not judged.
+  double agreement = 0.75;
+};
+
+// Expected figures of a link class measured on this fabric. Without reference specs for the
+// hardware, they come from the population: the median of the class after setting aside the
+// clearly slow values (below half the class median; for latency, above twice it). The plain
+// median would not do: one bad node among four touches half of all node pairs, and would drag
+// the expected figure down to halfway between good and bad. The population is each pair's worst
+// sample, which for the pairs not re-measured is their only one: the retests' lucky best samples
+// must not raise the bar that the other pairs passed with a single sample. A pair's verdict then
+// compares its best sample with the baseline, and requires its samples to agree.
+struct Baseline {
+  double bandwidth = 0;  // GB/s, NaN when the class has no measurements
+  double latency = 0;    // us
+  int samples = 0;
+};
+Baseline classBaseline(const core::Matrices& m, core::LinkClass cls);
+Baseline nodeBaseline(const core::Matrices& m);
+
+// Unordered pairs that look slow (either direction below the bandwidth threshold, or latency
+// above the factor), to be measured again before anything is reported.
+std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c);
+std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const AnalysisConfig& c);
+
+// Findings, most severe first: severity "error" below half the baseline (or latency above twice
+// the factor), "warning" otherwise, "info" for pairs too noisy to judge.
+std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology& topology,
+                                   const AnalysisConfig& c);
+
+}  // namespace fabricmap::orchestrator

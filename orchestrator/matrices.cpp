@@ -1,0 +1,129 @@
+// Matrix building (see matrices.h).
+#include "orchestrator/matrices.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace fabricmap::orchestrator {
+namespace {
+
+// Keeps the best and the worst sample of a cell.
+void keep(float& best, float& worst, double value, bool higherIsBetter) {
+  if (!(value > 0) || !std::isfinite(value)) return;
+  const auto v = static_cast<float>(value);
+  if (std::isnan(best) || (higherIsBetter ? v > best : v < best)) best = v;
+  if (std::isnan(worst) || (higherIsBetter ? v < worst : v > worst)) worst = v;
+}
+
+void keepBest(float& cell, double value) {
+  if (value > 0 && std::isfinite(value) && (std::isnan(cell) || value > cell)) {
+    cell = static_cast<float>(value);
+  }
+}
+
+double median(std::vector<float>& v) {
+  if (v.empty()) return std::nan("");
+  const auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  double m = *mid;
+  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2.0;
+  return m;
+}
+
+}  // namespace
+
+core::LinkClass linkClassOf(const core::Topology& topology, int a, int b) {
+  if (a == b) return core::LinkClass::kSelf;
+  const auto& ra = topology.ranks[static_cast<std::size_t>(a)];
+  const auto& rb = topology.ranks[static_cast<std::size_t>(b)];
+  return ra.node == rb.node ? core::LinkClass::kSameNodeHost : core::LinkClass::kInterNode;
+}
+
+MatrixBuilder::MatrixBuilder(const core::Topology& topology, const RunConfig& config)
+    : topology_(topology) {
+  const int ranks = static_cast<int>(topology.ranks.size());
+  const int nodes = static_cast<int>(topology.nodes.size());
+  m_.mode = config.pairwiseMode == PairwiseMode::kFull ? "full" : "quick";
+  m_.bytes = config.pairBytes;
+  m_.window = config.pairWindow;
+  m_.iters = config.pairIters;
+  m_.latencyIters = config.latencyIters;
+  m_.latencyBytes = 8;
+  m_.rankUnidir = core::nanMatrix(ranks);
+  m_.rankBidir = core::nanMatrix(ranks);
+  m_.rankLatency = core::nanMatrix(ranks);
+  m_.rankUnidirWorst = core::nanMatrix(ranks);
+  m_.rankLatencyWorst = core::nanMatrix(ranks);
+  m_.nodeBw = core::nanMatrix(nodes);
+  m_.nodeLatency = core::nanMatrix(nodes);
+  m_.nodeBwWorst = core::nanMatrix(nodes);
+  m_.nodeLatencyWorst = core::nanMatrix(nodes);
+}
+
+void MatrixBuilder::add(const core::PairRecord& s) {
+  const bool node = s.level == "node";
+  core::Matrix& bw = node ? m_.nodeBw : m_.rankUnidir;
+  core::Matrix& bwWorst = node ? m_.nodeBwWorst : m_.rankUnidirWorst;
+  core::Matrix& lat = node ? m_.nodeLatency : m_.rankLatency;
+  core::Matrix& latWorst = node ? m_.nodeLatencyWorst : m_.rankLatencyWorst;
+  keep(bw.at(s.a, s.b), bwWorst.at(s.a, s.b), s.bwAB, true);
+  keep(bw.at(s.b, s.a), bwWorst.at(s.b, s.a), s.bwBA, true);
+  for (const auto& [x, y] : {std::pair{s.a, s.b}, std::pair{s.b, s.a}}) {
+    keep(lat.at(x, y), latWorst.at(x, y), s.latencyUs, false);
+  }
+  if (node) {
+    m_.nodeMeasured = true;
+  } else {
+    keepBest(m_.rankBidir.at(s.a, s.b), s.bwBidir);
+    keepBest(m_.rankBidir.at(s.b, s.a), s.bwBidir);
+  }
+}
+
+core::Matrices MatrixBuilder::build() const {
+  core::Matrices m = m_;
+  const int n = m.rankUnidir.n;
+  m.rankLinkClass.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) m.rankLinkClass[m.rankUnidir.index(a, b)] = linkClassOf(topology_, a, b);
+  }
+  // per rank: median of everything it sent or received
+  m.rankPeerMedian.assign(static_cast<std::size_t>(n), std::nanf(""));
+  std::vector<float> values;
+  for (int r = 0; r < n; ++r) {
+    values.clear();
+    for (int q = 0; q < n; ++q) {
+      for (float v : {m.rankUnidir.at(r, q), m.rankUnidir.at(q, r)}) {
+        if (!std::isnan(v)) values.push_back(v);
+      }
+    }
+    m.rankPeerMedian[static_cast<std::size_t>(r)] = static_cast<float>(median(values));
+  }
+  if (!m.nodeMeasured) {
+    // node pair figure: the median of its rank pairs (with one rank per node, that rank pair)
+    const int nodes = m.nodeBw.n;
+    std::vector<std::vector<int>> ranksOf(static_cast<std::size_t>(nodes));
+    for (const auto& r : topology_.ranks) ranksOf[static_cast<std::size_t>(r.node)].push_back(r.rank);
+    const auto derive = [&](const core::Matrix& from, core::Matrix& to) {
+      for (int x = 0; x < nodes; ++x) {
+        for (int y = 0; y < nodes; ++y) {
+          if (x == y) continue;
+          values.clear();
+          for (int a : ranksOf[static_cast<std::size_t>(x)]) {
+            for (int b : ranksOf[static_cast<std::size_t>(y)]) {
+              if (!std::isnan(from.at(a, b))) values.push_back(from.at(a, b));
+            }
+          }
+          to.at(x, y) = static_cast<float>(median(values));
+        }
+      }
+    };
+    derive(m.rankUnidir, m.nodeBw);
+    derive(m.rankUnidirWorst, m.nodeBwWorst);
+    derive(m.rankLatency, m.nodeLatency);
+    derive(m.rankLatencyWorst, m.nodeLatencyWorst);
+  }
+  return m;
+}
+
+}  // namespace fabricmap::orchestrator

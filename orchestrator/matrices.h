@@ -1,0 +1,30 @@
+// Turns pairwise samples into the rank and node matrices of a run.
+#pragma once
+
+#include "core/records.h"
+#include "orchestrator/run_config.h"
+
+namespace fabricmap::orchestrator {
+
+// Keeps, per cell, the best sample (the highest bandwidth, the lowest latency) and the worst. On a
+// shared fabric interference only ever slows a transfer down, so a link is as good as its best
+// measurement, and a link that is really slow never measures fast; the worst sample shows how
+// much the measurements of that pair disagreed. Every sample stays in /pairs.
+class MatrixBuilder {
+ public:
+  MatrixBuilder(const core::Topology& topology, const RunConfig& config);
+
+  void add(const core::PairRecord& sample);
+  // The matrices so far: link classes, per-rank peer medians, and the node matrix (measured, or
+  // derived from the rank matrix when nodes were not measured as a whole).
+  core::Matrices build() const;
+
+ private:
+  const core::Topology& topology_;
+  core::Matrices m_;
+};
+
+// Link class of a rank pair from the topology (GPU link classes arrive with GPU discovery).
+core::LinkClass linkClassOf(const core::Topology& topology, int a, int b);
+
+}  // namespace fabricmap::orchestrator

@@ -1,0 +1,107 @@
+// Pairwise streams over MPI, in the manner of OSU's osu_bw/osu_bibw/osu_latency: a window of
+// non-blocking messages per iteration, the receiver acknowledging the last one.
+#include "worker/mpi/pairs.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/pattern_for.h"
+#include "worker/host_check.h"
+
+namespace fabricmap::worker::mpi {
+namespace {
+
+constexpr int kTagData = 0x70;
+constexpr int kTagAck = 0x71;
+constexpr int kTagSync = 0x72;
+constexpr int kTagPing = 0x73;
+constexpr int kTagCheck = 0x74;
+
+class MpiPairs final : public PairRunner {
+ public:
+  MpiPairs(MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
+      : comm_(world), spec_(spec), send_(send), recv_(receive),
+        count_(static_cast<int>(spec.bytes)) {
+    requests_.resize(2 * static_cast<std::size_t>(std::max(spec.window, 1)));
+  }
+
+  double stream(int peer, bool send, bool receive) override {
+    sync(peer);
+    for (int i = 0; i < spec_.warmup; ++i) window(peer, send, receive);
+    sync(peer);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < spec_.iters; ++i) window(peer, send, receive);
+    char ack = 0;
+    if (send && !receive) MPI_Recv(&ack, 1, MPI_CHAR, peer, kTagAck, comm_, MPI_STATUS_IGNORE);
+    if (receive && !send) MPI_Send(&ack, 1, MPI_CHAR, peer, kTagAck, comm_);
+    return MPI_Wtime() - start;
+  }
+
+  double pingPong(int peer, bool initiator) override {
+    const int bytes = static_cast<int>(spec_.latencyBytes);
+    const int warmup = std::max(1, spec_.latencyIters / 10);
+    double start = 0;
+    sync(peer);
+    for (int i = 0; i < warmup + spec_.latencyIters; ++i) {
+      if (i == warmup) start = MPI_Wtime();
+      if (initiator) {
+        MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_);
+        MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE);
+        MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_);
+      }
+    }
+    return (MPI_Wtime() - start) / (2.0 * std::max(spec_.latencyIters, 1));
+  }
+
+  std::uint64_t checkedTransfer(int peer, bool sender) override {
+    // The pair is a 2-rank sendrecv ring: the receiver's element j must be the sender's.
+    const core::Pattern pattern =
+        core::patternFor(core::Op::kSendRecv, core::RedOp::kSum, core::DType::kUint32, 2, spec_.seed);
+    const std::uint64_t elems = spec_.bytes / sizeof(std::uint32_t);
+    if (sender) {
+      fillInput(core::DType::kUint32, send_, elems, pattern, 0);
+      MPI_Send(send_, static_cast<int>(elems), MPI_UINT32_T, peer, kTagCheck, comm_);
+      return 0;
+    }
+    fillValue(core::DType::kUint32, recv_, elems, pattern.poison());
+    MPI_Recv(recv_, static_cast<int>(elems), MPI_UINT32_T, peer, kTagCheck, comm_, MPI_STATUS_IGNORE);
+    const OutputCheck check{&core::traits(core::Op::kSendRecv), &pattern, 1, 2, 0, elems};
+    return countWrong(core::DType::kUint32, recv_, elems, check);
+  }
+
+ private:
+  void sync(int peer) {
+    MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, kTagSync, nullptr, 0, MPI_BYTE, peer, kTagSync, comm_,
+                 MPI_STATUS_IGNORE);
+  }
+
+  // One iteration: a window of messages (the same buffer each time, as osu_bw).
+  void window(int peer, bool send, bool receive) {
+    int n = 0;
+    for (int w = 0; receive && w < spec_.window; ++w) {
+      MPI_Irecv(recv_, count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]);
+    }
+    for (int w = 0; send && w < spec_.window; ++w) {
+      MPI_Isend(send_, count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]);
+    }
+    MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+  }
+
+  MPI_Comm comm_;
+  PairSpec spec_;
+  std::byte* send_;
+  std::byte* recv_;
+  int count_;
+  std::vector<MPI_Request> requests_;
+};
+
+}  // namespace
+
+std::unique_ptr<PairRunner> makePairRunner(MPI_Comm world, const PairSpec& spec, std::byte* send,
+                                           std::byte* receive) {
+  return std::make_unique<MpiPairs>(world, spec, send, receive);
+}
+
+}  // namespace fabricmap::worker::mpi
