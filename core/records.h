@@ -166,6 +166,16 @@ struct Matrix {
 };
 Matrix nanMatrix(int n);
 
+// What a healthy link of a class delivers on this fabric (the analysis's baseline).
+struct Expected {
+  double bandwidth = 0;  // GB/s; NaN when the class has no measurements
+  double latency = 0;    // us
+  // How much healthy pairs of the class differ from each other: robust coefficient of variation
+  // (1.4826 x median absolute deviation / median), 0 on a perfectly uniform fabric.
+  double bandwidthSpread = 0;
+  double latencySpread = 0;
+};
+
 // The pairwise results of a run: /matrix/...
 struct Matrices {
   std::string mode;  // "full" or "quick"
@@ -188,6 +198,12 @@ struct Matrices {
   Matrix nodeLatency;  // us
   Matrix nodeBwWorst;
   Matrix nodeLatencyWorst;
+  // Baselines, fixed after every pair's first measurement (retests are judged against the bar
+  // the other pairs passed with one sample). Unset: the analysis derives them from the matrices.
+  bool expectedFixed = false;
+  Expected sameNodeExpected;
+  Expected interNodeExpected;
+  Expected nodeExpected;
 };
 
 // A bottleneck the analysis found: a row of /findings.

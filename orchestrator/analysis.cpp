@@ -28,10 +28,15 @@ namespace {
 using core::Finding;
 using core::LinkClass;
 
-// The baseline of a population (see analysis.h), over at most ~1M values (a strided sample beyond
-// that keeps an 8,192-rank analysis within memory and time).
+struct Robust {
+  double median = std::nan("");
+  double spread = 0;  // robust coefficient of variation
+};
+
+// The baseline of a population (see analysis.h) and the spread of its healthy part, over at most
+// ~1M values (a strided sample beyond that keeps an 8,192-rank analysis within memory and time).
 template <class Pick>
-double robustMedian(std::size_t count, Pick pick, bool higherIsBetter) {
+Robust robustStats(std::size_t count, Pick pick, bool higherIsBetter) {
   constexpr std::size_t kMaxSamples = 1u << 20;
   const std::size_t stride = std::max<std::size_t>(1, count / kMaxSamples);
   std::vector<float> v;
@@ -40,7 +45,8 @@ double robustMedian(std::size_t count, Pick pick, bool higherIsBetter) {
     const float x = pick(i);
     if (std::isfinite(x)) v.push_back(x);
   }
-  if (v.empty()) return std::nan("");
+  Robust r;
+  if (v.empty()) return r;
   const auto medianInPlace = [](std::vector<float>& x) {
     const auto mid = x.begin() + static_cast<long>(x.size() / 2);
     std::nth_element(x.begin(), mid, x.end());
@@ -48,29 +54,50 @@ double robustMedian(std::size_t count, Pick pick, bool higherIsBetter) {
   };
   const double all = medianInPlace(v);
   std::erase_if(v, [&](float x) { return higherIsBetter ? x < 0.5 * all : x > 2.0 * all; });
-  return v.empty() ? all : medianInPlace(v);
+  if (v.empty()) {
+    r.median = all;
+    return r;
+  }
+  r.median = medianInPlace(v);
+  if (v.size() >= 3 && r.median > 0) {
+    for (float& x : v) x = static_cast<float>(std::fabs(x - r.median));
+    r.spread = 1.4826 * medianInPlace(v) / r.median;
+  }
+  return r;
 }
 
-bool slowBw(float v, double base, double threshold) {
-  return std::isfinite(v) && std::isfinite(base) && v < threshold * base;
+// The share of the baseline below which bandwidth is slow: the configured threshold, or lower
+// where healthy pairs of the class already differ by more than that (three robust standard
+// deviations), but never below kLowestBar. On a quiet fabric (spread of a few %) this is the
+// threshold; on a noisy one only gross slowdowns are named.
+constexpr double kLowestBar = 0.1;
+double bwBar(const core::Expected& e, const AnalysisConfig& c) {
+  return std::max(kLowestBar, std::min(c.slowThreshold, 1.0 - 3.0 * e.bandwidthSpread));
+}
+double latencyBar(const core::Expected& e, const AnalysisConfig& c) {
+  return std::max(c.latencyFactor, 1.0 + 3.0 * e.latencySpread);
 }
 
-bool badLatency(float v, double base, double factor) {
-  return std::isfinite(v) && std::isfinite(base) && base > 0 && v > factor * base;
+bool slowBw(float v, const core::Expected& e, const AnalysisConfig& c) {
+  return std::isfinite(v) && std::isfinite(e.bandwidth) && v < bwBar(e, c) * e.bandwidth;
+}
+
+bool badLatency(float v, const core::Expected& e, const AnalysisConfig& c) {
+  return std::isfinite(v) && std::isfinite(e.latency) && e.latency > 0 && v > latencyBar(e, c) * e.latency;
 }
 
 // How a measured cell compares with its baseline, given its best and worst samples.
 enum class Verdict { kUnmeasured, kFine, kSlow, kNoisy };
 
-Verdict bwVerdict(float best, float worst, double base, const AnalysisConfig& c) {
+Verdict bwVerdict(float best, float worst, const core::Expected& base, const AnalysisConfig& c) {
   if (!std::isfinite(best)) return Verdict::kUnmeasured;
-  if (!slowBw(best, base, c.slowThreshold)) return Verdict::kFine;
+  if (!slowBw(best, base, c)) return Verdict::kFine;
   return !std::isfinite(worst) || worst >= c.agreement * best ? Verdict::kSlow : Verdict::kNoisy;
 }
 
-Verdict latencyVerdict(float best, float worst, double base, const AnalysisConfig& c) {
+Verdict latencyVerdict(float best, float worst, const core::Expected& base, const AnalysisConfig& c) {
   if (!std::isfinite(best)) return Verdict::kUnmeasured;
-  if (!badLatency(best, base, c.latencyFactor)) return Verdict::kFine;
+  if (!badLatency(best, base, c)) return Verdict::kFine;
   return !std::isfinite(worst) || c.agreement * worst <= best ? Verdict::kSlow : Verdict::kNoisy;
 }
 
@@ -80,7 +107,9 @@ struct NoisyPairs {
   std::string example;
   void note(const std::string& what, float best, float worst, const char* unit) {
     ++count;
-    if (example.empty()) example = fmt::format("{}: {:.3g}..{:.3g} {}", what, worst, best, unit);
+    if (example.empty()) {
+      example = fmt::format("{}: {:.3g}..{:.3g} {}", what, std::min(best, worst), std::max(best, worst), unit);
+    }
   }
 };
 
@@ -107,7 +136,7 @@ struct NodeView {
   std::vector<int> outMeasured, outSlow, inMeasured, inSlow;
 };
 
-NodeView viewOf(const core::Matrices& m, double base, const AnalysisConfig& c, NoisyPairs& noisy,
+NodeView viewOf(const core::Matrices& m, const core::Expected& base, const AnalysisConfig& c, NoisyPairs& noisy,
                const core::Topology& topo) {
   const core::Matrix& bw = m.nodeBw;
   NodeView v;
@@ -144,42 +173,53 @@ std::string nodeName(const core::Topology& t, int node) {
 
 }  // namespace
 
-Baseline classBaseline(const core::Matrices& m, LinkClass cls) {
-  Baseline b;
+core::Expected classBaseline(const core::Matrices& m, LinkClass cls) {
+  if (m.expectedFixed) {
+    return cls == LinkClass::kSameNodeHost ? m.sameNodeExpected : m.interNodeExpected;
+  }
+  core::Expected b;
   const std::size_t cells = m.rankUnidir.values.size();
   const auto inClass = [&](std::size_t i) { return m.rankLinkClass[i] == cls; };
-  for (std::size_t i = 0; i < cells; ++i) b.samples += inClass(i) && std::isfinite(m.rankUnidir.values[i]);
-  b.bandwidth = robustMedian(
-      cells, [&](std::size_t i) { return inClass(i) ? m.rankUnidirWorst.values[i] : std::nanf(""); }, true);
-  b.latency = robustMedian(
-      cells, [&](std::size_t i) { return inClass(i) ? m.rankLatencyWorst.values[i] : std::nanf(""); }, false);
+  const Robust bw = robustStats(
+      cells, [&](std::size_t i) { return inClass(i) ? m.rankUnidir.values[i] : std::nanf(""); }, true);
+  const Robust lat = robustStats(
+      cells, [&](std::size_t i) { return inClass(i) ? m.rankLatency.values[i] : std::nanf(""); }, false);
+  b = {bw.median, lat.median, bw.spread, lat.spread};
   return b;
 }
 
-Baseline nodeBaseline(const core::Matrices& m) {
-  Baseline b;
+core::Expected nodeBaseline(const core::Matrices& m) {
+  if (m.expectedFixed) return m.nodeExpected;
+  core::Expected b;
   const std::size_t cells = m.nodeBw.values.size();
   const auto offDiagonal = [&](const core::Matrix& x, std::size_t i) {
     return i / static_cast<std::size_t>(x.n) == i % static_cast<std::size_t>(x.n) ? std::nanf("")
                                                                                    : x.values[i];
   };
-  for (std::size_t i = 0; i < cells; ++i) b.samples += std::isfinite(offDiagonal(m.nodeBw, i));
-  b.bandwidth = robustMedian(cells, [&](std::size_t i) { return offDiagonal(m.nodeBwWorst, i); }, true);
-  b.latency = robustMedian(cells, [&](std::size_t i) { return offDiagonal(m.nodeLatencyWorst, i); }, false);
+  const Robust bw = robustStats(cells, [&](std::size_t i) { return offDiagonal(m.nodeBw, i); }, true);
+  const Robust lat = robustStats(cells, [&](std::size_t i) { return offDiagonal(m.nodeLatency, i); }, false);
+  b = {bw.median, lat.median, bw.spread, lat.spread};
   return b;
 }
 
+void fixBaselines(core::Matrices& m) {
+  m.expectedFixed = false;
+  m.sameNodeExpected = classBaseline(m, LinkClass::kSameNodeHost);
+  m.interNodeExpected = classBaseline(m, LinkClass::kInterNode);
+  m.nodeExpected = nodeBaseline(m);
+  m.expectedFixed = true;
+}
+
 std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c) {
-  std::map<LinkClass, Baseline> base;
+  std::map<LinkClass, core::Expected> base;
   for (LinkClass cls : {LinkClass::kSameNodeHost, LinkClass::kInterNode}) base[cls] = classBaseline(m, cls);
   std::set<std::pair<int, int>> pairs;
   const int n = m.rankUnidir.n;
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
-      const Baseline& bl = base[m.rankLinkClass[m.rankUnidir.index(a, b)]];
-      if (slowBw(m.rankUnidir.at(a, b), bl.bandwidth, c.slowThreshold) ||
-          badLatency(m.rankLatency.at(a, b), bl.latency, c.latencyFactor)) {
+      const core::Expected& bl = base[m.rankLinkClass[m.rankUnidir.index(a, b)]];
+      if (slowBw(m.rankUnidir.at(a, b), bl, c) || badLatency(m.rankLatency.at(a, b), bl, c)) {
         pairs.emplace(std::min(a, b), std::max(a, b));
       }
     }
@@ -190,11 +230,10 @@ std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const
 std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const AnalysisConfig& c) {
   std::set<std::pair<int, int>> pairs;
   if (!m.nodeMeasured) return {};
-  const Baseline bl = nodeBaseline(m);
+  const core::Expected bl = nodeBaseline(m);
   for (int x = 0; x < m.nodeBw.n; ++x) {
     for (int y = 0; y < m.nodeBw.n; ++y) {
-      if (x != y && (slowBw(m.nodeBw.at(x, y), bl.bandwidth, c.slowThreshold) ||
-                     badLatency(m.nodeLatency.at(x, y), bl.latency, c.latencyFactor))) {
+      if (x != y && (slowBw(m.nodeBw.at(x, y), bl, c) || badLatency(m.nodeLatency.at(x, y), bl, c))) {
         pairs.emplace(std::min(x, y), std::max(x, y));
       }
     }
@@ -208,10 +247,10 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
   const int nodes = m.nodeBw.n;
 
   // ---- inter-node, node by node
-  const Baseline nb = nodeBaseline(m);
+  const core::Expected nb = nodeBaseline(m);
   NoisyPairs noisyNodes;
   NoisyPairs noisyRanks;
-  const NodeView v = viewOf(m, nb.bandwidth, c, noisyNodes, topo);
+  const NodeView v = viewOf(m, nb, c, noisyNodes, topo);
   std::vector<std::vector<bool>> explained(static_cast<std::size_t>(nodes),
                                            std::vector<bool>(static_cast<std::size_t>(nodes), false));
   std::vector<bool> nodeFlagged(static_cast<std::size_t>(nodes), false);
@@ -318,7 +357,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
       for (int y = 0; y < nodes; ++y) {
         if (y == x || !std::isfinite(m.nodeLatency.at(x, y))) continue;
         lat.push_back(m.nodeLatency.at(x, y));
-        bad += latencyVerdict(m.nodeLatency.at(x, y), m.nodeLatencyWorst.at(x, y), nb.latency, c) ==
+        bad += latencyVerdict(m.nodeLatency.at(x, y), m.nodeLatencyWorst.at(x, y), nb, c) ==
                Verdict::kSlow;
       }
       if (lat.size() < 2 || bad < c.attributeShare * static_cast<double>(lat.size())) continue;
@@ -340,7 +379,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
       for (int y = x + 1; y < nodes; ++y) {
         if (latFlagged[static_cast<std::size_t>(x)] || latFlagged[static_cast<std::size_t>(y)]) continue;
         const float l = m.nodeLatency.at(x, y);
-        const Verdict verdict = latencyVerdict(l, m.nodeLatencyWorst.at(x, y), nb.latency, c);
+        const Verdict verdict = latencyVerdict(l, m.nodeLatencyWorst.at(x, y), nb, c);
         if (verdict == Verdict::kNoisy) {
           noisyNodes.note(nodeName(topo, x) + " <-> " + nodeName(topo, y), l, m.nodeLatencyWorst.at(x, y), "us");
         }
@@ -364,7 +403,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
 
   // ---- ranks: inter-node pairs of one rank mostly slow, on a node that is otherwise fine
   const int ranks = m.rankUnidir.n;
-  const Baseline inter = classBaseline(m, LinkClass::kInterNode);
+  const core::Expected inter = classBaseline(m, LinkClass::kInterNode);
   for (int r = 0; r < ranks; ++r) {
     const auto& rec = topo.ranks[static_cast<std::size_t>(r)];
     if (nodeFlagged[static_cast<std::size_t>(rec.node)] ||
@@ -381,7 +420,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
         if (!std::isfinite(val)) continue;
         ++measured;
         values.push_back(val);
-        slow += bwVerdict(val, m.rankUnidirWorst.at(x, y), inter.bandwidth, c) == Verdict::kSlow;
+        slow += bwVerdict(val, m.rankUnidirWorst.at(x, y), inter, c) == Verdict::kSlow;
       }
     }
     if (measured < 4 || slow < c.attributeShare * measured) continue;
@@ -403,7 +442,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
   }
 
   // ---- inside nodes: slow same-node pairs, one finding per node
-  const Baseline same = classBaseline(m, LinkClass::kSameNodeHost);
+  const core::Expected same = classBaseline(m, LinkClass::kSameNodeHost);
   std::map<int, std::pair<int, std::vector<double>>> intra;  // node -> (pairs measured, slow values)
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b) {
@@ -412,7 +451,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
       if (!std::isfinite(val)) continue;
       auto& [count, slowValues] = intra[topo.ranks[static_cast<std::size_t>(a)].node];
       ++count;
-      const Verdict verdict = bwVerdict(val, m.rankUnidirWorst.at(a, b), same.bandwidth, c);
+      const Verdict verdict = bwVerdict(val, m.rankUnidirWorst.at(a, b), same, c);
       if (verdict == Verdict::kSlow) slowValues.push_back(val);
       if (verdict == Verdict::kNoisy) {
         noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, m.rankUnidirWorst.at(a, b), "GB/s");
@@ -435,6 +474,28 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
         "{}: {} of {} directed rank pairs inside the node at {} vs {} baseline ({:.2f}x) - check "
         "its intra-node path (PCIe/NVLink topology, NUMA placement, CPU binding)",
         f.subject, slowValues.size(), count, core::formatRate(f.measured), core::formatRate(f.expected), f.ratio);
+    findings.push_back(std::move(f));
+  }
+
+  // Where healthy pairs differ so much that the bar moved, say so: a reader must know that only
+  // gross slowdowns could be named.
+  const std::pair<const char*, core::Expected> classes[] = {
+      {"node-pair", nb}, {"inter-node rank-pair", inter}, {"same-node rank-pair", same}};
+  for (const auto& [what, e] : classes) {
+    if (!std::isfinite(e.bandwidth) || bwBar(e, c) >= c.slowThreshold) continue;
+    // with one rank per node the node pairs are the inter-node rank pairs: say it once
+    if (!m.nodeMeasured && std::string_view(what) == "inter-node rank-pair") continue;
+    Finding f;
+    f.severity = "info";
+    f.kind = "noise";
+    f.subject = what;
+    f.measured = e.bandwidthSpread;
+    f.expected = e.bandwidth;
+    f.ratio = bwBar(e, c);
+    f.message = fmt::format(
+        "healthy {} bandwidths differ by +-{:.0f}% (robust spread) around {}: pairs were judged "
+        "slow only below {:.2f}x of it instead of {:.2f}x",
+        what, 100 * e.bandwidthSpread, core::formatRate(e.bandwidth), bwBar(e, c), c.slowThreshold);
     findings.push_back(std::move(f));
   }
 
@@ -481,9 +542,9 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
     Finding f;
     f.severity = "info";
     f.kind = "noisy";
-    f.subject = fmt::format("{} {} pairs", noisy->count, level);
+    f.subject = fmt::format("{} {} pair(s)", noisy->count, level);
     f.message = fmt::format(
-        "{} {} pair measurements looked slow once but disagreed with their retests by more than "
+        "{} {} pair measurement(s) looked slow once but disagreed with their retests by more than "
         "{:.0f}% (e.g. {}); not judged: this fabric or host was too noisy to tell",
         noisy->count, level, 100 * (1 - c.agreement), noisy->example);
     findings.push_back(std::move(f));

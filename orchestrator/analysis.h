@@ -24,17 +24,15 @@ struct AnalysisConfig {
 // hardware, they come from the population: the median of the class after setting aside the
 // clearly slow values (below half the class median; for latency, above twice it). The plain
 // median would not do: one bad node among four touches half of all node pairs, and would drag
-// the expected figure down to halfway between good and bad. The population is each pair's worst
-// sample, which for the pairs not re-measured is their only one: the retests' lucky best samples
-// must not raise the bar that the other pairs passed with a single sample. A pair's verdict then
-// compares its best sample with the baseline, and requires its samples to agree.
-struct Baseline {
-  double bandwidth = 0;  // GB/s, NaN when the class has no measurements
-  double latency = 0;    // us
-  int samples = 0;
-};
-Baseline classBaseline(const core::Matrices& m, core::LinkClass cls);
-Baseline nodeBaseline(const core::Matrices& m);
+// the expected figure down to halfway between good and bad. They are computed from every pair's
+// first measurement and then fixed (fixBaselines): the retests' lucky best samples must not raise
+// the bar that the other pairs passed with a single sample. A re-measured pair's verdict compares
+// its best sample with the baseline, and requires its samples to agree.
+// Fixed baselines (Matrices::expectedFixed) are used as they are.
+core::Expected classBaseline(const core::Matrices& m, core::LinkClass cls);
+core::Expected nodeBaseline(const core::Matrices& m);
+// Computes the baselines from the matrices as they are and fixes them in `m`.
+void fixBaselines(core::Matrices& m);
 
 // Unordered pairs that look slow (either direction below the bandwidth threshold, or latency
 // above the factor), to be measured again before anything is reported.

@@ -80,6 +80,13 @@ void MatrixBuilder::add(const core::PairRecord& s) {
   }
 }
 
+void MatrixBuilder::fixExpected(const core::Matrices& withBaselines) {
+  m_.expectedFixed = withBaselines.expectedFixed;
+  m_.sameNodeExpected = withBaselines.sameNodeExpected;
+  m_.interNodeExpected = withBaselines.interNodeExpected;
+  m_.nodeExpected = withBaselines.nodeExpected;
+}
+
 core::Matrices MatrixBuilder::build() const {
   core::Matrices m = m_;
   const int n = m.rankUnidir.n;

@@ -15,6 +15,8 @@ class MatrixBuilder {
   MatrixBuilder(const core::Topology& topology, const RunConfig& config);
 
   void add(const core::PairRecord& sample);
+  // Fixes the baselines the final analysis judges against (see analysis.h), from the figures so far.
+  void fixExpected(const core::Matrices& withBaselines);
   // The matrices so far: link classes, per-rank peer medians, and the node matrix (measured, or
   // derived from the rank matrix when nodes were not measured as a whole).
   core::Matrices build() const;

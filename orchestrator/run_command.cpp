@@ -138,7 +138,9 @@ void runPairwise(const RunConfig& config, const core::Topology& topology, core::
     // wire format: level (0 rank, 1 node), a, b per suspect pair
     std::vector<int> suspects;
     if (rank == 0) {
-      const core::Matrices m = builder.build();
+      core::Matrices m = builder.build();
+      fixBaselines(m);
+      builder.fixExpected(m);
       for (const auto& [a, b] : suspectRankPairs(m, analysisConfig)) suspects.insert(suspects.end(), {0, a, b});
       for (const auto& [a, b] : suspectNodePairs(m, analysisConfig)) suspects.insert(suspects.end(), {1, a, b});
     }

@@ -1,6 +1,7 @@
 // HDF5 results reader (see h5_reader.h).
 #include "results/h5_reader.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/error.h"
@@ -73,6 +74,17 @@ bool readMatrices(hid_t f, core::Matrices& m) {
   m.latencyIters = attributeOr<int>(f, rank, "latency_iterations", 0);
   m.latencyBytes = attributeOr<std::uint64_t>(f, rank, "latency_bytes", 0);
   m.nodeMeasured = attributeOr<bool>(f, node, "measured", false);
+  const auto expected = [&](const std::string& path, const std::string& prefix) {
+    const double nan = std::nan("");
+    return core::Expected{attributeOr<double>(f, path, (prefix + "_bw").c_str(), nan),
+                          attributeOr<double>(f, path, (prefix + "_latency").c_str(), nan),
+                          attributeOr<double>(f, path, (prefix + "_bw_spread").c_str(), 0.0),
+                          attributeOr<double>(f, path, (prefix + "_latency_spread").c_str(), 0.0)};
+  };
+  m.sameNodeExpected = expected(rank, "expected_same_node_host");
+  m.interNodeExpected = expected(rank, "expected_inter_node");
+  m.nodeExpected = expected(node, "expected");
+  m.expectedFixed = h5::readAttributeAt(f, node, "expected_bw").has_value();
   return true;
 }
 

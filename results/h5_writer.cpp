@@ -41,6 +41,13 @@ void writeTable(hid_t file, const char* path, const std::vector<Column<R>>& colu
   writeUnits(file, path, columns);
 }
 
+void writeExpected(hid_t f, const std::string& path, const std::string& prefix, const core::Expected& e) {
+  h5::writeAttributeAt(f, path, prefix + "_bw", e.bandwidth);
+  h5::writeAttributeAt(f, path, prefix + "_latency", e.latency);
+  h5::writeAttributeAt(f, path, prefix + "_bw_spread", e.bandwidthSpread);
+  h5::writeAttributeAt(f, path, prefix + "_latency_spread", e.latencySpread);
+}
+
 }  // namespace
 
 void checkWritable(const std::string& path, bool createParents) {
@@ -158,6 +165,10 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
   for (const char* d : {"/bw", "/bw_worst"}) h5::writeAttributeAt(f, node + d, "units", "GB/s");
   for (const char* d : {"/latency", "/latency_worst"}) h5::writeAttributeAt(f, node + d, "units", "us");
   h5::writeAttributeAt(f, node, "measured", m.nodeMeasured);
+  // the baselines the findings were judged against
+  writeExpected(f, rank, "expected_same_node_host", m.sameNodeExpected);
+  writeExpected(f, rank, "expected_inter_node", m.interNodeExpected);
+  writeExpected(f, node, "expected", m.nodeExpected);
   writeTable(f, kFindingsTable, findingColumns(), findings);
   h5::flush(f);
 }

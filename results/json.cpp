@@ -81,6 +81,13 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
   for (float v : m.rankPeerMedian) medians.push_back(valueJson(static_cast<double>(v)));
   j["rank"]["peer_median"] = std::move(medians);
   j["node"]["measured"] = m.nodeMeasured;
+  for (const auto& [name, e] : {std::pair{"same_node_host", m.sameNodeExpected},
+                                std::pair{"inter_node", m.interNodeExpected}, std::pair{"node", m.nodeExpected}}) {
+    j["expected"][name] = {{"bw", valueJson(e.bandwidth)},
+                           {"latency", valueJson(e.latency)},
+                           {"bw_spread", valueJson(e.bandwidthSpread)},
+                           {"latency_spread", valueJson(e.latencySpread)}};
+  }
   j["node"]["bw"] = matrixJson(m.nodeBw);
   j["node"]["latency"] = matrixJson(m.nodeLatency);
   j["node"]["bw_worst"] = matrixJson(m.nodeBwWorst);

@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev
   libfmt-dev nlohmann-json3-dev
   python3 python3-h5py
+  iproute2 util-linux
 )
 
 missing=()

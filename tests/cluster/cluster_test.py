@@ -142,7 +142,7 @@ def check_collectives(out, what):
     return rows
 
 
-SMOKE_ARGS = ["--ops", "all_reduce", "-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1"]
+SMOKE_ARGS = ["--collectives", "--ops", "all_reduce", "-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1"]
 
 
 def smoke(args, ranks_per_node_list, mca=None, env=None):
@@ -249,7 +249,96 @@ def case_limits(args):
         expect(c, "cleared", [], [(0, 1), (0, 3), (1, 2), (2, 1)])
 
 
-CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits}
+# ---- pairwise matrices and bottleneck attribution ---------------------------------------------
+
+# 256 KiB messages, 8 in flight, 3 iterations: 6 MiB per direction, about 0.5 s through a 100mbit
+# limit (12.5 MB/s) and a few milliseconds on an open path (0.3-2 GB/s between namespaces here).
+# Healthy pairs differ by +-20-60% on 2 shared cores, so the analysis only names slowdowns below
+# 0.1-0.5x there; a 100mbit limit is 0.01-0.04x.
+PAIRWISE_ARGS = ["--pairwise", "--pair-bytes", "256K", "--pair-window", "8", "--pair-iters", "3",
+                 "--latency-iters", "50"]
+LIMIT = "100mbit"
+
+
+def serious(findings):
+    return [f for f in findings if f["severity"] in ("warning", "error")]
+
+
+def describe(findings):
+    return "; ".join(f"{f['severity']} {f['kind']} {f['subject']}: {f['message']}" for f in findings) or "none"
+
+
+def pairwise(args, label, limit=None, ranks_per_node=1, mca=None, env=None):
+    """Runs the pairwise matrices on a fresh cluster with `limit(c)` applied; returns the findings
+    (and prints the node matrix, so a failure shows what was measured)."""
+    with cluster.Cluster(nodes=args.nodes) as c:
+        if limit is not None:
+            limit(c)
+        out = c.path(f"{label}.h5")
+        r = fabricmap_run(args, c, out, PAIRWISE_ARGS, ranks_per_node, mca, env)
+        if r is None:
+            return None
+        node_bw = read_matrix(out, "matrix/node/bw")
+        print("  node matrix (GB/s): " + " | ".join(" ".join(f"{v:.3f}" for v in row) for row in node_bw))
+        findings = read_table(out, "findings")
+        print(f"  findings: {describe(findings)}", flush=True)
+        check(read_attrs(out).get("complete") == True, f"{label}: file not complete")  # noqa: E712
+        check("Bottlenecks" in r.stdout, f"{label}: no Bottlenecks section on the console")
+        return findings
+
+
+def expect_only(label, findings, kind, node_a, node_b=-1):
+    """Exactly one finding of warning or error severity, of `kind`, naming exactly these nodes."""
+    if findings is None:
+        return
+    found = serious(findings)
+    check(len(found) == 1 and found[0]["kind"] == kind and found[0]["node_a"] == node_a
+          and found[0]["node_b"] == node_b,
+          f"{label}: want one {kind} finding for node {node_a}{'' if node_b < 0 else f' -> {node_b}'}, "
+          f"got {describe(found)}")
+    if found:
+        check(f"node{node_a}" in found[0]["subject"] and f"node{node_a}" in found[0]["message"],
+              f"{label}: subject/message do not name node{node_a}: {found[0]}")
+
+
+def case_pairwise_clean(args):
+    """No throttling: the analysis must not cry wolf."""
+    findings = pairwise(args, "clean")
+    if findings is not None:
+        check(serious(findings) == [], f"clean cluster: {describe(serious(findings))}")
+
+
+def case_pairwise_node(args):
+    """node2 limited both ways: exactly node2 is named, as a node."""
+    findings = pairwise(args, "node", lambda c: c.limit_node(2, LIMIT, "both"))
+    expect_only("node2 limited both ways", findings, "node", 2)
+
+
+def case_pairwise_egress(args):
+    """Only node1's egress limited: node1's egress is named."""
+    findings = pairwise(args, "egress", lambda c: c.limit_node(1, LIMIT, "egress"))
+    expect_only("node1 egress limited", findings, "node_egress", 1)
+
+
+def case_pairwise_link(args):
+    """Only traffic from node0 to node3 limited: that link is named, neither node."""
+    findings = pairwise(args, "link", lambda c: c.limit_link(0, 3, LIMIT))
+    expect_only("link node0 -> node3 limited", findings, "link", 0, 3)
+
+
+def case_pairwise_ucx(args):
+    """node1 limited both ways, over Open MPI's UCX pml: node1 is named."""
+    p = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True)
+    if "mca:pml:ucx:" not in p.stdout:
+        raise Skip("this Open MPI has no UCX pml")
+    findings = pairwise(args, "ucx", lambda c: c.limit_node(1, LIMIT, "both"), mca=UCX_MCA, env=UCX_ENV)
+    expect_only("node1 limited, UCX pml", findings, "node", 1)
+
+
+CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits,
+         "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
+         "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
+         "pairwise-ucx": case_pairwise_ucx}
 
 
 def main():
