@@ -47,21 +47,28 @@ Robust robustStats(std::size_t count, Pick pick, bool higherIsBetter) {
   }
   Robust r;
   if (v.empty()) return r;
-  const auto medianInPlace = [](std::vector<float>& x) {
-    const auto mid = x.begin() + static_cast<long>(x.size() / 2);
-    std::nth_element(x.begin(), mid, x.end());
-    return static_cast<double>(*mid);
+  // The median; of an even count, the middle value on the better side (the upper one for
+  // bandwidth, the lower one for latency), so a class half of whose pairs are bad still centres
+  // on a good one.
+  const auto medianInPlace = [&](std::vector<float>& x) {
+    const auto k = x.begin() + static_cast<long>(higherIsBetter ? x.size() / 2 : (x.size() - 1) / 2);
+    std::nth_element(x.begin(), k, x.end());
+    return static_cast<double>(*k);
   };
+  // values more than 2x worse than the median are set aside (they are what the analysis looks for)
   const double all = medianInPlace(v);
-  std::erase_if(v, [&](float x) { return higherIsBetter ? x < 0.5 * all : x > 2.0 * all; });
-  if (v.empty()) {
-    r.median = all;
-    return r;
-  }
-  r.median = medianInPlace(v);
+  std::vector<float> kept = v;
+  std::erase_if(kept, [&](float x) { return higherIsBetter ? x < 0.5 * all : x > 2.0 * all; });
+  r.median = kept.empty() ? all : medianInPlace(kept);
+  // The spread is measured on every value, around that baseline: pairs that are consistently
+  // slower without a fault (shared cores, placement) widen it, so they do not pass for faults.
+  // The median absolute deviation ignores up to half the values; of an even count, the smaller
+  // middle value, so that a class half of whose pairs are slow does not hide them as noise.
   if (v.size() >= 3 && r.median > 0) {
     for (float& x : v) x = static_cast<float>(std::fabs(x - r.median));
-    r.spread = 1.4826 * medianInPlace(v) / r.median;
+    const auto k = v.begin() + static_cast<long>((v.size() - 1) / 2);
+    std::nth_element(v.begin(), k, v.end());
+    r.spread = 1.4826 * static_cast<double>(*k) / r.median;
   }
   return r;
 }

@@ -22,9 +22,10 @@ struct AnalysisConfig {
 
 // Expected figures of a link class measured on this fabric. Without reference specs for the
 // hardware, they come from the population: the median of the class after setting aside the
-// clearly slow values (below half the class median; for latency, above twice it). The plain
-// median would not do: one bad node among four touches half of all node pairs, and would drag
-// the expected figure down to halfway between good and bad. They are computed from every pair's
+// clearly bad values (more than 2x worse than the class median; of an even count, the median is
+// the middle value on the better side). Averaging the two middle values would not do: one bad
+// node among four touches half of all node pairs, and would drag the expected figure down to
+// halfway between good and bad. They are computed from every pair's
 // first measurement and then fixed (fixBaselines): the retests' lucky best samples must not raise
 // the bar that the other pairs passed with a single sample. A re-measured pair's verdict compares
 // its best sample with the baseline, and requires its samples to agree.

@@ -22,13 +22,14 @@ void keepBest(float& cell, double value) {
   }
 }
 
-double median(std::vector<float>& v) {
+// The median; of an even count, the middle value on the better side (the higher bandwidth, the
+// lower latency): a node pair half of whose rank pairs are slow is then as good as its good ranks,
+// and the slow ranks are named on their own instead of halving the node.
+double median(std::vector<float>& v, bool higherIsBetter) {
   if (v.empty()) return std::nan("");
-  const auto mid = v.begin() + static_cast<long>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  double m = *mid;
-  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2.0;
-  return m;
+  const auto k = v.begin() + static_cast<long>(higherIsBetter ? v.size() / 2 : (v.size() - 1) / 2);
+  std::nth_element(v.begin(), k, v.end());
+  return *k;
 }
 
 }  // namespace
@@ -104,14 +105,14 @@ core::Matrices MatrixBuilder::build() const {
         if (!std::isnan(v)) values.push_back(v);
       }
     }
-    m.rankPeerMedian[static_cast<std::size_t>(r)] = static_cast<float>(median(values));
+    m.rankPeerMedian[static_cast<std::size_t>(r)] = static_cast<float>(median(values, true));
   }
   if (!m.nodeMeasured) {
     // node pair figure: the median of its rank pairs (with one rank per node, that rank pair)
     const int nodes = m.nodeBw.n;
     std::vector<std::vector<int>> ranksOf(static_cast<std::size_t>(nodes));
     for (const auto& r : topology_.ranks) ranksOf[static_cast<std::size_t>(r.node)].push_back(r.rank);
-    const auto derive = [&](const core::Matrix& from, core::Matrix& to) {
+    const auto derive = [&](const core::Matrix& from, core::Matrix& to, bool higherIsBetter) {
       for (int x = 0; x < nodes; ++x) {
         for (int y = 0; y < nodes; ++y) {
           if (x == y) continue;
@@ -121,14 +122,14 @@ core::Matrices MatrixBuilder::build() const {
               if (!std::isnan(from.at(a, b))) values.push_back(from.at(a, b));
             }
           }
-          to.at(x, y) = static_cast<float>(median(values));
+          to.at(x, y) = static_cast<float>(median(values, higherIsBetter));
         }
       }
     };
-    derive(m.rankUnidir, m.nodeBw);
-    derive(m.rankUnidirWorst, m.nodeBwWorst);
-    derive(m.rankLatency, m.nodeLatency);
-    derive(m.rankLatencyWorst, m.nodeLatencyWorst);
+    derive(m.rankUnidir, m.nodeBw, true);
+    derive(m.rankUnidirWorst, m.nodeBwWorst, true);
+    derive(m.rankLatency, m.nodeLatency, false);
+    derive(m.rankLatencyWorst, m.nodeLatencyWorst, false);
   }
   return m;
 }

@@ -252,11 +252,14 @@ def case_limits(args):
 # ---- pairwise matrices and bottleneck attribution ---------------------------------------------
 
 # 256 KiB messages, 8 in flight, 3 iterations: 6 MiB per direction, about 0.5 s through a 100mbit
-# limit (12.5 MB/s) and a few milliseconds on an open path (0.3-2 GB/s between namespaces here).
-# Healthy pairs differ by +-20-60% on 2 shared cores, so the analysis only names slowdowns below
-# 0.1-0.5x there; a 100mbit limit is 0.01-0.04x.
+# limit (12.5 MB/s) and a few milliseconds on an open path (0.6-3 GB/s between namespaces here).
+# The emulated nodes share 2 CPUs: a healthy pair can run 2-4x slower than another, and stay so
+# through its retests, when its processes share a core (seen: 0.22x and 0.36x in 1 of 20 clean
+# runs at the default threshold). These tests therefore judge bandwidth at 0.1x and latency at 5x
+# of the baseline; a 100mbit limit is 0.004-0.02x. The default thresholds, and how the analysis
+# lowers the bar on its own where healthy pairs differ, are covered by the unit tests.
 PAIRWISE_ARGS = ["--pairwise", "--pair-bytes", "256K", "--pair-window", "8", "--pair-iters", "3",
-                 "--latency-iters", "50"]
+                 "--latency-iters", "50", "--slow-threshold", "0.1", "--latency-factor", "5"]
 LIMIT = "100mbit"
 
 

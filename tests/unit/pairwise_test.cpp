@@ -1,0 +1,202 @@
+// Pairwise scheduling (circle method, quick mode, retests) and matrix building, without MPI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "core/error.h"
+#include "core/plan.h"
+#include "orchestrator/matrices.h"
+#include "orchestrator/planner.h"
+#include "topologies/rank_map.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+using Pairs = std::vector<std::pair<int, int>>;
+
+void expectDisjoint(const Pairs& round) {
+  std::set<int> seen;
+  for (const auto& [a, b] : round) {
+    EXPECT_NE(a, b);
+    EXPECT_TRUE(seen.insert(a).second) << a << " twice in a round";
+    EXPECT_TRUE(seen.insert(b).second) << b << " twice in a round";
+  }
+}
+
+TEST(CircleMethod, EveryPairOnceInDisjointRounds) {
+  for (int n = 2; n <= 17; ++n) {
+    EXPECT_EQ(core::circleRounds(n), n % 2 == 0 ? n - 1 : n);
+    std::set<std::pair<int, int>> all;
+    for (int r = 0; r < core::circleRounds(n); ++r) {
+      const Pairs round = core::circleRound(n, r);
+      EXPECT_EQ(static_cast<int>(round.size()), n / 2) << "n=" << n << " round " << r;
+      expectDisjoint(round);
+      for (const auto& [a, b] : round) {
+        EXPECT_LT(a, b);
+        EXPECT_TRUE(all.emplace(a, b).second) << "pair " << a << "," << b << " twice, n=" << n;
+      }
+    }
+    EXPECT_EQ(static_cast<int>(all.size()), n * (n - 1) / 2) << "n=" << n;
+  }
+  EXPECT_EQ(core::circleRounds(1), 0);
+  EXPECT_TRUE(core::circleRound(1, 0).empty());
+}
+
+TEST(CircleMethod, LargeScheduleIsComputedPerRound) {
+  // 512 nodes: 511 rounds of 256 pairs, computed on demand
+  EXPECT_EQ(core::circleRounds(512), 511);
+  const Pairs last = core::circleRound(512, 510);
+  EXPECT_EQ(last.size(), 256u);
+  expectDisjoint(last);
+}
+
+TEST(PackRounds, DisjointAndComplete) {
+  const Pairs pairs{{0, 1}, {0, 2}, {1, 2}, {3, 4}, {0, 3}, {2, 4}};
+  const auto rounds = core::packRounds(pairs);
+  std::multiset<std::pair<int, int>> seen;
+  for (const auto& r : rounds) {
+    expectDisjoint(r);
+    seen.insert(r.begin(), r.end());
+  }
+  const std::multiset<std::pair<int, int>> want(pairs.begin(), pairs.end());
+  EXPECT_EQ(seen, want);
+  // the triangle 0-1-2 needs three rounds; greedy packing stays within 2 x max degree - 1
+  EXPECT_GE(rounds.size(), 3u);
+  EXPECT_LE(rounds.size(), 5u);
+}
+
+TEST(QuickMode, EveryMemberMeetsEnoughPeersDeterministically) {
+  for (int n : {2, 3, 4, 9, 64, 1000}) {
+    const Pairs pairs = quickPairs(n, 3, 1);
+    EXPECT_EQ(pairs, quickPairs(n, 3, 1)) << "not deterministic";
+    std::vector<int> degree(static_cast<std::size_t>(n), 0);
+    for (const auto& [a, b] : pairs) {
+      EXPECT_LT(a, b);
+      ++degree[static_cast<std::size_t>(a)];
+      ++degree[static_cast<std::size_t>(b)];
+    }
+    for (int d : degree) EXPECT_GE(d, std::min(3, n - 1)) << "n=" << n;
+    EXPECT_LE(pairs.size(), static_cast<std::size_t>(3 * n));
+    EXPECT_TRUE(std::is_sorted(pairs.begin(), pairs.end()));
+  }
+  EXPECT_NE(quickPairs(64, 3, 1), quickPairs(64, 3, 2));
+}
+
+std::vector<core::HostProbe> probes(int ranks) {
+  // (built whole: assigning a short literal to each trips GCC 12's false -Wrestrict)
+  return std::vector<core::HostProbe>(static_cast<std::size_t>(ranks), core::HostProbe{.hostname = std::string("h")});
+}
+
+RunConfig pairwiseConfig(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--pairwise", "--pair-bytes", "1M", "--pair-iters", "4"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return parseRunOptions(args).config;
+}
+
+TEST(PairPlan, FullModeRanksThenNodes) {
+  const core::Topology t = topologies::buildTopology(probes(6), 2);  // 3 nodes of 2 ranks
+  const core::Plan plan = makePlan(pairwiseConfig(), t);
+  EXPECT_TRUE(plan.collectiveSteps.empty());
+  ASSERT_EQ(plan.pairSteps.size(), 5u + 3u);  // 6 ranks: 5 rounds; 3 nodes: 3 rounds
+  for (std::size_t i = 0; i < plan.pairSteps.size(); ++i) {
+    const core::PairStep& s = plan.pairSteps[i];
+    EXPECT_EQ(s.index, static_cast<int>(i));
+    EXPECT_EQ(s.level, i < 5 ? core::PairLevel::kRank : core::PairLevel::kNode);
+    EXPECT_EQ(s.bytes, 1u << 20);
+    EXPECT_EQ(s.window, 8);  // 8 MiB in flight
+    EXPECT_EQ(s.iters, 4);
+    EXPECT_EQ(s.sample, 0);
+  }
+  EXPECT_EQ(core::pairsOf(plan.pairSteps[6]).size(), 1u);  // 3 nodes: one pair, one bye
+}
+
+TEST(PairPlan, OneRankPerNodeMeasuresNoNodeLevel) {
+  const core::Plan plan = makePlan(pairwiseConfig(), topologies::buildTopology(probes(4), 1));
+  EXPECT_EQ(plan.pairSteps.size(), 3u);
+  for (const auto& s : plan.pairSteps) EXPECT_EQ(s.level, core::PairLevel::kRank);
+}
+
+TEST(PairPlan, CollectivesComeFirstAndRetestsLast) {
+  RunConfig c = pairwiseConfig();
+  c.collectives = true;
+  c.ops = {core::Op::kAllReduce};
+  c.minBytes = c.maxBytes = 1024;
+  core::Plan plan = makePlan(c, topologies::buildTopology(probes(4), 0));
+  const int collectives = static_cast<int>(plan.collectiveSteps.size());
+  ASSERT_GT(collectives, 0);
+  EXPECT_EQ(plan.pairSteps.front().index, collectives);
+  const int before = plan.stepCount();
+  planRetests(c, core::PairLevel::kRank, 4, {{0, 1}, {1, 2}, {2, 3}}, plan);
+  // 3 pairs pack into 2 rounds, measured twice (default --retests 2)
+  ASSERT_EQ(plan.stepCount(), before + 4);
+  EXPECT_EQ(plan.pairSteps.back().index, before + 3);
+  EXPECT_EQ(plan.pairSteps.back().sample, 2);
+  EXPECT_EQ(plan.pairSteps[plan.pairSteps.size() - 4].sample, 1);
+}
+
+TEST(PairPlan, QuickMode) {
+  const core::Plan plan = makePlan(pairwiseConfig({"--pairwise-mode", "quick", "--pairwise-peers", "2"}),
+                                   topologies::buildTopology(probes(32), 0));
+  std::set<std::pair<int, int>> seen;
+  for (const auto& s : plan.pairSteps) {
+    expectDisjoint(s.pairs);
+    seen.insert(s.pairs.begin(), s.pairs.end());
+  }
+  EXPECT_EQ(seen.size(), quickPairs(32, 2, 1).size());
+  EXPECT_LT(plan.pairSteps.size(), 31u);  // fewer rounds than the full matrix
+}
+
+TEST(PairPlan, PairwiseNeedsTwoRanks) {
+  EXPECT_THROW(makePlan(pairwiseConfig(), topologies::buildTopology(probes(1), 0)), core::UsageError);
+}
+
+core::PairRecord sample(const char* level, int a, int b, double ab, double ba, double lat) {
+  core::PairRecord r;
+  r.level = level;
+  r.a = a;
+  r.b = b;
+  r.bwAB = ab;
+  r.bwBA = ba;
+  r.bwBidir = ab + ba;
+  r.latencyUs = lat;
+  return r;
+}
+
+TEST(Matrices, BestAndWorstSamplesDerivedNodesAndMedians) {
+  const core::Topology t = topologies::buildTopology(probes(4), 2);  // nodes {0,1}, {2,3}
+  MatrixBuilder b(t, pairwiseConfig());
+  b.add(sample("rank", 0, 2, 10, 20, 5));
+  b.add(sample("rank", 0, 2, 12, 16, 4));  // a retest
+  b.add(sample("rank", 1, 3, 30, 40, 7));
+  b.add(sample("rank", 0, 1, 100, 100, 1));
+  const core::Matrices m = b.build();
+  EXPECT_FLOAT_EQ(m.rankUnidir.at(0, 2), 12);
+  EXPECT_FLOAT_EQ(m.rankUnidirWorst.at(0, 2), 10);
+  EXPECT_FLOAT_EQ(m.rankUnidir.at(2, 0), 20);
+  EXPECT_FLOAT_EQ(m.rankUnidirWorst.at(2, 0), 16);
+  EXPECT_FLOAT_EQ(m.rankLatency.at(0, 2), 4);
+  EXPECT_FLOAT_EQ(m.rankLatencyWorst.at(2, 0), 5);
+  EXPECT_FLOAT_EQ(m.rankBidir.at(2, 0), 30);
+  EXPECT_TRUE(std::isnan(m.rankUnidir.at(0, 3)));
+  EXPECT_EQ(m.rankLinkClass[m.rankUnidir.index(0, 1)], core::LinkClass::kSameNodeHost);
+  EXPECT_EQ(m.rankLinkClass[m.rankUnidir.index(0, 2)], core::LinkClass::kInterNode);
+  EXPECT_EQ(m.rankLinkClass[m.rankUnidir.index(3, 3)], core::LinkClass::kSelf);
+  // node matrix not measured: the median of the measured rank pairs between the nodes
+  EXPECT_FALSE(m.nodeMeasured);
+  EXPECT_FLOAT_EQ(m.nodeBw.at(0, 1), 30);  // of 12 and 30, the better
+  EXPECT_FLOAT_EQ(m.nodeBw.at(1, 0), 40);  // of 20 and 40
+  EXPECT_FLOAT_EQ(m.nodeLatency.at(0, 1), 4);  // of 4 and 7, the lower
+  // rank 0 sent 12, 100 and received 20, 100: of the middle two (20, 100), the better
+  EXPECT_FLOAT_EQ(m.rankPeerMedian[0], 100);
+  // a measured node pair replaces the derived matrix
+  b.add(sample("node", 0, 1, 50, 60, 3));
+  const core::Matrices n = b.build();
+  EXPECT_TRUE(n.nodeMeasured);
+  EXPECT_FLOAT_EQ(n.nodeBw.at(0, 1), 50);
+  EXPECT_FLOAT_EQ(n.nodeLatency.at(1, 0), 3);
+}
+
+}  // namespace
+}  // namespace fabricmap::orchestrator
