@@ -255,11 +255,13 @@ def case_limits(args):
 # limit (12.5 MB/s) and a few milliseconds on an open path (0.6-3 GB/s between namespaces here).
 # The emulated nodes share 2 CPUs: a healthy pair can run 2-4x slower than another, and stay so
 # through its retests, when its processes share a core (seen: 0.22x and 0.36x in 1 of 20 clean
-# runs at the default threshold). These tests therefore judge bandwidth at 0.1x and latency at 5x
-# of the baseline; a 100mbit limit is 0.004-0.02x. The default thresholds, and how the analysis
-# lowers the bar on its own where healthy pairs differ, are covered by the unit tests.
+# runs at the default threshold). These tests therefore judge bandwidth at 0.1x of the baseline; a
+# 100mbit limit is 0.004-0.02x. Latency is not measured here: this kernel has no netem, so no
+# latency fault can be planted, and ping-pongs between processes sharing 2 cores vary 10x (a
+# clean pair was once named at 5x). The default thresholds, latency attribution, and how the
+# analysis lowers the bar where healthy pairs differ are covered by the unit tests.
 PAIRWISE_ARGS = ["--pairwise", "--pair-bytes", "256K", "--pair-window", "8", "--pair-iters", "3",
-                 "--latency-iters", "50", "--slow-threshold", "0.1", "--latency-factor", "5"]
+                 "--latency-iters", "0", "--slow-threshold", "0.1"]
 LIMIT = "100mbit"
 
 
