@@ -166,6 +166,12 @@ struct Matrix {
 };
 Matrix nanMatrix(int n);
 
+// The worst sample of a cell. A matrix of worst samples may be empty (n = 0) where no pair was
+// measured twice: the worst is then the only sample, the best.
+inline float worstAt(const Matrix& worst, const Matrix& best, int row, int col) {
+  return worst.n > 0 ? worst.at(row, col) : best.at(row, col);
+}
+
 // What a healthy link of a class delivers on this fabric (the analysis's baseline).
 struct Expected {
   double bandwidth = 0;  // GB/s; NaN when the class has no measurements

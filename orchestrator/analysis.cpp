@@ -155,11 +155,11 @@ NodeView viewOf(const core::Matrices& m, const core::Expected& base, const Analy
     for (int y = 0; y < bw.n; ++y) {
       const float value = bw.at(x, y);
       if (x == y || !std::isfinite(value)) continue;
-      const Verdict verdict = bwVerdict(value, m.nodeBwWorst.at(x, y), base, c);
+      const Verdict verdict = bwVerdict(value, core::worstAt(m.nodeBwWorst, m.nodeBw, x, y), base, c);
       if (verdict == Verdict::kNoisy) {
         noisy.note(topo.nodes[static_cast<std::size_t>(x)].name + " -> " +
                        topo.nodes[static_cast<std::size_t>(y)].name,
-                   value, m.nodeBwWorst.at(x, y), "GB/s");
+                   value, core::worstAt(m.nodeBwWorst, m.nodeBw, x, y), "GB/s");
       }
       const bool s = verdict == Verdict::kSlow;
       v.slow[static_cast<std::size_t>(x)][static_cast<std::size_t>(y)] = s ? 1 : 0;
@@ -364,7 +364,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
       for (int y = 0; y < nodes; ++y) {
         if (y == x || !std::isfinite(m.nodeLatency.at(x, y))) continue;
         lat.push_back(m.nodeLatency.at(x, y));
-        bad += latencyVerdict(m.nodeLatency.at(x, y), m.nodeLatencyWorst.at(x, y), nb, c) ==
+        bad += latencyVerdict(m.nodeLatency.at(x, y), core::worstAt(m.nodeLatencyWorst, m.nodeLatency, x, y), nb, c) ==
                Verdict::kSlow;
       }
       if (lat.size() < 2 || bad < c.attributeShare * static_cast<double>(lat.size())) continue;
@@ -386,9 +386,9 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
       for (int y = x + 1; y < nodes; ++y) {
         if (latFlagged[static_cast<std::size_t>(x)] || latFlagged[static_cast<std::size_t>(y)]) continue;
         const float l = m.nodeLatency.at(x, y);
-        const Verdict verdict = latencyVerdict(l, m.nodeLatencyWorst.at(x, y), nb, c);
+        const Verdict verdict = latencyVerdict(l, core::worstAt(m.nodeLatencyWorst, m.nodeLatency, x, y), nb, c);
         if (verdict == Verdict::kNoisy) {
-          noisyNodes.note(nodeName(topo, x) + " <-> " + nodeName(topo, y), l, m.nodeLatencyWorst.at(x, y), "us");
+          noisyNodes.note(nodeName(topo, x) + " <-> " + nodeName(topo, y), l, core::worstAt(m.nodeLatencyWorst, m.nodeLatency, x, y), "us");
         }
         if (verdict != Verdict::kSlow) continue;
         Finding f;
@@ -427,7 +427,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
         if (!std::isfinite(val)) continue;
         ++measured;
         values.push_back(val);
-        slow += bwVerdict(val, m.rankUnidirWorst.at(x, y), inter, c) == Verdict::kSlow;
+        slow += bwVerdict(val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, x, y), inter, c) == Verdict::kSlow;
       }
     }
     if (measured < 4 || slow < c.attributeShare * measured) continue;
@@ -458,10 +458,10 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
       if (!std::isfinite(val)) continue;
       auto& [count, slowValues] = intra[topo.ranks[static_cast<std::size_t>(a)].node];
       ++count;
-      const Verdict verdict = bwVerdict(val, m.rankUnidirWorst.at(a, b), same, c);
+      const Verdict verdict = bwVerdict(val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b), same, c);
       if (verdict == Verdict::kSlow) slowValues.push_back(val);
       if (verdict == Verdict::kNoisy) {
-        noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, m.rankUnidirWorst.at(a, b), "GB/s");
+        noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b), "GB/s");
       }
     }
   }

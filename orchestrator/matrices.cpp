@@ -90,10 +90,15 @@ void MatrixBuilder::fixExpected(const core::Matrices& withBaselines) {
 
 core::Matrices MatrixBuilder::build() const {
   core::Matrices m = m_;
+  completeMatrices(m, topology_);
+  return m;
+}
+
+void completeMatrices(core::Matrices& m, const core::Topology& topology) {
   const int n = m.rankUnidir.n;
   m.rankLinkClass.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
   for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) m.rankLinkClass[m.rankUnidir.index(a, b)] = linkClassOf(topology_, a, b);
+    for (int b = 0; b < n; ++b) m.rankLinkClass[m.rankUnidir.index(a, b)] = linkClassOf(topology, a, b);
   }
   // per rank: median of everything it sent or received
   m.rankPeerMedian.assign(static_cast<std::size_t>(n), std::nanf(""));
@@ -107,31 +112,33 @@ core::Matrices MatrixBuilder::build() const {
     }
     m.rankPeerMedian[static_cast<std::size_t>(r)] = static_cast<float>(median(values, true));
   }
-  if (!m.nodeMeasured) {
-    // node pair figure: the median of its rank pairs (with one rank per node, that rank pair)
-    const int nodes = m.nodeBw.n;
-    std::vector<std::vector<int>> ranksOf(static_cast<std::size_t>(nodes));
-    for (const auto& r : topology_.ranks) ranksOf[static_cast<std::size_t>(r.node)].push_back(r.rank);
-    const auto derive = [&](const core::Matrix& from, core::Matrix& to, bool higherIsBetter) {
-      for (int x = 0; x < nodes; ++x) {
-        for (int y = 0; y < nodes; ++y) {
-          if (x == y) continue;
-          values.clear();
-          for (int a : ranksOf[static_cast<std::size_t>(x)]) {
-            for (int b : ranksOf[static_cast<std::size_t>(y)]) {
-              if (!std::isnan(from.at(a, b))) values.push_back(from.at(a, b));
-            }
+  if (m.nodeMeasured) return;
+  const int nodes = static_cast<int>(topology.nodes.size());
+  std::vector<std::vector<int>> ranksOf(static_cast<std::size_t>(nodes));
+  for (const auto& r : topology.ranks) ranksOf[static_cast<std::size_t>(r.node)].push_back(r.rank);
+  const auto derive = [&](const core::Matrix& from, core::Matrix& to, bool higherIsBetter) {
+    if (from.n == 0) {
+      to = core::Matrix{};  // no worst samples: none derived either
+      return;
+    }
+    to = core::nanMatrix(nodes);
+    for (int x = 0; x < nodes; ++x) {
+      for (int y = 0; y < nodes; ++y) {
+        if (x == y) continue;
+        values.clear();
+        for (int a : ranksOf[static_cast<std::size_t>(x)]) {
+          for (int b : ranksOf[static_cast<std::size_t>(y)]) {
+            if (!std::isnan(from.at(a, b))) values.push_back(from.at(a, b));
           }
-          to.at(x, y) = static_cast<float>(median(values, higherIsBetter));
         }
+        to.at(x, y) = static_cast<float>(median(values, higherIsBetter));
       }
-    };
-    derive(m.rankUnidir, m.nodeBw, true);
-    derive(m.rankUnidirWorst, m.nodeBwWorst, true);
-    derive(m.rankLatency, m.nodeLatency, false);
-    derive(m.rankLatencyWorst, m.nodeLatencyWorst, false);
-  }
-  return m;
+    }
+  };
+  derive(m.rankUnidir, m.nodeBw, true);
+  derive(m.rankUnidirWorst, m.nodeBwWorst, true);
+  derive(m.rankLatency, m.nodeLatency, false);
+  derive(m.rankLatencyWorst, m.nodeLatencyWorst, false);
 }
 
 }  // namespace fabricmap::orchestrator

@@ -26,6 +26,11 @@ class MatrixBuilder {
   core::Matrices m_;
 };
 
+// Fills what follows from the rank matrices: link classes, per-rank peer medians, and, unless the
+// node matrix was measured, the node matrices (each node pair's figure is the median of its rank
+// pairs; of an even count the better middle value). Worst-sample matrices may be empty.
+void completeMatrices(core::Matrices& m, const core::Topology& topology);
+
 // Link class of a rank pair from the topology (GPU link classes arrive with GPU discovery).
 core::LinkClass linkClassOf(const core::Topology& topology, int a, int b);
 

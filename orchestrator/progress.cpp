@@ -46,9 +46,11 @@ void Progress::extend(const core::Plan& plan) {
     if (steps_.contains(s.index)) continue;
     const std::size_t pairs = core::pairsOf(s).size();
     const double w = 3.0 * (s.iters + s.warmup) * s.window * (static_cast<double>(s.bytes) + kStepOverheadBytes);
-    steps_[s.index] = {w, fmt::format("pairwise {} {} {} ({} pairs, {})", core::name(s.level),
-                                      s.sample == 0 ? "round" : "retest",
-                                      s.pairs.empty() ? s.round + 1 : 0, pairs, core::formatBytes(s.bytes))};
+    const std::string what = s.sample > 0      ? fmt::format("retest {}", s.sample)
+                             : s.pairs.empty() ? fmt::format("round {}/{}", s.round + 1, core::circleRounds(s.members))
+                                               : std::string("quick round");
+    steps_[s.index] = {w, fmt::format("pairwise {} {} ({} pairs, {})", core::name(s.level), what, pairs,
+                                      core::formatBytes(s.bytes))};
     totalWeight_ += w;
   }
   total_ = plan.stepCount();

@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -101,20 +102,20 @@ struct WrongResult {
   std::string what;
 };
 
-// Runs the pair steps from `first` on, feeding rank 0's sinks and matrix builder.
+// Runs the pair steps from `first` on, feeding rank 0's sinks and matrix builder (null elsewhere).
 void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& executor,
                   Progress& progress, const std::vector<core::RecordSink*>& sinks,
-                  MatrixBuilder& builder, std::vector<WrongResult>& wrong) {
+                  MatrixBuilder* builder, std::vector<WrongResult>& wrong) {
   for (std::size_t i = first; i < plan.pairSteps.size(); ++i) {
     const core::PairStep& step = plan.pairSteps[i];
     progress.starting(step.index);
     worker::PairResult result = executor.run(step);
     progress.finished(step.index);
-    if (sinks.empty()) continue;  // not rank 0
+    if (builder == nullptr) continue;  // not rank 0
     progress.clear();
     for (auto* s : sinks) s->pairStep(result.step, result.pairs);
     for (const auto& p : result.pairs) {
-      builder.add(p);
+      builder->add(p);
       if (p.wrong > 0) {
         wrong.push_back({fmt::format("pairwise {} pair {}-{} (step {}): {} wrong elements in a "
                                      "checked transfer", p.level, p.a, p.b, p.step, p.wrong)});
@@ -131,16 +132,19 @@ void runPairwise(const RunConfig& config, const core::Topology& topology, core::
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const AnalysisConfig analysisConfig{config.slowThreshold, config.latencyFactor};
-  MatrixBuilder builder(topology, config);
-  runPairSteps(0, plan, executor, progress, sinks, builder, wrong);
+  // only rank 0 holds the matrices (R x R each)
+  std::optional<MatrixBuilder> builder;
+  if (rank == 0) builder.emplace(topology, config);
+  MatrixBuilder* const matrices = builder ? &*builder : nullptr;
+  runPairSteps(0, plan, executor, progress, sinks, matrices, wrong);
 
   if (config.retests > 0) {
     // wire format: level (0 rank, 1 node), a, b per suspect pair
     std::vector<int> suspects;
     if (rank == 0) {
-      core::Matrices m = builder.build();
+      core::Matrices m = builder->build();
       fixBaselines(m);
-      builder.fixExpected(m);
+      builder->fixExpected(m);
       for (const auto& [a, b] : suspectRankPairs(m, analysisConfig)) suspects.insert(suspects.end(), {0, a, b});
       for (const auto& [a, b] : suspectNodePairs(m, analysisConfig)) suspects.insert(suspects.end(), {1, a, b});
     }
@@ -159,14 +163,14 @@ void runPairwise(const RunConfig& config, const core::Topology& topology, core::
     if (plan.pairSteps.size() > firstRetest) {
       progress.extend(plan);
       for (auto* s : sinks) s->planExtended(plan.stepCount());
-      runPairSteps(firstRetest, plan, executor, progress, sinks, builder, wrong);
+      runPairSteps(firstRetest, plan, executor, progress, sinks, matrices, wrong);
     }
   }
-  if (rank != 0) return;
-  const core::Matrices matrices = builder.build();
-  const std::vector<core::Finding> findings = analyze(matrices, topology, analysisConfig);
+  if (!builder) return;
+  const core::Matrices result = builder->build();
+  const std::vector<core::Finding> findings = analyze(result, topology, analysisConfig);
   progress.clear();
-  for (auto* s : sinks) s->analysis(matrices, findings);
+  for (auto* s : sinks) s->analysis(result, findings);
 }
 
 }  // namespace

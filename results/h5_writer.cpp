@@ -137,8 +137,12 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
   h5::writeArray(f, rank + "/bw_unidir", m.rankUnidir.values, n, n);
   h5::writeArray(f, rank + "/bw_bidir", m.rankBidir.values, n, n);
   h5::writeArray(f, rank + "/latency", m.rankLatency.values, n, n);
-  h5::writeArray(f, rank + "/bw_unidir_worst", m.rankUnidirWorst.values, n, n);
-  h5::writeArray(f, rank + "/latency_worst", m.rankLatencyWorst.values, n, n);
+  // an empty worst matrix means every pair has one sample: its worst is its best
+  const auto orBest = [](const core::Matrix& worst, const core::Matrix& best) -> const std::vector<float>& {
+    return worst.n > 0 ? worst.values : best.values;
+  };
+  h5::writeArray(f, rank + "/bw_unidir_worst", orBest(m.rankUnidirWorst, m.rankUnidir), n, n);
+  h5::writeArray(f, rank + "/latency_worst", orBest(m.rankLatencyWorst, m.rankLatency), n, n);
   h5::writeArray(f, rank + "/peer_median", m.rankPeerMedian, n, 0);
   std::vector<std::uint8_t> classes(m.rankLinkClass.size());
   for (std::size_t i = 0; i < classes.size(); ++i) classes[i] = static_cast<std::uint8_t>(m.rankLinkClass[i]);
@@ -160,8 +164,8 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
   const int nodes = m.nodeBw.n;
   h5::writeArray(f, node + "/bw", m.nodeBw.values, nodes, nodes);
   h5::writeArray(f, node + "/latency", m.nodeLatency.values, nodes, nodes);
-  h5::writeArray(f, node + "/bw_worst", m.nodeBwWorst.values, nodes, nodes);
-  h5::writeArray(f, node + "/latency_worst", m.nodeLatencyWorst.values, nodes, nodes);
+  h5::writeArray(f, node + "/bw_worst", orBest(m.nodeBwWorst, m.nodeBw), nodes, nodes);
+  h5::writeArray(f, node + "/latency_worst", orBest(m.nodeLatencyWorst, m.nodeLatency), nodes, nodes);
   for (const char* d : {"/bw", "/bw_worst"}) h5::writeAttributeAt(f, node + d, "units", "GB/s");
   for (const char* d : {"/latency", "/latency_worst"}) h5::writeAttributeAt(f, node + d, "units", "us");
   h5::writeAttributeAt(f, node, "measured", m.nodeMeasured);

@@ -66,8 +66,12 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
   j["rank"]["bw_unidir"] = matrixJson(m.rankUnidir);
   j["rank"]["bw_bidir"] = matrixJson(m.rankBidir);
   j["rank"]["latency"] = matrixJson(m.rankLatency);
-  j["rank"]["bw_unidir_worst"] = matrixJson(m.rankUnidirWorst);
-  j["rank"]["latency_worst"] = matrixJson(m.rankLatencyWorst);
+  // an empty worst matrix means one sample per pair: the worst is the best
+  const auto orBest = [](const core::Matrix& worst, const core::Matrix& best) -> const core::Matrix& {
+    return worst.n > 0 ? worst : best;
+  };
+  j["rank"]["bw_unidir_worst"] = matrixJson(orBest(m.rankUnidirWorst, m.rankUnidir));
+  j["rank"]["latency_worst"] = matrixJson(orBest(m.rankLatencyWorst, m.rankLatency));
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (int r = 0; r < m.rankUnidir.n; ++r) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();
@@ -90,8 +94,8 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
   }
   j["node"]["bw"] = matrixJson(m.nodeBw);
   j["node"]["latency"] = matrixJson(m.nodeLatency);
-  j["node"]["bw_worst"] = matrixJson(m.nodeBwWorst);
-  j["node"]["latency_worst"] = matrixJson(m.nodeLatencyWorst);
+  j["node"]["bw_worst"] = matrixJson(orBest(m.nodeBwWorst, m.nodeBw));
+  j["node"]["latency_worst"] = matrixJson(orBest(m.nodeLatencyWorst, m.nodeLatency));
   return j;
 }
 

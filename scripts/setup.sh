@@ -12,6 +12,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev
   python3 python3-h5py
   iproute2 util-linux
+  ucx-utils
 )
 
 missing=()
