@@ -8,12 +8,15 @@
 namespace fabricmap::orchestrator {
 namespace {
 
-// Keeps the best and the worst sample of a cell.
-void keep(float& best, float& worst, double value, bool higherIsBetter) {
+// Keeps the best and, where worst samples are kept, the worst sample of cell (row, col).
+void keep(core::Matrix& best, core::Matrix& worst, int row, int col, double value, bool higherIsBetter) {
   if (!(value > 0) || !std::isfinite(value)) return;
   const auto v = static_cast<float>(value);
-  if (std::isnan(best) || (higherIsBetter ? v > best : v < best)) best = v;
-  if (std::isnan(worst) || (higherIsBetter ? v < worst : v > worst)) worst = v;
+  float& b = best.at(row, col);
+  if (std::isnan(b) || (higherIsBetter ? v > b : v < b)) b = v;
+  if (worst.n == 0) return;
+  float& w = worst.at(row, col);
+  if (std::isnan(w) || (higherIsBetter ? v < w : v > w)) w = v;
 }
 
 void keepBest(float& cell, double value) {
@@ -54,12 +57,10 @@ MatrixBuilder::MatrixBuilder(const core::Topology& topology, const RunConfig& co
   m_.rankUnidir = core::nanMatrix(ranks);
   m_.rankBidir = core::nanMatrix(ranks);
   m_.rankLatency = core::nanMatrix(ranks);
-  m_.rankUnidirWorst = core::nanMatrix(ranks);
-  m_.rankLatencyWorst = core::nanMatrix(ranks);
+
   m_.nodeBw = core::nanMatrix(nodes);
   m_.nodeLatency = core::nanMatrix(nodes);
-  m_.nodeBwWorst = core::nanMatrix(nodes);
-  m_.nodeLatencyWorst = core::nanMatrix(nodes);
+
 }
 
 void MatrixBuilder::add(const core::PairRecord& s) {
@@ -68,10 +69,16 @@ void MatrixBuilder::add(const core::PairRecord& s) {
   core::Matrix& bwWorst = node ? m_.nodeBwWorst : m_.rankUnidirWorst;
   core::Matrix& lat = node ? m_.nodeLatency : m_.rankLatency;
   core::Matrix& latWorst = node ? m_.nodeLatencyWorst : m_.rankLatencyWorst;
-  keep(bw.at(s.a, s.b), bwWorst.at(s.a, s.b), s.bwAB, true);
-  keep(bw.at(s.b, s.a), bwWorst.at(s.b, s.a), s.bwBA, true);
+  // Worst samples matter only once a pair is measured again: the first retest starts them as
+  // copies of the first measurements (R x R floats each, kept only when needed).
+  if (s.sample > 0 && bwWorst.n == 0) {
+    bwWorst = bw;
+    latWorst = lat;
+  }
+  keep(bw, bwWorst, s.a, s.b, s.bwAB, true);
+  keep(bw, bwWorst, s.b, s.a, s.bwBA, true);
   for (const auto& [x, y] : {std::pair{s.a, s.b}, std::pair{s.b, s.a}}) {
-    keep(lat.at(x, y), latWorst.at(x, y), s.latencyUs, false);
+    keep(lat, latWorst, x, y, s.latencyUs, false);
   }
   if (node) {
     m_.nodeMeasured = true;

@@ -6,10 +6,11 @@
 
 namespace fabricmap::orchestrator {
 
-// Keeps, per cell, the best sample (the highest bandwidth, the lowest latency) and the worst. On a
-// shared fabric interference only ever slows a transfer down, so a link is as good as its best
-// measurement, and a link that is really slow never measures fast; the worst sample shows how
-// much the measurements of that pair disagreed. Every sample stays in /pairs.
+// Keeps, per cell, the best sample (the highest bandwidth, the lowest latency) and, once retests
+// arrive (sample > 0, after every first measurement), the worst. On a shared fabric interference
+// only ever slows a transfer down, so a link is as good as its best measurement, and a link that
+// is really slow never measures fast; the worst sample shows how much the measurements of that
+// pair disagreed. Every sample stays in /pairs.
 class MatrixBuilder {
  public:
   MatrixBuilder(const core::Topology& topology, const RunConfig& config);

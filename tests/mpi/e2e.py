@@ -298,7 +298,11 @@ def case_rank_fault(args, tmp):
     check(p.elapsed < 60, f"took {p.elapsed:.0f}s to end")
     attrs, t = read(out)
     check(attrs["complete"] == False, "an aborted run must not claim to be complete")
-    check([s["step"] for s in t["steps"]] == [0, 1, 2], f"steps kept: {[s['step'] for s in t['steps']]}")
+    # Rank 0 writes step k before it joins step k+1, so when the victim fails at the start of step
+    # 3 (after step 2 ended everywhere), steps 0 and 1 are on disk; step 2 is if rank 0 was faster
+    # than the abort. Either way only whole steps, in order.
+    kept = [s["step"] for s in t["steps"]]
+    check(kept in ([0, 1], [0, 1, 2]), f"steps kept: {kept}")
 
 
 def case_show(args, tmp):

@@ -52,6 +52,9 @@ Fabric fabric(int nodes, int perNode, int cpus = 64,
   }
   f.m = b.build();
   if (plant) {
+    // planted cells may carry a worst sample: start the worst matrices as copies (as a retest does)
+    f.m.rankUnidirWorst = f.m.rankUnidir;
+    f.m.rankLatencyWorst = f.m.rankLatency;
     plant(f.m, f.topology);
     // recompute the derived node matrix from the planted rank matrix
     MatrixBuilder again(f.topology, parseRunOptions({"--pairwise"}).config);
@@ -65,6 +68,7 @@ Fabric fabric(int nodes, int perNode, int cpus = 64,
         s.bwBA = f.m.rankUnidir.at(c, a);
         s.latencyUs = f.m.rankLatency.at(a, c);
         again.add(s);
+        s.sample = 1;  // the worst sample, as a retest
         s.bwAB = f.m.rankUnidirWorst.at(a, c);
         s.bwBA = f.m.rankUnidirWorst.at(c, a);
         s.latencyUs = f.m.rankLatencyWorst.at(a, c);

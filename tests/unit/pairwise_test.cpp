@@ -168,9 +168,12 @@ TEST(Matrices, BestAndWorstSamplesDerivedNodesAndMedians) {
   const core::Topology t = topologies::buildTopology(probes(4), 2);  // nodes {0,1}, {2,3}
   MatrixBuilder b(t, pairwiseConfig());
   b.add(sample("rank", 0, 2, 10, 20, 5));
-  b.add(sample("rank", 0, 2, 12, 16, 4));  // a retest
   b.add(sample("rank", 1, 3, 30, 40, 7));
   b.add(sample("rank", 0, 1, 100, 100, 1));
+  EXPECT_EQ(b.build().rankUnidirWorst.n, 0);  // no retest yet: no worst samples kept
+  core::PairRecord retest = sample("rank", 0, 2, 12, 16, 4);
+  retest.sample = 1;
+  b.add(retest);
   const core::Matrices m = b.build();
   EXPECT_FLOAT_EQ(m.rankUnidir.at(0, 2), 12);
   EXPECT_FLOAT_EQ(m.rankUnidirWorst.at(0, 2), 10);
