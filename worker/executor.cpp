@@ -58,6 +58,18 @@ bool Executor::matches(const core::Fault& fault, const core::CollectiveStep& ste
          (fault.step < 0 || fault.step == step.index);
 }
 
+PairSpec pairSpecFor(const core::PairStep& step) {
+  PairSpec spec;
+  spec.bytes = step.bytes;
+  spec.window = step.window;
+  spec.iters = step.iters;
+  spec.warmup = step.warmup;
+  spec.latencyIters = step.latencyIters;
+  spec.latencyBytes = step.latencyBytes;
+  spec.seed = static_cast<std::uint32_t>(step.index);
+  return spec;
+}
+
 Executor::Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
                    const core::Topology& topology, std::vector<core::Fault> faults)
     : world_(world), backend_(backend), plan_(plan), topology_(topology), faults_(std::move(faults)) {
@@ -264,15 +276,7 @@ PairResult Executor::run(const core::PairStep& step) {
   };
 
   if (peer >= 0) {
-    PairSpec spec;
-    spec.bytes = step.bytes;
-    spec.window = step.window;
-    spec.iters = step.iters;
-    spec.warmup = step.warmup;
-    spec.latencyIters = step.latencyIters;
-    spec.latencyBytes = step.latencyBytes;
-    spec.seed = static_cast<std::uint32_t>(step.index);
-    std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, spec);
+    std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, pairSpecFor(step));
     const bool first = mine.first == 1;
     // a -> b, then b -> a, then both at once; every node-level stream of a direction runs together
     together();

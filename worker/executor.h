@@ -25,6 +25,8 @@ struct PairResult {
 
 // The spec a group of `nranks` runs for `step` (shape and test pattern included).
 CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
+// What every pair of a pairwise round streams.
+PairSpec pairSpecFor(const core::PairStep& step);
 
 class Executor {
  public:
