@@ -19,42 +19,22 @@ U64 timesRanks(U64 block, int n) { return block * static_cast<U64>(n); }
 bool everyRank(int, int) { return true; }
 bool onlyRoot(int rank, int root) { return rank == root; }
 
-// The table's rows. Output sources:
-//   all_reduce      out[j] = reduce_q in_q[j]
-//   all_gather      out[j] = in_{j / block}[j % block]
-//   reduce_scatter  out[j] = reduce_q in_q[rank * block + j]
-//   broadcast       out[j] = in_root[j]
-//   reduce          out[j] = reduce_q in_q[j]            (root only)
-//   alltoall        out[j] = in_{j / block}[rank * block + j % block]
-//   sendrecv        out[j] = in_{(rank - 1) mod n}[j]    (ring: send to rank+1, receive from rank-1)
+// The table's rows; SourceRule (core/output_source.h) says where each output element comes from.
 constexpr std::array<OpTraits, 7> kOps{{
     {Op::kAllReduce, "all_reduce", true, false, false, ringFactor, sameAsBlock, sameAsBlock,
-     everyRank,
-     [](int, int, int, U64, U64 j) { return OutputSource{true, 0, j}; }},
+     everyRank, SourceRule::kReduceSameIndex},
     {Op::kAllGather, "all_gather", false, false, true, gatherFactor, sameAsBlock, timesRanks,
-     everyRank,
-     [](int, int, int, U64 block, U64 j) {
-       return OutputSource{false, static_cast<int>(j / block), j % block};
-     }},
+     everyRank, SourceRule::kGatherBlocks},
     {Op::kReduceScatter, "reduce_scatter", true, false, true, gatherFactor, timesRanks,
-     sameAsBlock, everyRank,
-     [](int rank, int, int, U64 block, U64 j) {
-       return OutputSource{true, 0, static_cast<U64>(rank) * block + j};
-     }},
+     sameAsBlock, everyRank, SourceRule::kReduceRankBlock},
     {Op::kBroadcast, "broadcast", false, true, false, unitFactor, sameAsBlock, sameAsBlock,
-     everyRank,
-     [](int, int, int root, U64, U64 j) { return OutputSource{false, root, j}; }},
+     everyRank, SourceRule::kFromRoot},
     {Op::kReduce, "reduce", true, true, false, unitFactor, sameAsBlock, sameAsBlock, onlyRoot,
-     [](int, int, int, U64, U64 j) { return OutputSource{true, 0, j}; }},
+     SourceRule::kReduceSameIndex},
     {Op::kAllToAll, "alltoall", false, false, true, gatherFactor, timesRanks, timesRanks,
-     everyRank,
-     [](int rank, int, int, U64 block, U64 j) {
-       return OutputSource{false, static_cast<int>(j / block),
-                           static_cast<U64>(rank) * block + j % block};
-     }},
+     everyRank, SourceRule::kTransposeBlocks},
     {Op::kSendRecv, "sendrecv", false, false, false, unitFactor, sameAsBlock, sameAsBlock,
-     everyRank,
-     [](int rank, int n, int, U64, U64 j) { return OutputSource{false, (rank - 1 + n) % n, j}; }},
+     everyRank, SourceRule::kFromPreviousRank},
 }};
 
 }  // namespace

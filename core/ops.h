@@ -9,18 +9,12 @@
 #include <span>
 #include <string_view>
 
+#include "core/output_source.h"
+
 namespace fabricmap::core {
 
 enum class Op : std::uint8_t {
   kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv
-};
-
-// Where one element of a rank's output comes from: either one rank's input element, or the
-// reduction over every rank of the input element at `index`.
-struct OutputSource {
-  bool reduced;
-  int rank;             // source rank when !reduced
-  std::uint64_t index;  // element index in the source rank's input buffer
 };
 
 struct OpTraits {
@@ -36,8 +30,8 @@ struct OpTraits {
   std::uint64_t (*outputElems)(std::uint64_t block, int nranks);
   // Whether `rank` has a defined output (reduce: only the root).
   bool (*hasOutput)(int rank, int root);
-  // Source of output element j on `rank`.
-  OutputSource (*source)(int rank, int nranks, int root, std::uint64_t block, std::uint64_t j);
+  // Where output element j on a rank comes from (core/output_source.h: sourceOf).
+  SourceRule source;
 };
 
 const OpTraits& traits(Op op);

@@ -57,9 +57,9 @@ std::uint64_t countWrong(core::DType dtype, const void* output, std::uint64_t el
   withHostType(dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* p = static_cast<const T*>(output);
-    const auto source = check.op->source;
+    const core::SourceRule rule = check.op->source;
     for (std::uint64_t j = 0; j < elems; ++j) {
-      const core::OutputSource src = source(check.rank, check.nranks, check.root, check.block, j);
+      const core::OutputSource src = core::sourceOf(rule, check.rank, check.nranks, check.root, check.block, j);
       const double expected = src.reduced ? check.pattern->reduced(src.index)
                                           : check.pattern->input(src.rank, src.index);
       if (p[j] != static_cast<T>(expected)) ++wrong;

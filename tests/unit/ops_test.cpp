@@ -141,7 +141,7 @@ TEST(Ops, OutputSourcesAgreeWithReferenceSemantics) {
         const auto& want = expected[static_cast<std::size_t>(r)];
         ASSERT_EQ(want.size(), t.outputElems(block, n)) << t.name;
         for (std::uint64_t j = 0; j < want.size(); ++j) {
-          const OutputSource src = t.source(r, n, root, block, j);
+          const OutputSource src = sourceOf(t.source, r, n, root, block, j);
           double got = 0;
           if (src.reduced) {
             for (const auto& x : in) got += x[src.index];
