@@ -7,11 +7,9 @@
 #include <span>
 #include <string_view>
 
-namespace fabricmap::core {
+#include "core/types.h"
 
-enum class DType : std::uint8_t {
-  kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kHalf, kFloat, kDouble, kBfloat16
-};
+namespace fabricmap::core {
 
 struct DTypeTraits {
   DType type;
@@ -28,8 +26,6 @@ const DTypeTraits& traits(DType type);
 std::span<const DTypeTraits> allDTypes();
 // Accepts the nccl-tests names and common aliases (fp32, f32, float32, bf16, ...).
 std::optional<DType> parseDType(std::string_view name);
-
-enum class RedOp : std::uint8_t { kSum, kProd, kMin, kMax };
 
 std::string_view name(RedOp op);
 std::span<const RedOp> allRedOps();

@@ -98,6 +98,18 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
   throw core::UsageError(message + " (run under mpirun with 2+ ranks, with sizes and types the backend supports)");
 }
 
+// Why the GPUs cannot carry one rank each (empty when they can): a node with fewer GPUs than ranks.
+std::string gpuShortage(const core::Topology& topology, const RunConfig& config) {
+  for (const auto& n : topology.nodes) {
+    const int gpus = config.gpusPerNode > 0 ? std::min(config.gpusPerNode, n.gpus) : n.gpus;
+    if (gpus < n.ranks) {
+      return n.gpus == 0 ? fmt::format("no GPU on {}", n.name)
+                         : fmt::format("{} has {} GPU(s) for {} ranks", n.name, gpus, n.ranks);
+    }
+  }
+  return {};
+}
+
 struct WrongResult {
   std::string what;
 };
@@ -192,13 +204,15 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
 
     const core::Topology topology = topologies::buildTopology(
         worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost()), config.ranksPerNode);
-    bool everyRankHasGpu = true;
-    for (const auto& n : topology.nodes) everyRankHasGpu = everyRankHasGpu && n.gpus >= n.ranks;
-    const std::string backendName = worker::resolveBackendName(config.backend, everyRankHasGpu);
+    const worker::BackendChoice choice = worker::resolveBackend(config.backend, gpuShortage(topology, config));
+    const std::string& backendName = choice.name;
     core::Plan plan = makePlan(config, topology);  // grows when retests are planned
     checkMemory(plan, topology);
 
-    std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName);
+    worker::BackendContext context;
+    context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
+    context.gpusPerNode = config.gpusPerNode;
+    std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName, context);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 
@@ -218,6 +232,10 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     provenance.runConfig = toJsonString(config);
     const std::vector<core::ScopeRecord> scopes = scopeRecords(plan);
     for (auto* s : sinks) s->begin(provenance, topology, scopes);
+    if (root && !choice.reason.empty()) {
+      fmt::print("# backend {} (auto: {})\n", backendName, choice.reason);
+      std::fflush(stdout);
+    }
 
     Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
     std::vector<WrongResult> wrong;

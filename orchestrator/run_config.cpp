@@ -73,6 +73,8 @@ po::options_description describeOptions() {
     ("placement", po::value<std::string>(), "out-of-place | in-place | both (default both)")
     ("scopes", po::value<std::string>()->default_value("world,intra,inter"),
      "world (all ranks), intra (per node), inter (per local rank across nodes)")
+    ("gpus-per-node", po::value<int>(),
+     "GPUs per node to bind local ranks to (local rank modulo this; default: every visible GPU)")
     ("ranks-per-node", po::value<int>(),
      "treat consecutive blocks of K ranks as one node (testing on one machine; recorded as emulated)")
     ("progress", po::value<std::string>()->implicit_value("live"),
@@ -272,6 +274,10 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     c.ranksPerNode = vm["ranks-per-node"].as<int>();
     if (c.ranksPerNode < 1) throw core::UsageError("--ranks-per-node must be at least 1");
   }
+  if (vm.count("gpus-per-node")) {
+    c.gpusPerNode = vm["gpus-per-node"].as<int>();
+    if (c.gpusPerNode < 1) throw core::UsageError("--gpus-per-node must be at least 1");
+  }
   if (vm.count("progress")) {
     const std::string p = vm["progress"].as<std::string>();
     if (p == "live") c.progress = ProgressMode::kLive;
@@ -408,6 +414,7 @@ std::string toJsonString(const RunConfig& c) {
   for (core::Scope s : c.scopes) j["scopes"].push_back(core::name(s));
   j["root"] = c.root;
   j["ranks_per_node"] = c.ranksPerNode;
+  j["gpus_per_node"] = c.gpusPerNode;
   j["collectives"] = c.collectives;
   j["pairwise"] = c.pairwise;
   j["pairwise_mode"] = c.pairwiseMode == PairwiseMode::kFull ? "full" : "quick";

@@ -32,6 +32,7 @@ struct RunConfig {
   std::vector<core::Scope> scopes;
   int root = 0;
   int ranksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
+  int gpusPerNode = 0;   // > 0: spread each node's ranks over this many GPUs (0: all visible)
   std::string output;    // empty: results/<UTC timestamp>.h5
   ProgressMode progress = ProgressMode::kAuto;
   std::vector<core::Fault> faults;  // test-only fault injection

@@ -71,6 +71,13 @@ class PairRunner {
   virtual std::uint64_t checkedTransfer(int peer, bool sender) = 0;
 };
 
+// What a backend needs to know about its rank when it is created.
+struct BackendContext {
+  int localRank = 0;                 // index among the ranks of this node
+  int gpusPerNode = 0;               // GPUs to spread local ranks over; 0: all the rank sees
+  double stepTimeoutSeconds = 600;   // a wait on the device longer than this is a fault
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;

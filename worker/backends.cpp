@@ -26,25 +26,42 @@ LibraryVersions libraryVersions() {
   return v;
 }
 
-std::vector<std::string_view> availableBackends() { return {"mpi"}; }
+std::vector<std::string_view> availableBackends() {
+#if FABRICMAP_HAVE_NCCL
+  return {"mpi", "nccl"};
+#else
+  return {"mpi"};
+#endif
+}
 
-std::string resolveBackendName(std::string_view requested, bool everyRankHasGpu) {
+BackendChoice resolveBackend(std::string_view requested, const std::string& gpuShortage) {
   const auto available = availableBackends();
-  const auto has = [&](std::string_view b) {
-    return std::find(available.begin(), available.end(), b) != available.end();
-  };
-  if (requested == "auto") return everyRankHasGpu && has("nccl") ? "nccl" : "mpi";
-  if (has(requested)) return std::string(requested);
+  const bool haveNccl = std::find(available.begin(), available.end(), "nccl") != available.end();
+  if (requested == "auto") {
+    if (!haveNccl) return {"mpi", "this build has no NCCL"};
+    if (!gpuShortage.empty()) return {"mpi", gpuShortage};
+    return {"nccl", "every rank has a GPU"};
+  }
+  if (requested == "mpi") return {"mpi", ""};
   if (requested == "nccl") {
-    throw core::UsageError(
-        "backend 'nccl' is not available in this build (available: " +
-        fmt::format("{}", fmt::join(available, ", ")) + ")");
+    if (!haveNccl) {
+      throw core::UsageError(fmt::format("backend 'nccl' is not available in this build (available: {})",
+                                         fmt::join(available, ", ")));
+    }
+    if (!gpuShortage.empty()) {
+      throw core::UsageError("backend 'nccl' needs one GPU per rank: " + gpuShortage);
+    }
+    return {"nccl", ""};
   }
   throw core::UsageError(fmt::format("unknown backend '{}' (available: auto, {})", requested,
                                      fmt::join(available, ", ")));
 }
 
-std::unique_ptr<Backend> createBackend(std::string_view name) {
+std::unique_ptr<Backend> createBackend(std::string_view name, const BackendContext& context) {
+#if FABRICMAP_HAVE_NCCL
+  if (name == "nccl") return nccl::createBackend(context);
+#endif
+  (void)context;
   if (name == "mpi") return mpi::createBackend();
   throw core::UsageError(fmt::format("backend '{}' is not available in this build", name));
 }

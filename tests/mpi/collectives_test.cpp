@@ -14,6 +14,7 @@
 #include "topologies/host_probe.h"
 #include "topologies/rank_map.h"
 #include "worker/executor.h"
+#include "tests/common/backend_checks.h"
 #include "worker/mpi/backend.h"
 
 namespace fabricmap::worker {
@@ -31,63 +32,18 @@ int worldSize() {
   return n;
 }
 
-std::uint64_t sumOverRanks(std::uint64_t v) {
-  std::uint64_t total = 0;
-  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
-
-const core::DType kHostTypes[] = {core::DType::kInt8,  core::DType::kUint8,  core::DType::kInt32,
-                                  core::DType::kUint32, core::DType::kInt64, core::DType::kUint64,
-                                  core::DType::kFloat, core::DType::kDouble};
+using test_support::sumOverRanks;
 
 // Every op x host type x reduction x placement: exact results, an element corrupted on one rank
 // counted exactly once, and an op that did not run detected.
 TEST(MpiCollectives, EveryOpTypeReductionAndPlacementIsExact) {
-  const int n = worldSize();
-  const int rank = worldRank();
   std::unique_ptr<Backend> backend = mpi::createBackend();
-  int cases = 0;
-  for (const auto& op : core::allOps()) {
-    const std::vector<core::RedOp> redops =
-        op.reduces ? std::vector<core::RedOp>(core::allRedOps().begin(), core::allRedOps().end())
-                   : std::vector<core::RedOp>{core::RedOp::kSum};
-    for (core::DType dtype : kHostTypes) {
-      for (core::RedOp redop : redops) {
-        for (bool inPlace : {false, true}) {
-          core::CollectiveStep step;
-          step.index = cases;
-          step.op = op.op;
-          step.dtype = dtype;
-          step.redop = redop;
-          step.root = n - 1;
-          step.inPlace = inPlace;
-          // 1001 elements per block: not a power of two, not a multiple of the rank count
-          step.bytes = 1001ull * static_cast<std::uint64_t>(n) * core::traits(dtype).size;
-          const CollectiveSpec spec = specFor(step, n);
-          const std::string what = std::string(op.name) + " " + std::string(core::traits(dtype).name) +
-                                   " " + std::string(core::name(redop)) +
-                                   (inPlace ? " in-place" : " out-of-place");
-          ASSERT_TRUE(backend->waiver(spec).empty()) << what;
-          auto runner = backend->prepare(MPI_COMM_WORLD, spec);
-
-          runner->fill();
-          EXPECT_GT(sumOverRanks(runner->countWrong()), 0u) << what << ": no op must fail the check";
-
-          runner->fill();
-          runner->runOnce();
-          EXPECT_EQ(sumOverRanks(runner->countWrong()), 0u) << what;
-
-          // corrupt one element on the last rank that has an output
-          const int victim = op.hasOutput(n - 1, step.root) ? n - 1 : step.root;
-          if (rank == victim) runner->corruptOutput(7);
-          EXPECT_EQ(sumOverRanks(runner->countWrong()), 1u) << what << ": corruption on rank " << victim;
-          ++cases;
-        }
-      }
-    }
-  }
-  EXPECT_EQ(cases, 3 * 8 * 4 * 2 + 4 * 8 * 2);
+  const std::vector<core::DType> hostTypes{core::DType::kInt8,  core::DType::kUint8, core::DType::kInt32,
+                                           core::DType::kUint32, core::DType::kInt64, core::DType::kUint64,
+                                           core::DType::kFloat, core::DType::kDouble};
+  const test_support::CheckedCases cases = test_support::checkEveryCollective(*backend, hostTypes);
+  EXPECT_EQ(cases.run, 3 * 8 * 4 * 2 + 4 * 8 * 2);
+  EXPECT_EQ(cases.waived, 0);
 }
 
 TEST(MpiCollectives, HalfAndBfloat16AreWaivedNotFailed) {

@@ -1,10 +1,19 @@
-// NCCL and CUDA library versions (see backend.h).
+// NCCL backend: device binding, communicators per group, buffers (see backend.h).
 #include "worker/nccl/backend.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <vector>
+
 #include <fmt/format.h>
+
+#include "worker/nccl/collective.h"
+#include "worker/nccl/device.h"
+#include "worker/nccl/pairs.h"
 
 namespace fabricmap::worker::nccl {
 namespace {
@@ -14,7 +23,99 @@ std::string cudaVersionString(int v) {
   return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
 }
 
+// The world ranks of `group`, which name its NCCL communicator.
+std::vector<int> worldRanksOf(MPI_Comm group) {
+  MPI_Group g = MPI_GROUP_NULL;
+  MPI_Group world = MPI_GROUP_NULL;
+  MPI_Comm_group(group, &g);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int n = 0;
+  MPI_Group_size(g, &n);
+  std::vector<int> local(static_cast<std::size_t>(n));
+  std::iota(local.begin(), local.end(), 0);
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  MPI_Group_translate_ranks(g, n, local.data(), world, ranks.data());
+  MPI_Group_free(&g);
+  MPI_Group_free(&world);
+  return ranks;
+}
+
+class NcclBackend final : public Backend {
+ public:
+  explicit NcclBackend(const BackendContext& context) : timeout_(context.stepTimeoutSeconds) {
+    int count = 0;
+    FM_CHECK_CUDA(cudaGetDeviceCount(&count));
+    const int spread = context.gpusPerNode > 0 ? std::min(context.gpusPerNode, count) : count;
+    if (spread <= 0) throw FM_FAULT("no GPU visible to this rank");
+    device_ = context.localRank % spread;
+    FM_CHECK_CUDA(cudaSetDevice(device_));
+    stream_ = std::make_unique<Stream>();
+  }
+
+  NcclBackend(const NcclBackend&) = delete;
+  NcclBackend& operator=(const NcclBackend&) = delete;
+
+  ~NcclBackend() override {
+    for (auto& [ranks, comm] : comms_) ncclCommDestroy(comm);
+  }
+
+  std::string_view name() const override { return "nccl"; }
+
+  std::string waiver(const CollectiveSpec& spec) const override {
+    // alltoall and sendrecv are grouped sends and receives: in place they would overwrite what
+    // they are still sending
+    if (spec.inPlace && (spec.op == core::Op::kAllToAll || spec.op == core::Op::kSendRecv)) {
+      return std::string("NCCL has no in-place ") + std::string(core::traits(spec.op).name);
+    }
+    return {};
+  }
+
+  std::unique_ptr<CollectiveRunner> prepare(MPI_Comm group, const CollectiveSpec& spec) override {
+    ncclComm_t comm = commFor(group);
+    const std::size_t ts = core::traits(spec.dtype).size;
+    input_.reserve(std::max<std::size_t>(spec.shape.inputElems * ts, 1));
+    output_.reserve(std::max<std::size_t>(
+        std::max(spec.shape.outputElems, spec.inPlace ? spec.shape.inputElems : 0) * ts, 1));
+    return makeCollective(group, comm, stream_->get(), spec, input_.data(), output_.data(), timeout_);
+  }
+
+  std::unique_ptr<PairRunner> preparePairs(MPI_Comm world, const PairSpec& spec) override {
+    ncclComm_t comm = commFor(world);
+    const std::size_t bytes = std::max<std::uint64_t>(spec.bytes, spec.latencyBytes);
+    input_.reserve(bytes);
+    output_.reserve(bytes);
+    return makePairRunner(world, comm, stream_->get(), spec, input_.data(), output_.data(), timeout_);
+  }
+
+ private:
+  // One communicator per distinct set of ranks, made once: collective over `group` the first time.
+  ncclComm_t commFor(MPI_Comm group) {
+    std::vector<int> ranks = worldRanksOf(group);
+    if (const auto it = comms_.find(ranks); it != comms_.end()) return it->second;
+    int rank = 0;
+    MPI_Comm_rank(group, &rank);
+    ncclUniqueId id{};
+    if (rank == 0) FM_CHECK_NCCL(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, group);
+    ncclComm_t comm = nullptr;
+    FM_CHECK_NCCL(ncclCommInitRank(&comm, static_cast<int>(ranks.size()), id, rank));
+    comms_.emplace(std::move(ranks), comm);
+    return comm;
+  }
+
+  int device_ = 0;
+  double timeout_;
+  std::unique_ptr<Stream> stream_;
+  DeviceBuffer input_;
+  DeviceBuffer output_;
+  std::map<std::vector<int>, ncclComm_t> comms_;
+};
+
 }  // namespace
+
+std::unique_ptr<Backend> createBackend(const BackendContext& context) {
+  return std::make_unique<NcclBackend>(context);
+}
 
 std::string libraryVersion() {
   int v = 0;

@@ -1,10 +1,16 @@
-// The NCCL backend (GPU buffers). Built only with FABRICMAP_ENABLE_NCCL. So far it reports the
-// NCCL and CUDA versions for provenance; the collectives arrive with the GPU path.
+// The NCCL backend: every collective and the pairwise transfers on GPU buffers, one rank per GPU.
+// Built only with FABRICMAP_ENABLE_NCCL.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "worker/backend.h"
+
 namespace fabricmap::worker::nccl {
+
+// Binds this rank to its GPU (local rank modulo the GPUs it sees, or `gpusPerNode`).
+std::unique_ptr<Backend> createBackend(const BackendContext& context);
 
 std::string libraryVersion();       // "2.28.9"
 std::string cudaRuntimeVersion();   // "13.0"

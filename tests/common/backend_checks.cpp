@@ -1,0 +1,72 @@
+// Shared backend checks (see backend_checks.h).
+#include "tests/common/backend_checks.h"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <string>
+
+#include "worker/executor.h"
+
+namespace fabricmap::test_support {
+
+std::uint64_t sumOverRanks(std::uint64_t v) {
+  std::uint64_t total = 0;
+  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+CheckedCases checkEveryCollective(worker::Backend& backend, const std::vector<core::DType>& dtypes) {
+  int n = 0;
+  int rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CheckedCases cases;
+  for (const auto& op : core::allOps()) {
+    const std::vector<core::RedOp> redops =
+        op.reduces ? std::vector<core::RedOp>(core::allRedOps().begin(), core::allRedOps().end())
+                   : std::vector<core::RedOp>{core::RedOp::kSum};
+    for (core::DType dtype : dtypes) {
+      for (core::RedOp redop : redops) {
+        for (bool inPlace : {false, true}) {
+          core::CollectiveStep step;
+          step.index = cases.run + cases.waived;
+          step.op = op.op;
+          step.dtype = dtype;
+          step.redop = redop;
+          step.root = n - 1;
+          step.inPlace = inPlace;
+          // 1001 elements per block: not a power of two, not a multiple of the rank count
+          step.bytes = 1001ull * static_cast<std::uint64_t>(n) * core::traits(dtype).size;
+          const worker::CollectiveSpec spec = worker::specFor(step, n);
+          const std::string what = std::string(op.name) + " " + std::string(core::traits(dtype).name) +
+                                   " " + std::string(core::name(redop)) +
+                                   (inPlace ? " in-place" : " out-of-place");
+          if (!backend.waiver(spec).empty()) {
+            ++cases.waived;
+            continue;
+          }
+          auto runner = backend.prepare(MPI_COMM_WORLD, spec);
+
+          runner->fill();
+          if (n > 1) {
+            EXPECT_GT(sumOverRanks(runner->countWrong()), 0u) << what << ": no op must fail the check";
+          }
+
+          runner->fill();
+          runner->runOnce();
+          EXPECT_EQ(sumOverRanks(runner->countWrong()), 0u) << what;
+
+          // corrupt one element on the last rank that has an output
+          const int victim = op.hasOutput(n - 1, step.root) ? n - 1 : step.root;
+          if (rank == victim) runner->corruptOutput(7);
+          EXPECT_EQ(sumOverRanks(runner->countWrong()), 1u) << what << ": corruption on rank " << victim;
+          ++cases.run;
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace fabricmap::test_support

@@ -1,0 +1,26 @@
+// Checks every backend must pass, shared by the MPI (tests/mpi) and GPU (tests/gpu) test programs.
+// Collective over MPI_COMM_WORLD; all ranks must call them together.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/dtype.h"
+#include "worker/backend.h"
+
+namespace fabricmap::test_support {
+
+struct CheckedCases {
+  int run = 0;
+  int waived = 0;
+};
+
+// Every op x `dtypes` x reduction x placement on the world communicator: exact results, one
+// element corrupted on one rank counted exactly once, and (with 2+ ranks) an op that did not run
+// detected by the check. Cases the backend waives are counted, not run.
+CheckedCases checkEveryCollective(worker::Backend& backend, const std::vector<core::DType>& dtypes);
+
+// The sum of `v` over all ranks.
+std::uint64_t sumOverRanks(std::uint64_t v);
+
+}  // namespace fabricmap::test_support

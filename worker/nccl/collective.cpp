@@ -1,0 +1,157 @@
+// The NCCL calls behind each op of the table, out-of-place and in-place, timed with CUDA events.
+//
+// In-place layouts follow NCCL: all_gather's input is this rank's block of the output buffer;
+// reduce_scatter reads the whole output buffer and leaves its result in this rank's block of it;
+// all_reduce, broadcast and reduce use one buffer. alltoall and sendrecv are grouped sends and
+// receives (nccl-tests does the same) and have no in-place form (the backend waives it).
+// Timing: an event before the batch and one after each op on the stream; op i completed on this
+// rank at (event i+1 - event 0), the figure the executor turns into per-iteration times.
+#include "worker/nccl/collective.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "kernels/patterns.h"
+#include "worker/nccl/device.h"
+
+namespace fabricmap::worker::nccl {
+namespace {
+
+class NcclCollective final : public CollectiveRunner {
+ public:
+  NcclCollective(MPI_Comm group, ncclComm_t comm, cudaStream_t stream, const CollectiveSpec& spec,
+                 std::byte* input, std::byte* output, double timeoutSeconds)
+      : comm_(comm), stream_(stream), spec_(spec), in_(input), out_(output), timeout_(timeoutSeconds),
+        type_(ncclType(spec.dtype)), op_(ncclOp(spec.redop)) {
+    MPI_Comm_rank(group, &rank_);
+    MPI_Comm_size(group, &n_);
+    ts_ = core::traits(spec.dtype).size;
+    what_ = fmt::format("{} of {} B on {} ranks", core::traits(spec.op).name, spec.shape.bytes, n_);
+  }
+
+  void fill() override {
+    const auto& s = spec_.shape;
+    FM_CHECK_CUDA(kernels::fillValue(spec_.dtype, out_, std::max(s.outputElems, spec_.inPlace ? s.inputElems : 0),
+                                     spec_.pattern.poison(), stream_));
+    FM_CHECK_CUDA(kernels::fillInput(spec_.dtype, inputBuffer(), s.inputElems, spec_.pattern, rank_, stream_));
+    waitStream(stream_, comm_, timeout_, "filling buffers for " + what_);
+  }
+
+  void runOnce() override {
+    launch();
+    waitStream(stream_, comm_, timeout_, what_);
+  }
+
+  std::vector<double> timeIterations(int iters) override {
+    std::vector<cudaEvent_t> events(static_cast<std::size_t>(iters) + 1);
+    for (auto& e : events) FM_CHECK_CUDA(cudaEventCreate(&e));
+    FM_CHECK_CUDA(cudaEventRecord(events[0], stream_));
+    for (int i = 0; i < iters; ++i) {
+      launch();
+      FM_CHECK_CUDA(cudaEventRecord(events[static_cast<std::size_t>(i) + 1], stream_));
+    }
+    waitStream(stream_, comm_, timeout_, fmt::format("{} x {}", iters, what_));
+    std::vector<double> done(static_cast<std::size_t>(iters));
+    for (int i = 0; i < iters; ++i) {
+      done[static_cast<std::size_t>(i)] = elapsedSeconds(events[0], events[static_cast<std::size_t>(i) + 1]);
+    }
+    for (auto& e : events) cudaEventDestroy(e);
+    return done;
+  }
+
+  std::uint64_t countWrong() override {
+    if (!core::traits(spec_.op).hasOutput(rank_, spec_.root)) return 0;
+    const kernels::DeviceCheck check{core::traits(spec_.op).source, spec_.pattern, rank_, n_, spec_.root,
+                                     spec_.shape.block};
+    cudaError_t error = cudaSuccess;
+    const std::uint64_t wrong = kernels::countWrong(spec_.dtype, outputBuffer(), outputElems(), check, stream_, error);
+    FM_CHECK_CUDA(error);
+    return wrong;
+  }
+
+  void corruptOutput(std::uint64_t element) override {
+    if (outputElems() == 0) return;
+    FM_CHECK_CUDA(kernels::corruptElement(spec_.dtype, outputBuffer() + (element % outputElems()) * ts_,
+                                          spec_.pattern, stream_));
+    waitStream(stream_, comm_, timeout_, "corrupting an element");
+  }
+
+ private:
+  std::byte* block(std::byte* base, int index) const {
+    return base + static_cast<std::size_t>(index) * spec_.shape.block * ts_;
+  }
+
+  std::byte* inputBuffer() const {
+    if (!spec_.inPlace) return in_;
+    return spec_.op == core::Op::kAllGather ? block(out_, rank_) : out_;
+  }
+
+  std::byte* outputBuffer() const {
+    return spec_.inPlace && spec_.op == core::Op::kReduceScatter ? block(out_, rank_) : out_;
+  }
+
+  std::uint64_t outputElems() const {
+    return spec_.op == core::Op::kReduceScatter ? spec_.shape.block : spec_.shape.outputElems;
+  }
+
+  void launch() {
+    const std::size_t count = spec_.shape.block;
+    const void* send = inputBuffer();
+    void* recv = outputBuffer();
+    switch (spec_.op) {
+      case core::Op::kAllReduce:
+        FM_CHECK_NCCL(ncclAllReduce(send, recv, count, type_, op_, comm_, stream_));
+        break;
+      case core::Op::kAllGather:
+        FM_CHECK_NCCL(ncclAllGather(send, out_, count, type_, comm_, stream_));
+        break;
+      case core::Op::kReduceScatter:
+        FM_CHECK_NCCL(ncclReduceScatter(send, recv, count, type_, op_, comm_, stream_));
+        break;
+      case core::Op::kBroadcast:
+        FM_CHECK_NCCL(ncclBroadcast(send, recv, count, type_, spec_.root, comm_, stream_));
+        break;
+      case core::Op::kReduce:
+        FM_CHECK_NCCL(ncclReduce(send, recv, count, type_, op_, spec_.root, comm_, stream_));
+        break;
+      case core::Op::kAllToAll:
+        FM_CHECK_NCCL(ncclGroupStart());
+        for (int peer = 0; peer < n_; ++peer) {
+          FM_CHECK_NCCL(ncclSend(block(in_, peer), count, type_, peer, comm_, stream_));
+          FM_CHECK_NCCL(ncclRecv(block(out_, peer), count, type_, peer, comm_, stream_));
+        }
+        FM_CHECK_NCCL(ncclGroupEnd());
+        break;
+      case core::Op::kSendRecv:
+        FM_CHECK_NCCL(ncclGroupStart());
+        FM_CHECK_NCCL(ncclSend(in_, count, type_, (rank_ + 1) % n_, comm_, stream_));
+        FM_CHECK_NCCL(ncclRecv(out_, count, type_, (rank_ - 1 + n_) % n_, comm_, stream_));
+        FM_CHECK_NCCL(ncclGroupEnd());
+        break;
+    }
+  }
+
+  ncclComm_t comm_;
+  cudaStream_t stream_;
+  CollectiveSpec spec_;
+  std::byte* in_;
+  std::byte* out_;
+  double timeout_;
+  ncclDataType_t type_;
+  ncclRedOp_t op_;
+  int rank_ = 0;
+  int n_ = 1;
+  std::size_t ts_ = 1;
+  std::string what_;
+};
+
+}  // namespace
+
+std::unique_ptr<CollectiveRunner> makeCollective(MPI_Comm group, ncclComm_t comm, cudaStream_t stream,
+                                                 const CollectiveSpec& spec, std::byte* input,
+                                                 std::byte* output, double timeoutSeconds) {
+  return std::make_unique<NcclCollective>(group, comm, stream, spec, input, output, timeoutSeconds);
+}
+
+}  // namespace fabricmap::worker::nccl

@@ -1,0 +1,21 @@
+// One collective on GPU buffers through NCCL calls.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "worker/backend.h"
+
+namespace fabricmap::worker::nccl {
+
+// `input` and `output` are device memory holding at least the spec's element counts; they, the
+// communicator (over `group`'s ranks) and the stream outlive the runner.
+std::unique_ptr<CollectiveRunner> makeCollective(MPI_Comm group, ncclComm_t comm, cudaStream_t stream,
+                                                 const CollectiveSpec& spec, std::byte* input,
+                                                 std::byte* output, double timeoutSeconds);
+
+}  // namespace fabricmap::worker::nccl

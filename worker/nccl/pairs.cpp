@@ -1,0 +1,130 @@
+// Pairwise streams over NCCL: per iteration a group of `window` sends and/or receives, timed with
+// CUDA events; the receiver acknowledges the last message so the sender's time covers delivery.
+#include "worker/nccl/pairs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/pattern_for.h"
+#include "kernels/patterns.h"
+#include "worker/nccl/device.h"
+
+namespace fabricmap::worker::nccl {
+namespace {
+
+class NcclPairs final : public PairRunner {
+ public:
+  NcclPairs(MPI_Comm world, ncclComm_t comm, cudaStream_t stream, const PairSpec& spec, std::byte* send,
+            std::byte* receive, double timeoutSeconds)
+      : world_(world), comm_(comm), stream_(stream), spec_(spec), send_(send), recv_(receive),
+        timeout_(timeoutSeconds) {
+    FM_CHECK_CUDA(cudaEventCreate(&start_));
+    FM_CHECK_CUDA(cudaEventCreate(&end_));
+  }
+  NcclPairs(const NcclPairs&) = delete;
+  NcclPairs& operator=(const NcclPairs&) = delete;
+  ~NcclPairs() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(end_);
+  }
+
+  double stream(int peer, bool send, bool receive) override {
+    for (int i = 0; i < spec_.warmup; ++i) window(peer, send, receive);
+    wait(peer, "warm-up");
+    sync(peer);
+    FM_CHECK_CUDA(cudaEventRecord(start_, stream_));
+    for (int i = 0; i < spec_.iters; ++i) window(peer, send, receive);
+    if (send != receive) {
+      // one element back from the receiver: the sender's time then covers delivery
+      FM_CHECK_NCCL(send ? ncclRecv(recv_, 1, ncclUint8, peer, comm_, stream_)
+                         : ncclSend(send_, 1, ncclUint8, peer, comm_, stream_));
+    }
+    FM_CHECK_CUDA(cudaEventRecord(end_, stream_));
+    wait(peer, "stream");
+    return elapsedSeconds(start_, end_);
+  }
+
+  double pingPong(int peer, bool initiator) override {
+    const int warmup = std::max(1, spec_.latencyIters / 10);
+    for (int i = 0; i < warmup; ++i) trip(peer, initiator);
+    wait(peer, "ping-pong warm-up");
+    sync(peer);
+    FM_CHECK_CUDA(cudaEventRecord(start_, stream_));
+    for (int i = 0; i < spec_.latencyIters; ++i) trip(peer, initiator);
+    FM_CHECK_CUDA(cudaEventRecord(end_, stream_));
+    wait(peer, "ping-pong");
+    return elapsedSeconds(start_, end_) / (2.0 * std::max(spec_.latencyIters, 1));
+  }
+
+  std::uint64_t checkedTransfer(int peer, bool sender) override {
+    const core::Pattern pattern =
+        core::patternFor(core::Op::kSendRecv, core::RedOp::kSum, core::DType::kUint32, 2, spec_.seed);
+    const std::uint64_t elems = spec_.bytes / sizeof(std::uint32_t);
+    if (sender) {
+      FM_CHECK_CUDA(kernels::fillInput(core::DType::kUint32, send_, elems, pattern, 0, stream_));
+      FM_CHECK_NCCL(ncclSend(send_, elems, ncclUint32, peer, comm_, stream_));
+      wait(peer, "checked transfer");
+      return 0;
+    }
+    FM_CHECK_CUDA(kernels::fillValue(core::DType::kUint32, recv_, elems, pattern.poison(), stream_));
+    FM_CHECK_NCCL(ncclRecv(recv_, elems, ncclUint32, peer, comm_, stream_));
+    wait(peer, "checked transfer");
+    const kernels::DeviceCheck check{core::SourceRule::kFromPreviousRank, pattern, 1, 2, 0, elems};
+    cudaError_t error = cudaSuccess;
+    const std::uint64_t wrong = kernels::countWrong(core::DType::kUint32, recv_, elems, check, stream_, error);
+    FM_CHECK_CUDA(error);
+    return wrong;
+  }
+
+ private:
+  // Host-side handshake, so both sides start their timed work together.
+  void sync(int peer) {
+    MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, 0x72, nullptr, 0, MPI_BYTE, peer, 0x72, world_,
+                 MPI_STATUS_IGNORE);
+  }
+
+  void wait(int peer, const char* what) {
+    waitStream(stream_, comm_, timeout_, fmt::format("pairwise {} with rank {}", what, peer));
+  }
+
+  void window(int peer, bool send, bool receive) {
+    FM_CHECK_NCCL(ncclGroupStart());
+    for (int w = 0; w < spec_.window; ++w) {
+      if (receive) FM_CHECK_NCCL(ncclRecv(recv_, spec_.bytes, ncclUint8, peer, comm_, stream_));
+      if (send) FM_CHECK_NCCL(ncclSend(send_, spec_.bytes, ncclUint8, peer, comm_, stream_));
+    }
+    FM_CHECK_NCCL(ncclGroupEnd());
+  }
+
+  void trip(int peer, bool initiator) {
+    const std::size_t bytes = spec_.latencyBytes;
+    if (initiator) {
+      FM_CHECK_NCCL(ncclSend(send_, bytes, ncclUint8, peer, comm_, stream_));
+      FM_CHECK_NCCL(ncclRecv(recv_, bytes, ncclUint8, peer, comm_, stream_));
+    } else {
+      FM_CHECK_NCCL(ncclRecv(recv_, bytes, ncclUint8, peer, comm_, stream_));
+      FM_CHECK_NCCL(ncclSend(send_, bytes, ncclUint8, peer, comm_, stream_));
+    }
+  }
+
+  MPI_Comm world_;
+  ncclComm_t comm_;
+  cudaStream_t stream_;
+  PairSpec spec_;
+  std::byte* send_;
+  std::byte* recv_;
+  double timeout_;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t end_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<PairRunner> makePairRunner(MPI_Comm world, ncclComm_t comm, cudaStream_t stream,
+                                           const PairSpec& spec, std::byte* send, std::byte* receive,
+                                           double timeoutSeconds) {
+  return std::make_unique<NcclPairs>(world, comm, stream, spec, send, receive, timeoutSeconds);
+}
+
+}  // namespace fabricmap::worker::nccl
