@@ -68,6 +68,7 @@ struct Provenance {
   std::string ncclVersion;
   std::string cudaRuntimeVersion;
   std::string cudaDriverVersion;
+  std::string ncclEnvironment;  // the NCCL_* variables rank 0 ran with, "NAME=value" per line
   std::string slurmJobId;
   std::string slurmNodelist;
   std::string hostnames;  // comma-separated, node order

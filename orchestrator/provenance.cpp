@@ -6,6 +6,9 @@
 #include <vector>
 #include <cstdlib>
 #include <ctime>
+#include <string_view>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -59,6 +62,13 @@ core::Provenance makeProvenance(const std::string& commandLine, const std::strin
   p.ncclVersion = v.nccl;
   p.cudaRuntimeVersion = v.cudaRuntime;
   p.cudaDriverVersion = v.cudaDriver;
+  // NCCL_* settings change what NCCL measures (algorithms, protocols, transports): keep them
+  std::vector<std::string> nccl;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("NCCL_")) nccl.emplace_back(*e);
+  }
+  std::sort(nccl.begin(), nccl.end());
+  for (const auto& setting : nccl) p.ncclEnvironment += (p.ncclEnvironment.empty() ? "" : "\n") + setting;
   p.slurmJobId = env("SLURM_JOB_ID");
   p.slurmNodelist = env("SLURM_JOB_NODELIST");
   std::vector<std::string> hosts;  // distinct, in node order (emulated nodes share a host)
