@@ -16,7 +16,7 @@
 namespace fabricmap::orchestrator {
 namespace {
 
-std::vector<std::vector<int>> groupsOf(core::Scope scope, const core::Topology& topo) {
+std::vector<std::vector<int>> groupsOf(core::Scope scope, const core::Topology& topo, int minGroup) {
   std::vector<std::vector<int>> groups;
   switch (scope) {
     case core::Scope::kWorld: {
@@ -42,7 +42,7 @@ std::vector<std::vector<int>> groupsOf(core::Scope scope, const core::Topology& 
       break;
     }
   }
-  std::erase_if(groups, [](const auto& g) { return g.size() < 2; });
+  std::erase_if(groups, [&](const auto& g) { return static_cast<int>(g.size()) < minGroup; });
   return groups;
 }
 
@@ -65,10 +65,10 @@ std::string describeSize(std::uint64_t bytes) {
 }  // namespace
 
 core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
-                          const std::vector<core::ScopePlan>& earlier) {
+                          const std::vector<core::ScopePlan>& earlier, int minGroup) {
   core::ScopePlan plan;
   plan.scope = scope;
-  plan.groups = groupsOf(scope, topology);
+  plan.groups = groupsOf(scope, topology, minGroup);
   if (plan.groups.empty()) {
     plan.waiver = emptyReason(scope, topology);
     return plan;
@@ -90,7 +90,9 @@ core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
 }
 
 void planCollectives(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
-  for (core::Scope s : config.scopes) plan.scopes.push_back(planScope(s, topology, plan.scopes));
+  for (core::Scope s : config.scopes) {
+    plan.scopes.push_back(planScope(s, topology, plan.scopes, config.minGroup));
+  }
 
   const std::vector<std::uint64_t> sizes =
       core::sweepSizes(config.minBytes, config.maxBytes, config.stepFactor, config.stepBytes);

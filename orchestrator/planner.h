@@ -10,10 +10,11 @@
 
 namespace fabricmap::orchestrator {
 
-// The groups of one scope. Groups of one rank are dropped; a scope with no group left, or with
-// exactly the groups of an earlier scope in `earlier`, is waived with the reason.
+// The groups of one scope. Groups smaller than `minGroup` (2: one rank has nobody to talk to) are
+// dropped; a scope with no group left, or with exactly the groups of an earlier scope in
+// `earlier`, is waived with the reason.
 core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
-                          const std::vector<core::ScopePlan>& earlier);
+                          const std::vector<core::ScopePlan>& earlier, int minGroup = 2);
 
 // The collective steps, then the pairwise rounds, as the configuration asks.
 core::Plan makePlan(const RunConfig& config, const core::Topology& topology);

@@ -68,6 +68,9 @@ po::options_description describeOptions() {
     ("ops", po::value<std::string>()->default_value("all"),
      "collectives: all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv or all")
     ("root,r", po::value<int>()->default_value(0), "root rank within each group (broadcast, reduce)")
+    ("min-group", po::value<int>()->default_value(2),
+     "smallest group to run collectives in; 1 also runs one-rank groups (a one-GPU smoke test: "
+     "results are checked, busbw is 0 by definition)")
     ("in-place", "run in-place only (with --out-of-place: both)")
     ("out-of-place", "run out-of-place only (with --in-place: both)")
     ("placement", po::value<std::string>(), "out-of-place | in-place | both (default both)")
@@ -270,6 +273,8 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     return std::vector<core::Scope>(core::allScopes().begin(), core::allScopes().end());
   });
   c.root = vm["root"].as<int>();
+  c.minGroup = vm["min-group"].as<int>();
+  if (c.minGroup < 1) throw core::UsageError("--min-group must be at least 1");
   if (vm.count("ranks-per-node")) {
     c.ranksPerNode = vm["ranks-per-node"].as<int>();
     if (c.ranksPerNode < 1) throw core::UsageError("--ranks-per-node must be at least 1");
@@ -413,6 +418,7 @@ std::string toJsonString(const RunConfig& c) {
                                                         : "out-of-place";
   for (core::Scope s : c.scopes) j["scopes"].push_back(core::name(s));
   j["root"] = c.root;
+  j["min_group"] = c.minGroup;
   j["ranks_per_node"] = c.ranksPerNode;
   j["gpus_per_node"] = c.gpusPerNode;
   j["collectives"] = c.collectives;

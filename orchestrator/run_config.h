@@ -31,6 +31,7 @@ struct RunConfig {
   Placement placement = Placement::kBoth;
   std::vector<core::Scope> scopes;
   int root = 0;
+  int minGroup = 2;  // smallest group a collective runs in (1: one-GPU smoke tests)
   int ranksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
   int gpusPerNode = 0;   // > 0: spread each node's ranks over this many GPUs (0: all visible)
   std::string output;    // empty: results/<UTC timestamp>.h5

@@ -104,6 +104,10 @@ TEST(Scopes, SingleRankWorld) {
   const core::ScopePlan p = planScope(core::Scope::kWorld, emulated(1, 0), {});
   EXPECT_TRUE(p.groups.empty());
   EXPECT_NE(p.waiver.find("single rank"), std::string::npos);
+  // --min-group 1: a one-GPU smoke test runs the one-rank group
+  EXPECT_EQ(planScope(core::Scope::kWorld, emulated(1, 0), {}, 1).groups, (Groups{{0}}));
+  EXPECT_EQ(parseRunOptions({"--min-group", "1"}).config.minGroup, 1);
+  EXPECT_THROW(parseRunOptions({"--min-group", "0"}), core::UsageError);
 }
 
 RunConfig smallConfig() {
