@@ -11,5 +11,7 @@ namespace fabricmap::orchestrator {
 int runCommand(int argc, char** argv, const std::vector<std::string>& args);
 // `fabricmap show FILE.h5 [--json]`.
 int showCommand(const std::vector<std::string>& args);
+// `fabricmap topo [--file TOPO.txt] [--json]`.
+int topoCommand(const std::vector<std::string>& args);
 
 }  // namespace fabricmap::orchestrator
