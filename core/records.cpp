@@ -12,6 +12,12 @@ std::string_view name(LinkClass c) {
   return kNames[static_cast<std::size_t>(c)];
 }
 
+int NodeRecord::gpuLinkCount() const {
+  int g = 0;
+  while (static_cast<std::size_t>(g) * static_cast<std::size_t>(g) < gpuLinks.size()) ++g;
+  return g;
+}
+
 Matrix nanMatrix(int n) {
   Matrix m;
   m.n = n;

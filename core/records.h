@@ -18,6 +18,7 @@ struct HostProbe {
   int numaNode = -1;
   int gpuCount = 0;
   int cpus = 0;                         // CPUs this rank may run on (its affinity mask)
+  std::vector<std::uint64_t> cpuMask = {};  // that mask, 64 CPUs per word (empty: unknown)
   std::uint64_t memAvailableBytes = 0;  // MemAvailable of the host
   int sharedLeader = -1;  // lowest world rank sharing memory with this rank (its node's leader)
 };
@@ -34,7 +35,8 @@ struct RankRecord {
   std::string gpuName;
   std::string gpuBusId;
   std::uint64_t gpuMemoryBytes = 0;
-  std::string nic;  // nearest NIC, empty when unknown
+  std::string nic;      // nearest RDMA NIC of the rank's GPU, empty when unknown
+  std::string nicPath;  // its PCIe path (PIX, PXB: GPUDirect RDMA friendly; PHB, NODE, SYS)
 };
 
 struct NodeRecord {
@@ -43,10 +45,14 @@ struct NodeRecord {
   std::string hostname;  // the real host
   int ranks = 0;
   int gpus = 0;
-  int cpus = 0;                         // CPUs the node's ranks may run on (0: unknown)
+  int cpus = 0;  // CPUs the ranks on this host may run on: the union of their masks (0: unknown)
   std::uint64_t memAvailableBytes = 0;  // host memory available at start
-  std::string nics;           // "name:rate_gbps,..." when known
-  std::string topologyClass;  // FULL_NVSWITCH, ..., NO_GPU, or UNCLASSIFIED before discovery
+  std::string nics;           // "mlx5_0 400G IB, ..." when known
+  std::string topologyClass;  // FULL_NVSWITCH, ..., NO_GPU; UNCLASSIFIED when discovery could not
+  std::string nvswitch;       // "yes", "no", "unknown" (discovery's verdict)
+  std::string topologyWarnings;  // discovery's and classification's warnings, "; "-separated
+  std::vector<std::string> gpuLinks;  // G x G `nvidia-smi topo -m` codes ("X", "NV18", "PIX", ...)
+  int gpuLinkCount() const;           // G, from gpuLinks
 };
 
 struct Topology {

@@ -22,7 +22,10 @@
 #include "orchestrator/run_config.h"
 #include "results/console.h"
 #include "results/h5_writer.h"
+#include "topologies/classify.h"
+#include "topologies/discovery.h"
 #include "topologies/host_probe.h"
+#include "topologies/node_records.h"
 #include "topologies/rank_map.h"
 #include "worker/backends.h"
 #include "worker/comm.h"
@@ -96,6 +99,26 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
   std::string message = "nothing to measure";
   for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) message += (i == 0 ? ": " : "; ") + reasons[i];
   throw core::UsageError(message + " (run under mpirun with 2+ ranks, with sizes and types the backend supports)");
+}
+
+// Each node's first rank discovers and classifies its GPUs; rank 0 records them, and which GPU each
+// rank measures with, in `topology` (other ranks' copy stays as it was). Collective.
+void describeGpus(core::Topology& topology, const worker::Backend& backend) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string mine;
+  if (topology.ranks.at(static_cast<std::size_t>(rank)).localRank == 0) {
+    const topologies::GpuTopology gpus = topologies::discoverLocalNode();
+    mine = topologies::describeNode(gpus, topologies::classify(gpus)).dump();
+  }
+  const std::vector<std::string> descriptions = worker::gatherStrings(MPI_COMM_WORLD, mine);
+  const std::vector<std::string> busIds = worker::gatherStrings(MPI_COMM_WORLD, backend.deviceBusId());
+  if (rank != 0) return;
+  for (const auto& r : topology.ranks) {
+    if (r.localRank != 0) continue;
+    const auto description = nlohmann::json::parse(descriptions[static_cast<std::size_t>(r.rank)], nullptr, false);
+    if (!description.is_discarded()) topologies::applyNodeDescription(topology, r.node, description, busIds);
+  }
 }
 
 // Why the GPUs cannot carry one rank each (empty when they can): a node with fewer GPUs than ranks.
@@ -202,7 +225,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     }
     RunConfig config = parsed.config;
 
-    const core::Topology topology = topologies::buildTopology(
+    core::Topology topology = topologies::buildTopology(
         worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost()), config.ranksPerNode);
     const worker::BackendChoice choice = worker::resolveBackend(config.backend, gpuShortage(topology, config));
     const std::string& backendName = choice.name;
@@ -213,6 +236,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
     context.gpusPerNode = config.gpusPerNode;
     std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName, context);
+    describeGpus(topology, *backend);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 

@@ -384,6 +384,43 @@ std::vector<float> readArray(hid_t file, const std::string& path, int& rows, int
   return values;
 }
 
+void writeTextArray(hid_t file, const std::string& path, const std::vector<std::string>& values, int rows,
+                    int cols) {
+  Handle type = stringType();
+  Handle dset = createSimple(file, path, type.get(), rows, cols);
+  std::vector<const char*> pointers;
+  pointers.reserve(values.size());
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  if (!pointers.empty() &&
+      H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0) {
+    FM_H5_FAIL("cannot write '" + path + "'");
+  }
+}
+
+std::vector<std::string> readTextArray(hid_t file, const std::string& path, int& rows, int& cols) {
+  rows = cols = 0;
+  if (!exists(file, path)) return {};
+  Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle space(H5Dget_space(dset.get()), H5Sclose);
+  hsize_t dims[2] = {0, 1};
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 1 || rank > 2) FM_H5_FAIL("'" + path + "' is not a vector or matrix");
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  rows = static_cast<int>(dims[0]);
+  cols = rank == 2 ? static_cast<int>(dims[1]) : 1;
+  std::vector<char*> pointers(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols), nullptr);
+  Handle type = stringType();
+  if (!pointers.empty() &&
+      H5Dread(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0) {
+    FM_H5_FAIL("cannot read '" + path + "'");
+  }
+  std::vector<std::string> values;
+  values.reserve(pointers.size());
+  for (char* p : pointers) values.emplace_back(p != nullptr ? p : "");
+  if (!pointers.empty()) H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data());
+  return values;
+}
+
 void writeEnumArray(hid_t file, const std::string& path, const std::vector<std::uint8_t>& values,
                     int n, const std::vector<std::string>& names) {
   Handle type(H5Tenum_create(H5T_NATIVE_UINT8), H5Tclose);

@@ -92,6 +92,10 @@ std::vector<float> readArray(hid_t file, const std::string& path, int& rows, int
 void writeEnumArray(hid_t file, const std::string& path, const std::vector<std::uint8_t>& values,
                     int n, const std::vector<std::string>& names);
 std::vector<std::uint8_t> readEnumArray(hid_t file, const std::string& path, int& n);
+// A rows x cols matrix of short texts (UTF-8, variable length); replaces an existing one.
+void writeTextArray(hid_t file, const std::string& path, const std::vector<std::string>& values, int rows,
+                    int cols);
+std::vector<std::string> readTextArray(hid_t file, const std::string& path, int& rows, int& cols);
 // Attribute on a dataset or group by path.
 void writeAttributeAt(hid_t file, const std::string& path, const std::string& name, const Value& value);
 std::optional<Value> readAttributeAt(hid_t file, const std::string& path, const std::string& name);

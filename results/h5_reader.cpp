@@ -129,6 +129,11 @@ ResultsFile readResults(const std::string& path) {
   try {
     out.topology.ranks = readTable(f, kRanksTable, rankColumns());
     out.topology.nodes = readTable(f, kNodesTable, nodeColumns());
+    for (auto& node : out.topology.nodes) {
+      int rows = 0;
+      int cols = 0;
+      node.gpuLinks = h5::readTextArray(f, std::string(kGpuLinksGroup) + "/" + std::to_string(node.node), rows, cols);
+    }
     out.topology.emulated = out.provenance.emulated;
     out.topology.ranksPerNode = out.provenance.ranksPerNode;
     out.scopes = readTable(f, kScopesTable, scopeColumns());

@@ -95,6 +95,13 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
   h5::writeAttribute(f, kCompleteAttribute, false);
   writeTable(f, kRanksTable, rankColumns(), topology.ranks);
   writeTable(f, kNodesTable, nodeColumns(), topology.nodes);
+  for (const auto& node : topology.nodes) {
+    const int g = node.gpuLinkCount();
+    if (g == 0) continue;
+    const std::string path = std::string(kGpuLinksGroup) + "/" + std::to_string(node.node);
+    h5::writeTextArray(f, path, node.gpuLinks, g, g);
+    h5::writeAttributeAt(f, path, "hostname", node.hostname);
+  }
   writeTable(f, kScopesTable, scopeColumns(), scopes);
   writeTable(f, kStepsTable, stepColumns(), std::vector<core::StepRecord>{});
   writeTable(f, kCollectivesTable, collectiveColumns(), std::vector<core::CollectiveRecord>{});

@@ -109,6 +109,16 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["provenance"] = objectOf(provenanceColumns(), file.provenance);
   j["topology"]["ranks"] = arrayOf(rankColumns(), file.topology.ranks);
   j["topology"]["nodes"] = arrayOf(nodeColumns(), file.topology.nodes);
+  for (std::size_t i = 0; i < file.topology.nodes.size(); ++i) {
+    const core::NodeRecord& node = file.topology.nodes[i];
+    const auto g = static_cast<std::size_t>(node.gpuLinkCount());
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (std::size_t r = 0; r < g; ++r) {
+      rows.push_back(std::vector<std::string>(node.gpuLinks.begin() + static_cast<long>(r * g),
+                                              node.gpuLinks.begin() + static_cast<long>((r + 1) * g)));
+    }
+    j["topology"]["nodes"][i]["gpu_links"] = std::move(rows);
+  }
   j["scopes"] = arrayOf(scopeColumns(), file.scopes);
   j["steps"] = arrayOf(stepColumns(), file.steps);
   j["collectives"] = arrayOf(collectiveColumns(), file.collectives);

@@ -113,6 +113,7 @@ const std::vector<Column<core::RankRecord>>& rankColumns() {
       FM_COLUMN(R, gpuBusId, "gpu_bus_id", ""),
       FM_COLUMN(R, gpuMemoryBytes, "gpu_memory_bytes", "B"),
       FM_COLUMN(R, nic, "nic", ""),
+      FM_COLUMN(R, nicPath, "nic_path", ""),
   };
   return kColumns;
 }
@@ -129,6 +130,8 @@ const std::vector<Column<core::NodeRecord>>& nodeColumns() {
       FM_COLUMN(R, memAvailableBytes, "mem_available_bytes", "B"),
       FM_COLUMN(R, nics, "nics", ""),
       FM_COLUMN(R, topologyClass, "class", ""),
+      FM_COLUMN(R, nvswitch, "nvswitch", ""),
+      FM_COLUMN(R, topologyWarnings, "warnings", ""),
   };
   return kColumns;
 }

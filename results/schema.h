@@ -18,6 +18,7 @@ inline constexpr const char* kNodesTable = "/topology/nodes";
 inline constexpr const char* kScopesTable = "/scopes";
 inline constexpr const char* kStepsTable = "/steps";
 inline constexpr const char* kCollectivesTable = "/collectives";
+inline constexpr const char* kGpuLinksGroup = "/topology/gpu_links";  // one G x G dataset per node
 inline constexpr const char* kPairsTable = "/pairs";
 inline constexpr const char* kFindingsTable = "/findings";
 inline constexpr const char* kRankMatrixGroup = "/matrix/rank";

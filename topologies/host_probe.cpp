@@ -18,7 +18,13 @@ core::HostProbe probeHost() {
   if (gethostname(host.data(), host.size() - 1) == 0) probe.hostname = host.data();
   cpu_set_t mask;
   CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof mask, &mask) == 0) probe.cpus = CPU_COUNT(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+    probe.cpus = CPU_COUNT(&mask);
+    probe.cpuMask.assign(CPU_SETSIZE / 64, 0);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &mask)) probe.cpuMask[static_cast<std::size_t>(c / 64)] |= std::uint64_t{1} << (c % 64);
+    }
+  }
   unsigned cpu = 0;
   unsigned node = 0;
   if (getcpu(&cpu, &node) == 0) {

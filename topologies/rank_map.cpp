@@ -2,7 +2,9 @@
 #include "topologies/rank_map.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -13,6 +15,22 @@ std::string classFromGpuCount(int gpus) {
   if (gpus == 0) return "NO_GPU";
   if (gpus == 1) return "SINGLE_GPU";
   return "UNCLASSIFIED";  // the GPU link graph is classified by GPU discovery
+}
+
+// CPUs available to the ranks on `host`: the union of their affinity masks (bound ranks each see
+// one core; together they see the host's share). Falls back to the largest single count.
+int hostCpus(const std::vector<core::HostProbe>& probes, const std::string& host) {
+  std::vector<std::uint64_t> all;
+  int largest = 0;
+  for (const auto& p : probes) {
+    if (p.hostname != host) continue;
+    largest = std::max(largest, p.cpus);
+    if (all.size() < p.cpuMask.size()) all.resize(p.cpuMask.size(), 0);
+    for (std::size_t w = 0; w < p.cpuMask.size(); ++w) all[w] |= p.cpuMask[w];
+  }
+  int count = 0;
+  for (std::uint64_t w : all) count += std::popcount(w);
+  return count > 0 ? count : largest;
 }
 
 }  // namespace
@@ -40,7 +58,7 @@ core::Topology buildTopology(const std::vector<core::HostProbe>& probes, int ran
       rec.name = topo.emulated ? fmt::format("{}/{}", probes[r].hostname, node)
                                : probes[r].hostname;
       rec.gpus = probes[r].gpuCount;
-      rec.cpus = probes[r].cpus;
+      rec.cpus = hostCpus(probes, probes[r].hostname);
       rec.memAvailableBytes = probes[r].memAvailableBytes;
       rec.topologyClass = classFromGpuCount(rec.gpus);
       topo.nodes.push_back(rec);

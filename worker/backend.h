@@ -82,6 +82,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // PCI bus id of the GPU this rank measures with; empty for host-memory backends.
+  virtual std::string deviceBusId() const { return {}; }
   // Empty when this backend can run the collective; otherwise why not (recorded as waived).
   virtual std::string waiver(const CollectiveSpec& spec) const = 0;
   // Prepares one collective for `group`, a communicator this rank belongs to. Collective over

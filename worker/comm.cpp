@@ -63,6 +63,7 @@ struct WireProbe {
   int numaNode;
   int gpuCount;
   int cpus;
+  std::array<std::uint64_t, 16> cpuMask;  // 1,024 CPUs
   int sharedLeader;
   std::uint64_t memAvailableBytes;
 };
@@ -89,6 +90,8 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
   w.numaNode = mine.numaNode;
   w.gpuCount = mine.gpuCount;
   w.cpus = mine.cpus;
+  w.cpuMask = {};
+  for (std::size_t i = 0; i < mine.cpuMask.size() && i < w.cpuMask.size(); ++i) w.cpuMask[i] = mine.cpuMask[i];
   w.sharedLeader = mine.sharedLeader;
   w.memAvailableBytes = mine.memAvailableBytes;
   std::vector<WireProbe> all(static_cast<std::size_t>(size));
@@ -103,11 +106,31 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
     h.numaNode = p.numaNode;
     h.gpuCount = p.gpuCount;
     h.cpus = p.cpus;
+    h.cpuMask.assign(p.cpuMask.begin(), p.cpuMask.end());
     h.sharedLeader = p.sharedLeader;
     h.memAvailableBytes = p.memAvailableBytes;
     probes.push_back(std::move(h));
   }
   return probes;
+}
+
+std::vector<std::string> gatherStrings(MPI_Comm comm, const std::string& mine) {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  std::vector<int> offsets(lengths.size(), 0);
+  for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
+  std::string all(rank == 0 && size > 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, '\0');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+  }
+  return out;
 }
 
 std::string mpiLibraryVersion() {

@@ -41,6 +41,9 @@ void sleepingBarrier(MPI_Comm comm);
 // Every rank's probe on every rank, with sharedLeader filled from MPI_COMM_TYPE_SHARED.
 std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine);
 
+// Every rank's `mine` on rank 0 (in rank order); empty elsewhere. Collective over `comm`.
+std::vector<std::string> gatherStrings(MPI_Comm comm, const std::string& mine);
+
 // The MPI library's own version string.
 std::string mpiLibraryVersion();
 

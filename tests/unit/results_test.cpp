@@ -89,6 +89,9 @@ core::Topology sampleTopology() {
     node.memAvailableBytes = 1ull << (40 + n);
     node.nics = "mlx5_0:400";
     node.topologyClass = n == 0 ? "FULL_NVSWITCH" : "NVLINK_PAIRS";
+    node.nvswitch = n == 0 ? "yes" : "no";
+    node.topologyWarnings = n == 0 ? "" : "GPU1: NIC path crosses the CPU (SYS)";
+    if (n == 1) node.gpuLinks = {"X", "NV4", "NV4", "X"};
     t.nodes.push_back(node);
   }
   return t;
@@ -163,7 +166,10 @@ TEST(ResultsFile, EveryDatasetRoundTrips) {
   ASSERT_EQ(f.topology.ranks.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) expectSameRecords(rankColumns(), f.topology.ranks[i], topo.ranks[i]);
   ASSERT_EQ(f.topology.nodes.size(), 2u);
-  for (std::size_t i = 0; i < 2; ++i) expectSameRecords(nodeColumns(), f.topology.nodes[i], topo.nodes[i]);
+  for (std::size_t i = 0; i < 2; ++i) {
+    expectSameRecords(nodeColumns(), f.topology.nodes[i], topo.nodes[i]);
+    EXPECT_EQ(f.topology.nodes[i].gpuLinks, topo.nodes[i].gpuLinks);
+  }
   EXPECT_TRUE(f.topology.emulated);
   ASSERT_EQ(f.scopes.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) expectSameRecords(scopeColumns(), f.scopes[i], scopes[i]);
@@ -242,6 +248,8 @@ TEST(ResultsFile, JsonCarriesEveryRecord) {
   EXPECT_EQ(j["provenance"]["run_config"]["iters"], 20);  // embedded JSON, not a string
   EXPECT_EQ(j["topology"]["ranks"].size(), 3u);
   EXPECT_EQ(j["topology"]["nodes"][1]["class"], "NVLINK_PAIRS");
+  EXPECT_EQ(j["topology"]["nodes"][1]["gpu_links"][0][1], "NV4");
+  EXPECT_EQ(j["topology"]["nodes"][0]["gpu_links"].size(), 0u);
   EXPECT_EQ(j["scopes"][0]["members"], "0-2");
   EXPECT_EQ(j["steps"][0]["status"], "ok");
   EXPECT_EQ(j["collectives"][0]["busbw"], 9.4466);

@@ -61,6 +61,11 @@ class NcclBackend final : public Backend {
 
   std::string_view name() const override { return "nccl"; }
 
+  std::string deviceBusId() const override {
+    char bus[32] = {};
+    return cudaDeviceGetPCIBusId(bus, sizeof bus, device_) == cudaSuccess ? std::string(bus) : std::string();
+  }
+
   std::string waiver(const CollectiveSpec& spec) const override {
     // alltoall and sendrecv are grouped sends and receives: in place they would overwrite what
     // they are still sending

@@ -1,0 +1,97 @@
+// A node's discovered topology recorded for a run: class, NICs, link codes, each rank's GPU by bus
+// id; and the CPUs a host's ranks share.
+#include <gtest/gtest.h>
+
+#include "topologies/classify.h"
+#include "topologies/node_records.h"
+#include "topologies/rank_map.h"
+
+namespace fabricmap::topologies {
+namespace {
+
+core::Topology twoNodesOfTwo() {
+  std::vector<core::HostProbe> probes;
+  for (int r = 0; r < 4; ++r) {
+    core::HostProbe p{.hostname = std::string(r < 2 ? "a" : "b")};
+    p.sharedLeader = r < 2 ? 0 : 2;
+    p.gpuCount = 2;
+    probes.push_back(p);
+  }
+  return buildTopology(probes, 0);
+}
+
+GpuTopology bridgedPair() {
+  GpuTopology t = makeTopology(2, 1);
+  t.gpus[0].name = t.gpus[1].name = "NVIDIA RTX A6000";
+  t.gpus[0].pciBusId = "0000:3b:00.0";
+  t.gpus[1].pciBusId = "0000:5e:00.0";
+  t.gpus[0].uuid = "GPU-aaa";
+  t.gpus[1].uuid = "GPU-bbb";
+  t.gpus[1].memoryBytes = 51527024640;
+  t.gpuLinks[0][1] = t.gpuLinks[1][0] = Link{LinkKind::kNvLink, 4, Tristate::kYes};
+  t.nics[0].name = "mlx5_0";
+  t.nics[0].rateGbps = 200;
+  t.nics[0].linkLayer = LinkLayer::kInfiniBand;
+  t.nics[0].rdma = true;
+  t.gpuNic[0][0] = LinkKind::kPix;
+  t.gpuNic[1][0] = LinkKind::kSys;
+  t.nvswitch = Tristate::kNo;
+  return t;
+}
+
+TEST(NodeRecords, NodeAndRanksFromTheDescription) {
+  core::Topology topo = twoNodesOfTwo();
+  const GpuTopology gpus = bridgedPair();
+  // ranks 2 and 3 (node 1) measure with GPU 1 and GPU 0, as CUDA names their bus ids
+  const std::vector<std::string> busIds{"", "", "0000:5E:00.0", "00000000:3B:00.0"};
+  applyNodeDescription(topo, 1, describeNode(gpus, classify(gpus)), busIds);
+  const core::NodeRecord& node = topo.nodes[1];
+  EXPECT_EQ(node.topologyClass, "NVLINK_PAIRS");
+  EXPECT_EQ(node.nvswitch, "no");
+  EXPECT_EQ(node.nics, "mlx5_0 200G IB");
+  EXPECT_EQ(node.gpuLinkCount(), 2);
+  EXPECT_EQ(node.gpuLinks, (std::vector<std::string>{"X", "NV4", "NV4", "X"}));
+  EXPECT_NE(node.topologyWarnings.find("GPU1"), std::string::npos) << node.topologyWarnings;  // SYS to its NIC
+  EXPECT_EQ(topo.ranks[2].gpuIndex, 1);
+  EXPECT_EQ(topo.ranks[2].gpuUuid, "GPU-bbb");
+  EXPECT_EQ(topo.ranks[2].gpuName, "NVIDIA RTX A6000");
+  EXPECT_EQ(topo.ranks[2].gpuMemoryBytes, 51527024640u);
+  EXPECT_EQ(topo.ranks[2].nic, "mlx5_0");
+  EXPECT_EQ(topo.ranks[2].nicPath, "SYS");
+  EXPECT_EQ(topo.ranks[3].gpuIndex, 0);
+  EXPECT_EQ(topo.ranks[3].nicPath, "PIX");
+  // node 0 untouched
+  EXPECT_EQ(topo.nodes[0].topologyClass, "UNCLASSIFIED");
+  EXPECT_EQ(topo.ranks[0].gpuIndex, -1);
+}
+
+TEST(NodeRecords, GpusThatDiscoveryCannotSeeStayUnclassified) {
+  core::Topology topo = twoNodesOfTwo();  // the driver lists 2 GPUs per node
+  const GpuTopology none = makeTopology(0, 0);  // NVML missing
+  applyNodeDescription(topo, 0, describeNode(none, classify(none)), {});
+  EXPECT_EQ(topo.nodes[0].topologyClass, "UNCLASSIFIED");
+  EXPECT_EQ(topo.nodes[0].gpus, 2);
+  EXPECT_TRUE(topo.nodes[0].gpuLinks.empty());
+}
+
+TEST(NodeRecords, BusIdsNormalize) {
+  EXPECT_EQ(normalizeBusId("00000000:3B:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(normalizeBusId("0000:3b:00.0"), "0000:3b:00.0");
+}
+
+TEST(NodeRecords, HostCpusAreTheUnionOfTheRanksMasks) {
+  // two ranks bound to one core each: the host has 2 CPUs for them, not 1
+  std::vector<core::HostProbe> probes(2, core::HostProbe{.hostname = std::string("h")});
+  for (int r = 0; r < 2; ++r) {
+    probes[static_cast<std::size_t>(r)].cpus = 1;
+    probes[static_cast<std::size_t>(r)].cpuMask = {std::uint64_t{1} << r};
+    probes[static_cast<std::size_t>(r)].sharedLeader = 0;
+  }
+  EXPECT_EQ(buildTopology(probes, 0).nodes[0].cpus, 2);
+  // unbound ranks see all CPUs: the union is the same set
+  for (auto& p : probes) p.cpuMask = {0xffu};
+  EXPECT_EQ(buildTopology(probes, 0).nodes[0].cpus, 8);
+}
+
+}  // namespace
+}  // namespace fabricmap::topologies
