@@ -2,6 +2,7 @@
 // format. Plain data with names as strings, so a reader of an older or newer file still works.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -158,6 +159,7 @@ struct PairRecord {
 
 // Link classes of rank pairs (the HDF5 enum of /matrix/rank/link_class).
 enum class LinkClass : std::uint8_t { kSelf, kNvswitch, kNvlink, kPcie, kSameNodeHost, kInterNode };
+inline constexpr std::size_t kLinkClasses = 6;
 std::string_view name(LinkClass c);
 
 // A square matrix, row-major; NaN where not measured. Single precision in memory (an 8,192-rank
@@ -214,9 +216,12 @@ struct Matrices {
   // Baselines, fixed after every pair's first measurement (retests are judged against the bar
   // the other pairs passed with one sample). Unset: the analysis derives them from the matrices.
   bool expectedFixed = false;
-  Expected sameNodeExpected;
-  Expected interNodeExpected;
+  std::array<Expected, kLinkClasses> classExpected{};  // by LinkClass (kSelf unused)
   Expected nodeExpected;
+  // Where a class's expected bandwidth comes from the reference specs of a recognised GPU (its
+  // NVLink or PCIe peak at the share tuned transfers reach) instead of the measured population:
+  // the model named, e.g. "H100 SXM"; empty otherwise.
+  std::array<std::string, kLinkClasses> classExpectedFrom{};
 };
 
 // A bottleneck the analysis found: a row of /findings.

@@ -13,14 +13,18 @@
 #include "orchestrator/analysis.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <cmath>
 #include <map>
 #include <set>
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/units.h"
+#include "topologies/specs.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -180,9 +184,148 @@ std::string nodeName(const core::Topology& t, int node) {
 
 }  // namespace
 
+namespace {
+
+// What a class other than FULL_NVSWITCH means for tensor parallelism (TP all-reduces every layer).
+std::string tensorParallelMeaning(const std::string& cls) {
+  if (cls == "NVLINK_PAIRS") {
+    return "NVLink only within pairs: a tensor-parallel group larger than 2 GPUs crosses PCIe every layer";
+  }
+  if (cls == "PCIE_ONLY") return "no NVLink: tensor-parallel all-reduces run over PCIe (tens of GB/s, not hundreds)";
+  if (cls == "NVLINK_PARTIAL_MESH") {
+    return "NVLink between some GPU pairs only: tensor-parallel groups must follow the NVLink groups, "
+           "others cross PCIe";
+  }
+  if (cls == "NVLINK_DIRECT_MESH") {
+    return "direct NVLinks, no switch: each pair has a share of a GPU's links, less per pair than NVSwitch";
+  }
+  return {};
+}
+
+}  // namespace
+
+void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+                           std::vector<core::Finding>& findings) {
+  const int ranks = m.rankUnidir.n;
+  std::map<std::string, std::vector<std::string>> byClass;  // class -> nodes
+  for (const core::NodeRecord& node : topo.nodes) {
+    const int g = node.gpuLinkCount();
+    if (g >= 2) byClass[node.topologyClass].push_back(node.name);
+    // the ranks of this node measuring with its GPUs, by GPU index
+    std::vector<int> rankOfGpu(static_cast<std::size_t>(std::max(g, 0)), -1);
+    for (const auto& r : topo.ranks) {
+      if (r.node == node.node && r.gpuIndex >= 0 && r.gpuIndex < g && r.rank < ranks) {
+        rankOfGpu[static_cast<std::size_t>(r.gpuIndex)] = r.rank;
+      }
+    }
+    // 1. a pair reported NVLink that moves no more than PCIe x16 carries is not on NVLink
+    double fastest = 0;
+    for (int a = 0; a < g; ++a) {
+      for (int b = 0; b < g; ++b) {
+        const int ra = rankOfGpu[static_cast<std::size_t>(a)];
+        const int rb = rankOfGpu[static_cast<std::size_t>(b)];
+        if (a != b && ra >= 0 && rb >= 0 && std::isfinite(m.rankUnidir.at(ra, rb))) {
+          fastest = std::max(fastest, static_cast<double>(m.rankUnidir.at(ra, rb)));
+        }
+      }
+    }
+    for (int a = 0; a < g; ++a) {
+      for (int b = a + 1; b < g; ++b) {
+        const std::string& code = node.gpuLinks[static_cast<std::size_t>(a * g + b)];
+        const int ra = rankOfGpu[static_cast<std::size_t>(a)];
+        const int rb = rankOfGpu[static_cast<std::size_t>(b)];
+        if (!code.starts_with("NV") || ra < 0 || rb < 0) continue;
+        const float there = m.rankUnidir.at(ra, rb);
+        const float back = m.rankUnidir.at(rb, ra);
+        if (!std::isfinite(there) || !std::isfinite(back)) continue;
+        // only a measurement whose samples agree says what the path is
+        if (core::worstAt(m.rankUnidirWorst, m.rankUnidir, ra, rb) < c.agreement * there ||
+            core::worstAt(m.rankUnidirWorst, m.rankUnidir, rb, ra) < c.agreement * back) {
+          continue;
+        }
+        const double measured = std::min(there, back);
+        const auto spec = topologies::gpuSpecForName(topo.ranks[static_cast<std::size_t>(ra)].gpuName);
+        const int generation = spec && spec->pcieGeneration > 0 ? spec->pcieGeneration : 5;
+        const double pcie = topologies::pcieX16GBps(generation).value_or(64.0);
+        if (measured > pcie) continue;
+        Finding f;
+        f.severity = "error";
+        f.kind = "claimed_vs_measured";
+        f.nodeA = node.node;
+        f.subject = fmt::format("{} GPU{}-GPU{}", node.name, a, b);
+        f.measured = measured;
+        f.expected = pcie;
+        f.ratio = measured / pcie;
+        f.unit = "GB/s";
+        f.message = fmt::format(
+            "{}: GPU{}-GPU{} reported {} but measured {}, no more than PCIe x16 Gen{} carries ({}): "
+            "not an NVLink path - check NVLink state (nvidia-smi nvlink -s) and the fabric manager",
+            node.name, a, b, code, core::formatRate(measured), generation, core::formatRate(pcie));
+        findings.push_back(std::move(f));
+      }
+    }
+    // 2. an NVSwitch node where every GPU has one fast partner measures like bridged pairs
+    if (node.topologyClass == "FULL_NVSWITCH" && g >= 4 && fastest > 0) {
+      int withOnePartner = 0;
+      int measuredGpus = 0;
+      double others = 0;
+      for (int a = 0; a < g; ++a) {
+        const int ra = rankOfGpu[static_cast<std::size_t>(a)];
+        if (ra < 0) continue;
+        int fast = 0;
+        int seen = 0;
+        for (int b = 0; b < g; ++b) {
+          const int rb = rankOfGpu[static_cast<std::size_t>(b)];
+          if (b == a || rb < 0 || !std::isfinite(m.rankUnidir.at(ra, rb))) continue;
+          ++seen;
+          if (m.rankUnidir.at(ra, rb) >= 0.5 * fastest) {
+            ++fast;
+          } else {
+            others = std::max(others, static_cast<double>(m.rankUnidir.at(ra, rb)));
+          }
+        }
+        if (seen == 0) continue;
+        ++measuredGpus;
+        withOnePartner += fast == 1;
+      }
+      if (measuredGpus >= 4 && withOnePartner == measuredGpus) {
+        Finding f;
+        f.severity = "error";
+        f.kind = "claimed_vs_measured";
+        f.nodeA = node.node;
+        f.subject = node.name;
+        f.measured = others;
+        f.expected = fastest;
+        f.ratio = others / fastest;
+        f.unit = "GB/s";
+        f.message = fmt::format(
+            "{}: reported FULL_NVSWITCH, but every GPU has one fast partner ({}) and reaches the "
+            "others at {} at most: it behaves like NVLink-bridged pairs",
+            node.name, core::formatRate(fastest), core::formatRate(others));
+        findings.push_back(std::move(f));
+      }
+    }
+  }
+  // 3. what the class means, once per class
+  for (const auto& [cls, nodes] : byClass) {
+    const std::string meaning = tensorParallelMeaning(cls);
+    if (meaning.empty()) continue;
+    Finding f;
+    f.severity = cls == "NVLINK_DIRECT_MESH" ? "info" : "warning";
+    f.kind = "topology";
+    const std::vector<std::string> named(nodes.begin(), nodes.begin() + static_cast<long>(std::min<std::size_t>(nodes.size(), 3)));
+    f.subject = nodes.size() == 1 ? nodes.front()
+                                  : fmt::format("{} nodes ({}{})", nodes.size(), fmt::join(named, ", "),
+                                                nodes.size() > named.size() ? ", ..." : "");
+    f.measured = static_cast<double>(nodes.size());
+    f.message = fmt::format("{} {} {}: {}", f.subject, nodes.size() == 1 ? "is" : "are", cls, meaning);
+    findings.push_back(std::move(f));
+  }
+}
+
 core::Expected classBaseline(const core::Matrices& m, LinkClass cls) {
   if (m.expectedFixed) {
-    return cls == LinkClass::kSameNodeHost ? m.sameNodeExpected : m.interNodeExpected;
+    return m.classExpected[static_cast<std::size_t>(cls)];
   }
   core::Expected b;
   const std::size_t cells = m.rankUnidir.values.size();
@@ -209,17 +352,49 @@ core::Expected nodeBaseline(const core::Matrices& m) {
   return b;
 }
 
-void fixBaselines(core::Matrices& m) {
+void fixBaselines(core::Matrices& m, const core::Topology& topology) {
   m.expectedFixed = false;
-  m.sameNodeExpected = classBaseline(m, LinkClass::kSameNodeHost);
-  m.interNodeExpected = classBaseline(m, LinkClass::kInterNode);
+  for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
+    m.classExpected[c] = classBaseline(m, static_cast<LinkClass>(c));
+    m.classExpectedFrom[c].clear();
+  }
   m.nodeExpected = nodeBaseline(m);
+  // the GPU model every pair of a class uses, when there is exactly one
+  std::array<std::optional<topologies::GpuSpec>, core::kLinkClasses> model{};
+  std::array<bool, core::kLinkClasses> mixed{};
+  const int n = m.rankUnidir.n;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      const auto cls = static_cast<std::size_t>(m.rankLinkClass[m.rankUnidir.index(a, b)]);
+      if (a == b || mixed[cls]) continue;
+      for (int r : {a, b}) {
+        const auto spec = topologies::gpuSpecForName(topology.ranks[static_cast<std::size_t>(r)].gpuName);
+        if (!spec || (model[cls] && model[cls]->model != spec->model)) {
+          mixed[cls] = true;
+          break;
+        }
+        model[cls] = spec;
+      }
+    }
+  }
+  const auto use = [&](LinkClass cls, double peak) {
+    const auto c = static_cast<std::size_t>(cls);
+    if (mixed[c] || !model[c] || !(peak > 0)) return;
+    m.classExpected[c].bandwidth = kPracticalShare * peak;
+    m.classExpectedFrom[c] = std::string(model[c]->model);
+  };
+  const auto nvswitch = static_cast<std::size_t>(LinkClass::kNvswitch);
+  if (model[nvswitch]) use(LinkClass::kNvswitch, model[nvswitch]->nvlinkGBps);
+  const auto pcie = static_cast<std::size_t>(LinkClass::kPcie);
+  if (model[pcie]) use(LinkClass::kPcie, topologies::pcieX16GBps(model[pcie]->pcieGeneration).value_or(0.0));
   m.expectedFixed = true;
 }
 
 std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c) {
   std::map<LinkClass, core::Expected> base;
-  for (LinkClass cls : {LinkClass::kSameNodeHost, LinkClass::kInterNode}) base[cls] = classBaseline(m, cls);
+  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) {
+    base[static_cast<LinkClass>(cls)] = classBaseline(m, static_cast<LinkClass>(cls));
+  }
   std::set<std::pair<int, int>> pairs;
   const int n = m.rankUnidir.n;
   for (int a = 0; a < n; ++a) {
@@ -448,50 +623,59 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
     findings.push_back(std::move(f));
   }
 
-  // ---- inside nodes: slow same-node pairs, one finding per node
-  const core::Expected same = classBaseline(m, LinkClass::kSameNodeHost);
-  std::map<int, std::pair<int, std::vector<double>>> intra;  // node -> (pairs measured, slow values)
+  // ---- inside nodes: slow same-node pairs, one finding per node and link class (each class is
+  // judged against its own baseline: NVLink pairs against NVLink pairs, PCIe against PCIe)
+  std::map<std::pair<int, LinkClass>, std::pair<int, std::vector<double>>> intra;  // measured, slow
+  std::array<core::Expected, core::kLinkClasses> classBase{};
+  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) classBase[cls] = classBaseline(m, static_cast<LinkClass>(cls));
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b) {
-      if (a == b || m.rankLinkClass[m.rankUnidir.index(a, b)] != LinkClass::kSameNodeHost) continue;
+      const LinkClass cls = m.rankLinkClass[m.rankUnidir.index(a, b)];
+      if (a == b || cls == LinkClass::kInterNode || cls == LinkClass::kSelf) continue;
       const float val = m.rankUnidir.at(a, b);
       if (!std::isfinite(val)) continue;
-      auto& [count, slowValues] = intra[topo.ranks[static_cast<std::size_t>(a)].node];
+      auto& [count, slowValues] = intra[{topo.ranks[static_cast<std::size_t>(a)].node, cls}];
       ++count;
-      const Verdict verdict = bwVerdict(val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b), same, c);
+      const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
+      const Verdict verdict = bwVerdict(val, worst, classBase[static_cast<std::size_t>(cls)], c);
       if (verdict == Verdict::kSlow) slowValues.push_back(val);
-      if (verdict == Verdict::kNoisy) {
-        noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b), "GB/s");
-      }
+      if (verdict == Verdict::kNoisy) noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
     }
   }
-  for (const auto& [node, entry] : intra) {
+  for (const auto& [key, entry] : intra) {
+    const auto& [node, cls] = key;
     const auto& [count, slowValues] = entry;
     if (slowValues.empty()) continue;
+    const core::Expected& e = classBase[static_cast<std::size_t>(cls)];
     Finding f;
     f.kind = "intra_node";
     f.nodeA = node;
     f.subject = nodeName(topo, node);
     f.measured = medianOf(slowValues);
-    f.expected = same.bandwidth;
+    f.expected = e.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";
     f.severity = severityFor(f.ratio);
     f.message = fmt::format(
-        "{}: {} of {} directed rank pairs inside the node at {} vs {} baseline ({:.2f}x) - check "
-        "its intra-node path (PCIe/NVLink topology, NUMA placement, CPU binding)",
-        f.subject, slowValues.size(), count, core::formatRate(f.measured), core::formatRate(f.expected), f.ratio);
+        "{}: {} of {} directed {} pairs inside the node at {} vs {} baseline ({:.2f}x) - check its "
+        "intra-node path (NVLink state, PCIe topology, NUMA placement, CPU binding)",
+        f.subject, slowValues.size(), count, core::name(cls), core::formatRate(f.measured),
+        core::formatRate(f.expected), f.ratio);
     findings.push_back(std::move(f));
   }
 
+  claimedVersusMeasured(m, topo, c, findings);
+
   // Where healthy pairs differ so much that the bar moved, say so: a reader must know that only
   // gross slowdowns could be named.
-  const std::pair<const char*, core::Expected> classes[] = {
-      {"node-pair", nb}, {"inter-node rank-pair", inter}, {"same-node rank-pair", same}};
+  std::vector<std::pair<std::string, core::Expected>> classes{{"node-pair", nb}};
+  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) {
+    classes.emplace_back(std::string(core::name(static_cast<LinkClass>(cls))) + " rank-pair", classBase[cls]);
+  }
   for (const auto& [what, e] : classes) {
     if (!std::isfinite(e.bandwidth) || bwBar(e, c) >= c.slowThreshold) continue;
     // with one rank per node the node pairs are the inter-node rank pairs: say it once
-    if (!m.nodeMeasured && std::string_view(what) == "inter-node rank-pair") continue;
+    if (!m.nodeMeasured && what == "inter_node rank-pair") continue;
     Finding f;
     f.severity = "info";
     f.kind = "noise";

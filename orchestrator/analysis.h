@@ -32,8 +32,16 @@ struct AnalysisConfig {
 // Fixed baselines (Matrices::expectedFixed) are used as they are.
 core::Expected classBaseline(const core::Matrices& m, core::LinkClass cls);
 core::Expected nodeBaseline(const core::Matrices& m);
-// Computes the baselines from the matrices as they are and fixes them in `m`.
-void fixBaselines(core::Matrices& m);
+
+// The share of a link's peak that tuned transfers reach (REFERENCE.md: 80-88% of NVLink's).
+inline constexpr double kPracticalShare = 0.8;
+
+// Computes the baselines from the matrices as they are and fixes them in `m`. Where every GPU of
+// a class's pairs is one recognised model (topologies/specs.h), the nvswitch class expects that
+// model's NVLink peak and the pcie class its PCIe x16 peak, both at kPracticalShare, instead of
+// the measured population (which a fabric slow everywhere would drag down with it); the spread,
+// which sets how far below the bar lies, stays measured.
+void fixBaselines(core::Matrices& m, const core::Topology& topology);
 
 // Unordered pairs that look slow (either direction below the bandwidth threshold, or latency
 // above the factor), to be measured again before anything is reported.
@@ -41,8 +49,15 @@ std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const
 std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const AnalysisConfig& c);
 
 // Findings, most severe first: severity "error" below half the baseline (or latency above twice
-// the factor), "warning" otherwise, "info" for pairs too noisy to judge.
+// the factor), "warning" otherwise, "info" for pairs too noisy to judge. Nodes with GPUs also get
+// claimed-vs-measured findings: a pair whose GPUs report NVLink but that moves no more than a
+// PCIe x16 link carries, a FULL_NVSWITCH node whose GPUs each have one fast partner, and what a
+// class other than FULL_NVSWITCH means for tensor parallelism.
 std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology& topology,
                                    const AnalysisConfig& c);
+
+// The claimed-vs-measured part of analyze(), appended to `findings`.
+void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topology, const AnalysisConfig& c,
+                           std::vector<core::Finding>& findings);
 
 }  // namespace fabricmap::orchestrator

@@ -41,7 +41,20 @@ core::LinkClass linkClassOf(const core::Topology& topology, int a, int b) {
   if (a == b) return core::LinkClass::kSelf;
   const auto& ra = topology.ranks[static_cast<std::size_t>(a)];
   const auto& rb = topology.ranks[static_cast<std::size_t>(b)];
-  return ra.node == rb.node ? core::LinkClass::kSameNodeHost : core::LinkClass::kInterNode;
+  if (ra.node != rb.node) return core::LinkClass::kInterNode;
+  // Both ranks measure with GPUs of this node: the link between those GPUs. Otherwise (the mpi
+  // backend, or GPUs discovery did not see) the transfer goes through host memory.
+  const core::NodeRecord& node = topology.nodes[static_cast<std::size_t>(ra.node)];
+  const int g = node.gpuLinkCount();
+  if (ra.gpuIndex < 0 || rb.gpuIndex < 0 || ra.gpuIndex >= g || rb.gpuIndex >= g || ra.gpuIndex == rb.gpuIndex) {
+    return core::LinkClass::kSameNodeHost;
+  }
+  const std::string& code =
+      node.gpuLinks[static_cast<std::size_t>(ra.gpuIndex) * static_cast<std::size_t>(g) +
+                    static_cast<std::size_t>(rb.gpuIndex)];
+  if (code.starts_with("NV")) return node.nvswitch == "yes" ? core::LinkClass::kNvswitch : core::LinkClass::kNvlink;
+  if (code == "PIX" || code == "PXB" || code == "PHB" || code == "NODE" || code == "SYS") return core::LinkClass::kPcie;
+  return core::LinkClass::kSameNodeHost;
 }
 
 MatrixBuilder::MatrixBuilder(const core::Topology& topology, const RunConfig& config)
@@ -90,8 +103,8 @@ void MatrixBuilder::add(const core::PairRecord& s) {
 
 void MatrixBuilder::fixExpected(const core::Matrices& withBaselines) {
   m_.expectedFixed = withBaselines.expectedFixed;
-  m_.sameNodeExpected = withBaselines.sameNodeExpected;
-  m_.interNodeExpected = withBaselines.interNodeExpected;
+  m_.classExpected = withBaselines.classExpected;
+  m_.classExpectedFrom = withBaselines.classExpectedFrom;
   m_.nodeExpected = withBaselines.nodeExpected;
 }
 

@@ -81,8 +81,11 @@ bool readMatrices(hid_t f, core::Matrices& m) {
                           attributeOr<double>(f, path, (prefix + "_bw_spread").c_str(), 0.0),
                           attributeOr<double>(f, path, (prefix + "_latency_spread").c_str(), 0.0)};
   };
-  m.sameNodeExpected = expected(rank, "expected_same_node_host");
-  m.interNodeExpected = expected(rank, "expected_inter_node");
+  for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
+    const std::string cls(core::name(static_cast<core::LinkClass>(c)));
+    m.classExpected[c] = expected(rank, "expected_" + cls);
+    m.classExpectedFrom[c] = attributeOr<std::string>(f, rank, ("expected_" + cls + "_from").c_str(), "");
+  }
   m.nodeExpected = expected(node, "expected");
   m.expectedFixed = h5::readAttributeAt(f, node, "expected_bw").has_value();
   return true;

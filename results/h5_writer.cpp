@@ -177,8 +177,11 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
   for (const char* d : {"/latency", "/latency_worst"}) h5::writeAttributeAt(f, node + d, "units", "us");
   h5::writeAttributeAt(f, node, "measured", m.nodeMeasured);
   // the baselines the findings were judged against
-  writeExpected(f, rank, "expected_same_node_host", m.sameNodeExpected);
-  writeExpected(f, rank, "expected_inter_node", m.interNodeExpected);
+  for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
+    const std::string cls(core::name(static_cast<core::LinkClass>(c)));
+    writeExpected(f, rank, "expected_" + cls, m.classExpected[c]);
+    h5::writeAttributeAt(f, rank, "expected_" + cls + "_from", m.classExpectedFrom[c]);
+  }
   writeExpected(f, node, "expected", m.nodeExpected);
   writeTable(f, kFindingsTable, findingColumns(), findings);
   h5::flush(f);

@@ -85,13 +85,19 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
   for (float v : m.rankPeerMedian) medians.push_back(valueJson(static_cast<double>(v)));
   j["rank"]["peer_median"] = std::move(medians);
   j["node"]["measured"] = m.nodeMeasured;
-  for (const auto& [name, e] : {std::pair{"same_node_host", m.sameNodeExpected},
-                                std::pair{"inter_node", m.interNodeExpected}, std::pair{"node", m.nodeExpected}}) {
-    j["expected"][name] = {{"bw", valueJson(e.bandwidth)},
-                           {"latency", valueJson(e.latency)},
-                           {"bw_spread", valueJson(e.bandwidthSpread)},
-                           {"latency_spread", valueJson(e.latencySpread)}};
+  const auto expected = [](const core::Expected& e, const std::string& from) {
+    nlohmann::ordered_json o = {{"bw", valueJson(e.bandwidth)},
+                                {"latency", valueJson(e.latency)},
+                                {"bw_spread", valueJson(e.bandwidthSpread)},
+                                {"latency_spread", valueJson(e.latencySpread)},
+                                {"from", from.empty() ? "measured" : "spec: " + from}};
+    return o;
+  };
+  for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
+    j["expected"][std::string(core::name(static_cast<core::LinkClass>(c)))] =
+        expected(m.classExpected[c], m.classExpectedFrom[c]);
   }
+  j["expected"]["node"] = expected(m.nodeExpected, "");
   j["node"]["bw"] = matrixJson(m.nodeBw);
   j["node"]["latency"] = matrixJson(m.nodeLatency);
   j["node"]["bw_worst"] = matrixJson(orBest(m.nodeBwWorst, m.nodeBw));
