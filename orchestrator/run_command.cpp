@@ -233,8 +233,10 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
         worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost()), config.ranksPerNode);
     const worker::BackendChoice choice = worker::resolveBackend(config.backend, gpuShortage(topology, config));
     const std::string& backendName = choice.name;
+    applyBackendDefaults(config, backendName);
     core::Plan plan = makePlan(config, topology);  // grows when retests are planned
-    checkMemory(plan, topology);
+    // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
+    if (backendName == "mpi") checkMemory(plan, topology);
 
     worker::BackendContext context;
     context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;

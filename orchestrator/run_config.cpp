@@ -28,13 +28,24 @@ struct Suite {
   const char* pairBytes;  // large enough for host-memory MPI to reach its plateau
   int pairIters;
   int latencyIters;
+  // On GPUs (the nccl backend) sizes must be far larger to reach NVLink's plateau (REFERENCE.md:
+  // busbw plateaus only at GiB messages on NVSwitch systems).
+  const char* gpuMaxBytes;
+  const char* gpuPairBytes;
 };
 
 // quick: a whole sweep in well under a minute on a small host; full: up to 1 GiB, nccl-tests' -f 2.
 constexpr Suite kSuites[] = {
-    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100},
-    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000},
+    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100, "1G", "256M"},
+    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000, "8G", "1G"},
 };
+
+const Suite& suiteNamed(const std::string& name) {
+  for (const Suite& s : kSuites) {
+    if (name == s.name) return s;
+  }
+  throw core::UsageError("unknown suite '" + name + "' (quick or full)");
+}
 
 // The largest pairwise message: MPI counts are ints, and a bigger one says nothing new.
 constexpr std::uint64_t kMaxPairBytes = 1ull << 30;
@@ -192,11 +203,7 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   RunConfig& c = parsed.config;
 
   c.suite = vm["suite"].as<std::string>();
-  const Suite* suite = nullptr;
-  for (const Suite& s : kSuites) {
-    if (c.suite == s.name) suite = &s;
-  }
-  if (suite == nullptr) throw core::UsageError("unknown suite '" + c.suite + "' (quick or full)");
+  const Suite* suite = &suiteNamed(c.suite);
   c.backend = vm["backend"].as<std::string>();
 
   const auto str = [&](const char* name, const char* fallback) {
@@ -204,6 +211,7 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   };
   c.minBytes = core::parseBytes(str("min-bytes", suite->minBytes), "-b/--min-bytes");
   c.maxBytes = core::parseBytes(str("max-bytes", suite->maxBytes), "-e/--max-bytes");
+  c.maxBytesGiven = vm.count("max-bytes") > 0;
   if (vm.count("step-bytes")) {
     if (vm.count("step-factor")) {
       throw core::UsageError("-f/--step-factor and -i/--step-bytes exclude each other: choose one");
@@ -304,6 +312,8 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   c.pairwisePeers = vm["pairwise-peers"].as<int>();
   if (c.pairwisePeers < 1) throw core::UsageError("--pairwise-peers must be at least 1");
   c.pairBytes = core::parseBytes(str("pair-bytes", suite->pairBytes), "--pair-bytes");
+  c.pairBytesGiven = vm.count("pair-bytes") > 0;
+  c.pairWindowGiven = vm.count("pair-window") > 0;
   if (c.pairBytes == 0) throw core::UsageError("--pair-bytes must be at least 1 byte");
   if (c.pairBytes > kMaxPairBytes) {
     throw core::UsageError(fmt::format("--pair-bytes {} is too large (at most {})",
@@ -356,6 +366,16 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     if (c.stepBytes % ts != 0) throw notMultiple(c.stepBytes, "-i/--step-bytes");
   }
   return parsed;
+}
+
+void applyBackendDefaults(RunConfig& c, std::string_view backend) {
+  if (backend != "nccl") return;
+  const Suite& suite = suiteNamed(c.suite);
+  if (!c.maxBytesGiven) c.maxBytes = core::parseBytes(suite.gpuMaxBytes, "suite size");
+  if (!c.pairBytesGiven) c.pairBytes = core::parseBytes(suite.gpuPairBytes, "suite size");
+  if (!c.pairWindowGiven) {
+    c.pairWindow = static_cast<int>(std::clamp<std::uint64_t>(kPairVolumePerIteration / c.pairBytes, 1, 64));
+  }
 }
 
 core::Fault parseFault(const std::string& text) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.h"
@@ -51,6 +52,11 @@ struct RunConfig {
   int retests = 2;                // re-measurements of a pair flagged slow
   double slowThreshold = 0.9;     // slow below this fraction of the class baseline
   double latencyFactor = 2.0;     // bad latency above this multiple of the class baseline
+
+  // which suite-derived sizes were given explicitly (backend defaults do not override them)
+  bool maxBytesGiven = false;
+  bool pairBytesGiven = false;
+  bool pairWindowGiven = false;
 };
 
 struct ParsedRun {
@@ -61,6 +67,10 @@ struct ParsedRun {
 // Parses `fabricmap run` arguments (argv after "run"). Throws UsageError naming the problem.
 ParsedRun parseRunOptions(const std::vector<std::string>& args);
 std::string runHelpText();
+
+// The suite's sizes for the backend the run uses, where the user did not set them: on GPUs
+// (nccl) the collectives go up to 1 GiB (full: 8 GiB) and pairs stream 256 MiB (full: 1 GiB).
+void applyBackendDefaults(RunConfig& config, std::string_view backend);
 
 // "corrupt:rank=1:op=all_reduce[:step=N]" -> Fault. Throws UsageError.
 core::Fault parseFault(const std::string& text);

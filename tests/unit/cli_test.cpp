@@ -153,6 +153,23 @@ TEST(RunOptions, EveryBadInputNamesTheProblem) {
   }
 }
 
+TEST(RunOptions, GpuSizesUnlessGiven) {
+  RunConfig c = parse({});
+  applyBackendDefaults(c, "mpi");
+  EXPECT_EQ(c.maxBytes, 8u << 20);
+  applyBackendDefaults(c, "nccl");
+  EXPECT_EQ(c.maxBytes, 1u << 30);
+  EXPECT_EQ(c.pairBytes, 256u << 20);
+  EXPECT_EQ(c.pairWindow, 1);
+  RunConfig given = parse({"-e", "64M", "--pair-bytes", "1M", "--suite", "full"});
+  applyBackendDefaults(given, "nccl");
+  EXPECT_EQ(given.maxBytes, 64u << 20);
+  EXPECT_EQ(given.pairBytes, 1u << 20);
+  RunConfig full = parse({"--suite", "full"});
+  applyBackendDefaults(full, "nccl");
+  EXPECT_EQ(full.maxBytes, 8ull << 30);
+}
+
 TEST(RunOptions, HelpIsNotAnError) {
   EXPECT_TRUE(parseRunOptions({"--help"}).help);
   EXPECT_NE(runHelpText().find("--min-bytes"), std::string::npos);
