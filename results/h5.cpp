@@ -365,9 +365,10 @@ void writeArray(hid_t file, const std::string& path, const std::vector<float>& v
   }
 }
 
-std::vector<float> readArray(hid_t file, const std::string& path, int& rows, int& cols) {
-  rows = cols = 0;
-  if (!exists(file, path)) return {};
+namespace {
+
+// Opens a 1-D or 2-D dataset and reports its shape (a vector is rows x 1).
+Handle openArray(hid_t file, const std::string& path, int& rows, int& cols) {
   Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
   Handle space(H5Dget_space(dset.get()), H5Sclose);
   hsize_t dims[2] = {0, 1};
@@ -376,6 +377,15 @@ std::vector<float> readArray(hid_t file, const std::string& path, int& rows, int
   H5Sget_simple_extent_dims(space.get(), dims, nullptr);
   rows = static_cast<int>(dims[0]);
   cols = rank == 2 ? static_cast<int>(dims[1]) : 1;
+  return dset;
+}
+
+}  // namespace
+
+std::vector<float> readArray(hid_t file, const std::string& path, int& rows, int& cols) {
+  rows = cols = 0;
+  if (!exists(file, path)) return {};
+  Handle dset = openArray(file, path, rows, cols);
   std::vector<float> values(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
   if (!values.empty() &&
       H5Dread(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
@@ -400,14 +410,7 @@ void writeTextArray(hid_t file, const std::string& path, const std::vector<std::
 std::vector<std::string> readTextArray(hid_t file, const std::string& path, int& rows, int& cols) {
   rows = cols = 0;
   if (!exists(file, path)) return {};
-  Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
-  Handle space(H5Dget_space(dset.get()), H5Sclose);
-  hsize_t dims[2] = {0, 1};
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 1 || rank > 2) FM_H5_FAIL("'" + path + "' is not a vector or matrix");
-  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-  rows = static_cast<int>(dims[0]);
-  cols = rank == 2 ? static_cast<int>(dims[1]) : 1;
+  Handle dset = openArray(file, path, rows, cols);
   std::vector<char*> pointers(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols), nullptr);
   Handle type = stringType();
   if (!pointers.empty() &&
@@ -417,7 +420,10 @@ std::vector<std::string> readTextArray(hid_t file, const std::string& path, int&
   std::vector<std::string> values;
   values.reserve(pointers.size());
   for (char* p : pointers) values.emplace_back(p != nullptr ? p : "");
-  if (!pointers.empty()) H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data());
+  if (!pointers.empty()) {
+    Handle space(H5Dget_space(dset.get()), H5Sclose);
+    H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data());
+  }
   return values;
 }
 

@@ -219,21 +219,3 @@ TEST(Executor, RanksOutsideTheGroupSleep) {
 
 }  // namespace
 }  // namespace fabricmap::worker
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {
-    // one report, from rank 0; other ranks still fail the exit code
-    delete ::testing::UnitTest::GetInstance()->listeners().Release(
-        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  int anyFailed = 0;
-  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && anyFailed && !failed) std::fprintf(stderr, "a test failed on another rank\n");
-  MPI_Finalize();
-  return anyFailed;
-}
