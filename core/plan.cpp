@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <array>
 
-
-
 namespace fabricmap::core {
 namespace {
 constexpr std::array<Scope, 3> kScopes{Scope::kWorld, Scope::kIntra, Scope::kInter};
@@ -24,6 +22,23 @@ std::optional<Scope> parseScope(std::string_view text) {
 }
 
 std::string_view name(PairLevel level) { return level == PairLevel::kRank ? "rank" : "node"; }
+
+std::string_view name(CopyMethod method) {
+  switch (method) {
+    case CopyMethod::kCopyEngine: return "ce";
+    case CopyMethod::kKernel: return "sm";
+    case CopyMethod::kHost: return "host";
+  }
+  return "?";
+}
+
+std::vector<std::pair<int, int>> copyPairs(int localRanks) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int a = 0; a < localRanks; ++a) {
+    for (int b = a + 1; b < localRanks; ++b) pairs.emplace_back(a, b);
+  }
+  return pairs;
+}
 
 int circleRounds(int members) {
   if (members < 2) return 0;

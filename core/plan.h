@@ -67,7 +67,7 @@ std::string_view name(PairLevel level);
 // `members` (pairs computed by circleRound, so a 8,192-rank plan stays small); quick mode and
 // retests list their pairs explicitly.
 struct PairStep {
-  int index = 0;  // step number, after the collectives
+  int index = 0;  // step number, after the collectives and copies
   PairLevel level = PairLevel::kRank;
   int members = 0;  // ranks or nodes taking part in the schedule
   int round = 0;    // circle-method round, when `pairs` is empty
@@ -92,11 +92,36 @@ std::vector<std::pair<int, int>> circleRound(int members, int round);
 // Packs pairs into rounds of disjoint pairs (greedy, in order), for quick mode and retests.
 std::vector<std::vector<std::pair<int, int>>> packRounds(const std::vector<std::pair<int, int>>& pairs);
 
+// How a GPU-pair copy moves the data (the per-method columns of /copies and /matrix/gpu).
+enum class CopyMethod : std::uint8_t {
+  kCopyEngine,  // cudaMemcpyAsync between the two GPUs' memory: the DMA copy engines
+  kKernel,      // an SM copy kernel loading and storing through the peer mapping
+  kHost,        // memcpy between two ranks' host buffers (the host-memory backend)
+};
+std::string_view name(CopyMethod method);
+
+// One pair of GPUs (local ranks `a` < `b`) copying to each other, on every node at once (each
+// node measures one pair at a time, so no two copies of a node share its PCIe switches or links).
+struct CopyStep {
+  int index = 0;              // step number, after the collectives
+  int a = 0;                  // local ranks of the pair
+  int b = 1;
+  std::uint64_t bytes = 0;    // bytes per copy
+  int iters = 0;              // timed copies per direction
+  int warmup = 0;
+};
+
+// Every unordered pair of `localRanks` local ranks, one copy step each, in order (0,1), (0,2), ...
+std::vector<std::pair<int, int>> copyPairs(int localRanks);
+
 struct Plan {
   std::vector<ScopePlan> scopes;
   std::vector<CollectiveStep> collectiveSteps;
-  std::vector<PairStep> pairSteps;  // after the collectives; retests are appended as planned
-  int stepCount() const { return static_cast<int>(collectiveSteps.size() + pairSteps.size()); }
+  std::vector<CopyStep> copySteps;  // after the collectives
+  std::vector<PairStep> pairSteps;  // after the copies; retests are appended as planned
+  int stepCount() const {
+    return static_cast<int>(collectiveSteps.size() + copySteps.size() + pairSteps.size());
+  }
 };
 
 }  // namespace fabricmap::core

@@ -157,6 +157,31 @@ struct PairRecord {
   std::uint64_t wrong = 0;    // wrong elements in a checked transfer each way
 };
 
+// One GPU pair's copies by one method in one copy step: a row of /copies. Rates are GB/s, NaN
+// where the method or direction does not apply (through host memory only writes are measured).
+struct CopyRecord {
+  int step = 0;
+  int node = 0;
+  int a = 0;  // local ranks of the pair (a < b)
+  int b = 0;
+  int rankA = 0;  // their world ranks
+  int rankB = 0;
+  int gpuA = -1;  // their GPU indices (-1: none, host-memory backend)
+  int gpuB = -1;
+  std::string method;  // "ce", "sm", "host"
+  std::string path;    // "peer" (P2P mapping), "host_staged" (no P2P: through pinned host memory),
+                       // "shared_memory" (host buffers of the host-memory backend)
+  std::uint64_t bytes = 0;
+  int iters = 0;
+  double writeAB = 0;     // a writes into b's memory
+  double writeBA = 0;
+  double writeBidir = 0;  // both write at once, summed
+  double readAB = 0;      // b reads from a's memory (data moves a -> b)
+  double readBA = 0;
+  double readBidir = 0;
+  std::uint64_t wrong = 0;  // wrong elements in checked copies each way
+};
+
 // Link classes of rank pairs (the HDF5 enum of /matrix/rank/link_class).
 enum class LinkClass : std::uint8_t { kSelf, kNvswitch, kNvlink, kPcie, kSameNodeHost, kInterNode };
 inline constexpr std::size_t kLinkClasses = 6;
@@ -181,6 +206,24 @@ inline float worstAt(const Matrix& worst, const Matrix& best, int row, int col) 
   return worst.n > 0 ? worst.at(row, col) : best.at(row, col);
 }
 
+// One node's GPU-pair copy matrices: /matrix/gpu/<node>. Rows and columns are the node's local
+// ranks, each driving one GPU; a cell (i, j) is data moving from i to j.
+struct CopyMatrices {
+  struct ByMethod {
+    std::string method;  // "ce", "sm", "host"
+    Matrix writeUnidir;  // GB/s, i writes into j
+    Matrix writeBidir;   // GB/s, both at once, summed (symmetric)
+    Matrix readUnidir;   // GB/s, j reads from i
+    Matrix readBidir;
+  };
+  int node = 0;
+  std::vector<int> ranks;         // world rank of each row
+  std::vector<int> gpus;          // its GPU index, -1 when none
+  std::vector<std::string> path;  // n x n: "self", "peer", "host_staged", "shared_memory", "" (not measured)
+  std::vector<ByMethod> methods;
+  int n() const { return static_cast<int>(ranks.size()); }
+};
+
 // What a healthy link of a class delivers on this fabric (the analysis's baseline).
 struct Expected {
   double bandwidth = 0;  // GB/s; NaN when the class has no measurements
@@ -191,8 +234,9 @@ struct Expected {
   double latencySpread = 0;
 };
 
-// The pairwise results of a run: /matrix/...
+// The pairwise and copy results of a run: /matrix/...
 struct Matrices {
+  bool pairsMeasured = false;  // false: only copies ran; the pairwise matrices hold nothing
   std::string mode;  // "full" or "quick"
   std::uint64_t bytes = 0;
   int window = 0;
@@ -222,6 +266,13 @@ struct Matrices {
   // NVLink or PCIe peak at the share tuned transfers reach) instead of the measured population:
   // the model named, e.g. "H100 SXM"; empty otherwise.
   std::array<std::string, kLinkClasses> classExpectedFrom{};
+  // GPU-pair copies inside nodes (empty when not measured): per node, and folded into rank x rank
+  // matrices (the best method and direction of each same-node pair; n = 0 when none measured).
+  std::vector<CopyMatrices> copies;
+  std::uint64_t copyBytes = 0;
+  int copyIters = 0;
+  Matrix rankCopyUnidir;  // GB/s, row to column
+  Matrix rankCopyBidir;   // GB/s, symmetric
 };
 
 // A bottleneck the analysis found: a row of /findings.

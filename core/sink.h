@@ -15,11 +15,13 @@ class RecordSink {
                      const std::vector<ScopeRecord>& scopes) = 0;
   // One finished step and the rows its groups measured (none when waived).
   virtual void step(const StepRecord& step, const std::vector<CollectiveRecord>& rows) = 0;
+  // One finished GPU-pair copy step and its rows (a pair per node and method).
+  virtual void copyStep(const StepRecord& step, const std::vector<CopyRecord>& copies) = 0;
   // One finished pairwise round and its pairs.
   virtual void pairStep(const StepRecord& step, const std::vector<PairRecord>& pairs) = 0;
   // The plan grew (retests of suspect pairs are planned after the first pass).
   virtual void planExtended(int plannedSteps) = 0;
-  // The pairwise matrices and the bottleneck findings, once all pairs are measured.
+  // The pairwise and copy matrices and the bottleneck findings, once all pairs are measured.
   virtual void analysis(const Matrices& matrices, const std::vector<Finding>& findings) = 0;
   // The run ended; `complete` is true only when every planned step ran.
   virtual void finish(bool complete) = 0;

@@ -206,7 +206,23 @@ std::string tensorParallelMeaning(const std::string& cls) {
 
 void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
                            std::vector<core::Finding>& findings) {
-  const int ranks = m.rankUnidir.n;
+  const int ranks = std::max(m.rankUnidir.n, m.rankCopyUnidir.n);
+  // What a GPU pair moves: the better of its NCCL transfer and its direct copies (a path that
+  // copies fast is fast, whatever NCCL made of it). `agrees`: its samples agree (a copy has one).
+  const auto pairRate = [&](int x, int y, bool& agrees) {
+    float best = std::nanf("");
+    agrees = true;
+    if (m.rankUnidir.n > 0 && std::isfinite(m.rankUnidir.at(x, y))) {
+      best = m.rankUnidir.at(x, y);
+      agrees = core::worstAt(m.rankUnidirWorst, m.rankUnidir, x, y) >= c.agreement * best;
+    }
+    if (m.rankCopyUnidir.n > 0 && std::isfinite(m.rankCopyUnidir.at(x, y)) &&
+        !(m.rankCopyUnidir.at(x, y) <= best)) {
+      best = m.rankCopyUnidir.at(x, y);
+      agrees = true;
+    }
+    return best;
+  };
   std::map<std::string, std::vector<std::string>> byClass;  // class -> nodes
   for (const core::NodeRecord& node : topo.nodes) {
     const int g = node.gpuLinkCount();
@@ -224,9 +240,9 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
       for (int b = 0; b < g; ++b) {
         const int ra = rankOfGpu[static_cast<std::size_t>(a)];
         const int rb = rankOfGpu[static_cast<std::size_t>(b)];
-        if (a != b && ra >= 0 && rb >= 0 && std::isfinite(m.rankUnidir.at(ra, rb))) {
-          fastest = std::max(fastest, static_cast<double>(m.rankUnidir.at(ra, rb)));
-        }
+        bool agrees = true;
+        const float v = a != b && ra >= 0 && rb >= 0 ? pairRate(ra, rb, agrees) : std::nanf("");
+        if (std::isfinite(v)) fastest = std::max(fastest, static_cast<double>(v));
       }
     }
     for (int a = 0; a < g; ++a) {
@@ -235,14 +251,13 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
         const int ra = rankOfGpu[static_cast<std::size_t>(a)];
         const int rb = rankOfGpu[static_cast<std::size_t>(b)];
         if (!code.starts_with("NV") || ra < 0 || rb < 0) continue;
-        const float there = m.rankUnidir.at(ra, rb);
-        const float back = m.rankUnidir.at(rb, ra);
+        bool thereAgrees = true;
+        bool backAgrees = true;
+        const float there = pairRate(ra, rb, thereAgrees);
+        const float back = pairRate(rb, ra, backAgrees);
         if (!std::isfinite(there) || !std::isfinite(back)) continue;
         // only a measurement whose samples agree says what the path is
-        if (core::worstAt(m.rankUnidirWorst, m.rankUnidir, ra, rb) < c.agreement * there ||
-            core::worstAt(m.rankUnidirWorst, m.rankUnidir, rb, ra) < c.agreement * back) {
-          continue;
-        }
+        if (!thereAgrees || !backAgrees) continue;
         const double measured = std::min(there, back);
         const auto spec = topologies::gpuSpecForName(topo.ranks[static_cast<std::size_t>(ra)].gpuName);
         const int generation = spec && spec->pcieGeneration > 0 ? spec->pcieGeneration : 5;
@@ -276,12 +291,14 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
         int seen = 0;
         for (int b = 0; b < g; ++b) {
           const int rb = rankOfGpu[static_cast<std::size_t>(b)];
-          if (b == a || rb < 0 || !std::isfinite(m.rankUnidir.at(ra, rb))) continue;
+          bool agrees = true;
+          const float v = b == a || rb < 0 ? std::nanf("") : pairRate(ra, rb, agrees);
+          if (!std::isfinite(v)) continue;
           ++seen;
-          if (m.rankUnidir.at(ra, rb) >= 0.5 * fastest) {
+          if (v >= 0.5 * fastest) {
             ++fast;
           } else {
-            others = std::max(others, static_cast<double>(m.rankUnidir.at(ra, rb)));
+            others = std::max(others, static_cast<double>(v));
           }
         }
         if (seen == 0) continue;

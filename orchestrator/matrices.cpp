@@ -73,7 +73,6 @@ MatrixBuilder::MatrixBuilder(const core::Topology& topology, const RunConfig& co
 
   m_.nodeBw = core::nanMatrix(nodes);
   m_.nodeLatency = core::nanMatrix(nodes);
-
 }
 
 void MatrixBuilder::add(const core::PairRecord& s) {
@@ -93,12 +92,69 @@ void MatrixBuilder::add(const core::PairRecord& s) {
   for (const auto& [x, y] : {std::pair{s.a, s.b}, std::pair{s.b, s.a}}) {
     keep(lat, latWorst, x, y, s.latencyUs, false);
   }
+  m_.pairsMeasured = true;
   if (node) {
     m_.nodeMeasured = true;
   } else {
     keepBest(m_.rankBidir.at(s.a, s.b), s.bwBidir);
     keepBest(m_.rankBidir.at(s.b, s.a), s.bwBidir);
   }
+}
+
+void MatrixBuilder::add(const core::CopyRecord& c) {
+  auto it = std::find_if(m_.copies.begin(), m_.copies.end(), [&](const auto& x) { return x.node == c.node; });
+  if (it == m_.copies.end()) {
+    core::CopyMatrices node;
+    node.node = c.node;
+    for (const auto& r : topology_.ranks) {
+      if (r.node != c.node) continue;
+      const auto local = static_cast<std::size_t>(r.localRank);
+      if (node.ranks.size() <= local) {
+        node.ranks.resize(local + 1, -1);
+        node.gpus.resize(local + 1, -1);
+      }
+      node.ranks[local] = r.rank;
+      node.gpus[local] = r.gpuIndex;
+    }
+    const int n = node.n();
+    node.path.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), "");
+    for (int i = 0; i < n; ++i) node.path[static_cast<std::size_t>(i * n + i)] = "self";
+    m_.copies.push_back(std::move(node));
+    std::sort(m_.copies.begin(), m_.copies.end(), [](const auto& x, const auto& y) { return x.node < y.node; });
+    it = std::find_if(m_.copies.begin(), m_.copies.end(), [&](const auto& x) { return x.node == c.node; });
+  }
+  core::CopyMatrices& node = *it;
+  const int n = node.n();
+  if (c.a < 0 || c.b < 0 || c.a >= n || c.b >= n) return;
+  auto method = std::find_if(node.methods.begin(), node.methods.end(), [&](const auto& x) { return x.method == c.method; });
+  if (method == node.methods.end()) {
+    node.methods.push_back({c.method, core::nanMatrix(n), core::nanMatrix(n), core::nanMatrix(n), core::nanMatrix(n)});
+    method = node.methods.end() - 1;
+  }
+  node.path[static_cast<std::size_t>(c.a * n + c.b)] = c.path;
+  node.path[static_cast<std::size_t>(c.b * n + c.a)] = c.path;
+  keepBest(method->writeUnidir.at(c.a, c.b), c.writeAB);
+  keepBest(method->writeUnidir.at(c.b, c.a), c.writeBA);
+  keepBest(method->readUnidir.at(c.a, c.b), c.readAB);
+  keepBest(method->readUnidir.at(c.b, c.a), c.readBA);
+  for (const auto& [x, y] : {std::pair{c.a, c.b}, std::pair{c.b, c.a}}) {
+    keepBest(method->writeBidir.at(x, y), c.writeBidir);
+    keepBest(method->readBidir.at(x, y), c.readBidir);
+  }
+  // folded into the rank matrices: the best any method and direction reached
+  if (m_.rankCopyUnidir.n == 0) {
+    const int ranks = static_cast<int>(topology_.ranks.size());
+    m_.rankCopyUnidir = core::nanMatrix(ranks);
+    m_.rankCopyBidir = core::nanMatrix(ranks);
+  }
+  for (double v : {c.writeAB, c.readAB}) keepBest(m_.rankCopyUnidir.at(c.rankA, c.rankB), v);
+  for (double v : {c.writeBA, c.readBA}) keepBest(m_.rankCopyUnidir.at(c.rankB, c.rankA), v);
+  for (double v : {c.writeBidir, c.readBidir}) {
+    keepBest(m_.rankCopyBidir.at(c.rankA, c.rankB), v);
+    keepBest(m_.rankCopyBidir.at(c.rankB, c.rankA), v);
+  }
+  m_.copyBytes = c.bytes;
+  m_.copyIters = c.iters;
 }
 
 void MatrixBuilder::fixExpected(const core::Matrices& withBaselines) {

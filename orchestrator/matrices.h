@@ -16,6 +16,8 @@ class MatrixBuilder {
   MatrixBuilder(const core::Topology& topology, const RunConfig& config);
 
   void add(const core::PairRecord& sample);
+  // A GPU-pair copy row: into its node's copy matrices and the rank-level fold.
+  void add(const core::CopyRecord& copy);
   // Fixes the baselines the final analysis judges against (see analysis.h), from the figures so far.
   void fixExpected(const core::Matrices& withBaselines);
   // The matrices so far: link classes, per-rank peer medians, and the node matrix (measured, or

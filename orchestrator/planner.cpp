@@ -85,8 +85,30 @@ core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
 core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
   core::Plan plan;
   if (config.collectives) planCollectives(config, topology, plan);
+  if (config.copies) planCopies(config, topology, plan);
   if (config.pairwise) planPairs(config, topology, plan);
   return plan;
+}
+
+void planCopies(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
+  int local = 0;
+  for (const auto& n : topology.nodes) local = std::max(local, n.ranks);
+  if (local < 2) {
+    if (!config.collectives && !config.pairwise) {
+      throw core::UsageError(fmt::format("--copies needs 2 or more ranks on a node (the most here is {})", local));
+    }
+    return;  // nothing to pair inside a node; the other phases run
+  }
+  for (const auto& [a, b] : core::copyPairs(local)) {
+    core::CopyStep step;
+    step.index = plan.stepCount();
+    step.a = a;
+    step.b = b;
+    step.bytes = config.copyBytes;
+    step.iters = config.copyIters;
+    step.warmup = config.copyWarmup;
+    plan.copySteps.push_back(step);
+  }
 }
 
 void planCollectives(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
@@ -252,7 +274,10 @@ std::uint64_t peakBytesPerRank(const core::Plan& plan) {
     input = std::max(input, std::max(step.bytes, step.latencyBytes));
     output = std::max(output, std::max(step.bytes, step.latencyBytes));
   }
-  return input + output;
+  // a copy step's source and destination live while it runs, next to the kept buffers
+  std::uint64_t copies = 0;
+  for (const auto& step : plan.copySteps) copies = std::max(copies, 2 * step.bytes);
+  return input + output + copies;
 }
 
 void checkMemory(const core::Plan& plan, const core::Topology& topology) {

@@ -16,12 +16,17 @@ namespace fabricmap::orchestrator {
 core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
                           const std::vector<core::ScopePlan>& earlier, int minGroup = 2);
 
-// The collective steps, then the pairwise rounds, as the configuration asks.
+// The collective steps, then the GPU-pair copies, then the pairwise rounds, as the configuration asks.
 core::Plan makePlan(const RunConfig& config, const core::Topology& topology);
 
 // Collective steps: for each active scope, op, dtype, reduction op (reducing ops only), size,
 // then out-of-place before in-place. Throws UsageError when the root lies outside a group.
 void planCollectives(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// GPU-pair copy steps: every pair of local ranks of the largest node, one pair per step (every
+// node measures its own pair of that step at once). Nodes with one rank have nothing to copy;
+// throws UsageError when no node has two ranks and copies are all that was asked for.
+void planCopies(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
 
 // Pairwise rounds: the rank matrix, then the node matrix (when nodes hold several ranks; with
 // one rank per node it is the rank matrix). Full mode: the circle method's rounds; quick mode:

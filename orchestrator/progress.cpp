@@ -42,6 +42,13 @@ void Progress::extend(const core::Plan& plan) {
                                       core::formatBytes(s.bytes), s.inPlace ? "in-place" : "out-of-place")};
     totalWeight_ += w;
   }
+  for (const auto& s : plan.copySteps) {
+    if (steps_.contains(s.index)) continue;
+    // per method: write and read, each a -> b, b -> a and both ways at once
+    const double w = 8.0 * (s.iters + s.warmup) * (static_cast<double>(s.bytes) + kStepOverheadBytes);
+    steps_[s.index] = {w, fmt::format("copies local ranks {}-{} ({})", s.a, s.b, core::formatBytes(s.bytes))};
+    totalWeight_ += w;
+  }
   for (const auto& s : plan.pairSteps) {
     if (steps_.contains(s.index)) continue;
     const std::size_t pairs = core::pairsOf(s).size();

@@ -87,7 +87,7 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
   const auto note = [&](const std::string& why) {
     if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
   };
-  if (!plan.pairSteps.empty()) return;
+  if (!plan.pairSteps.empty() || !plan.copySteps.empty()) return;
   for (const auto& step : plan.collectiveSteps) {
     const std::string why = executor.waiver(step);
     if (why.empty()) return;
@@ -121,11 +121,14 @@ void describeGpus(core::Topology& topology, const worker::Backend& backend) {
   }
 }
 
-// Why the GPUs cannot carry one rank each (empty when they can): a node with fewer GPUs than ranks.
+// Why the GPUs cannot carry one rank each (empty when they can): a node with fewer GPUs than
+// ranks. An explicit --gpus-per-node spreads the ranks over that many GPUs, sharing them when
+// there are more ranks (NCCL refuses two ranks of one communicator on one GPU; the GPU-pair
+// copies work, which is how a one-GPU machine checks them).
 std::string gpuShortage(const core::Topology& topology, const RunConfig& config) {
   for (const auto& n : topology.nodes) {
     const int gpus = config.gpusPerNode > 0 ? std::min(config.gpusPerNode, n.gpus) : n.gpus;
-    if (gpus < n.ranks) {
+    if (gpus == 0 || (config.gpusPerNode == 0 && gpus < n.ranks)) {
       return n.gpus == 0 ? fmt::format("no GPU on {}", n.name)
                          : fmt::format("{} has {} GPU(s) for {} ranks", n.name, gpus, n.ranks);
     }
@@ -159,9 +162,32 @@ void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& e
   }
 }
 
-// The pairwise phase: every planned round, then retests of the pairs that looked slow (rank 0
-// decides which and tells everyone), then the matrices and the findings on rank 0.
-void runPairwise(const RunConfig& config, const core::Topology& topology, core::Plan& plan,
+// Runs the GPU-pair copy steps, feeding rank 0's sinks and matrix builder (null elsewhere).
+void runCopySteps(const core::Plan& plan, worker::Executor& executor, Progress& progress,
+                  const std::vector<core::RecordSink*>& sinks, MatrixBuilder* builder,
+                  std::vector<WrongResult>& wrong) {
+  for (const core::CopyStep& step : plan.copySteps) {
+    progress.starting(step.index);
+    worker::CopyResult result = executor.run(step);
+    progress.finished(step.index);
+    if (builder == nullptr) continue;  // not rank 0
+    progress.clear();
+    for (auto* s : sinks) s->copyStep(result.step, result.copies);
+    for (const auto& c : result.copies) {
+      builder->add(c);
+      if (c.wrong > 0) {
+        wrong.push_back({fmt::format("{} copies between ranks {} and {} (node {}, step {}): {} wrong "
+                                     "elements in checked copies", c.method, c.rankA, c.rankB, c.node,
+                                     c.step, c.wrong)});
+      }
+    }
+  }
+}
+
+// The matrix phases: the GPU-pair copies, every planned pairwise round, then retests of the pairs
+// that looked slow (rank 0 decides which and tells everyone), then the matrices and the findings
+// on rank 0.
+void runMatrices(const RunConfig& config, const core::Topology& topology, core::Plan& plan,
                  worker::Executor& executor, Progress& progress,
                  const std::vector<core::RecordSink*>& sinks, std::vector<WrongResult>& wrong) {
   int rank = 0;
@@ -171,6 +197,7 @@ void runPairwise(const RunConfig& config, const core::Topology& topology, core::
   std::optional<MatrixBuilder> builder;
   if (rank == 0) builder.emplace(topology, config);
   MatrixBuilder* const matrices = builder ? &*builder : nullptr;
+  runCopySteps(plan, executor, progress, sinks, matrices, wrong);
   runPairSteps(0, plan, executor, progress, sinks, matrices, wrong);
   // the bar every pair is judged against: fixed from the first measurements (and the specs)
   if (builder) {
@@ -179,7 +206,7 @@ void runPairwise(const RunConfig& config, const core::Topology& topology, core::
     builder->fixExpected(first);
   }
 
-  if (config.retests > 0) {
+  if (config.retests > 0 && !plan.pairSteps.empty()) {
     // wire format: level (0 rank, 1 node), a, b per suspect pair
     std::vector<int> suspects;
     if (rank == 0) {
@@ -241,6 +268,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     worker::BackendContext context;
     context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
     context.gpusPerNode = config.gpusPerNode;
+    context.cudaGraph = config.cudaGraph;
     std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName, context);
     describeGpus(topology, *backend);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
@@ -286,8 +314,8 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
                                      row.group, row.wrong, row.wrongRanks)});
       }
     }
-    if (!plan.pairSteps.empty()) {
-      runPairwise(config, topology, plan, executor, progress, sinks, wrong);
+    if (!plan.copySteps.empty() || !plan.pairSteps.empty()) {
+      runMatrices(config, topology, plan, executor, progress, sinks, wrong);
     }
     progress.end();
     for (auto* s : sinks) s->finish(true);

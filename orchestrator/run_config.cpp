@@ -32,12 +32,15 @@ struct Suite {
   // busbw plateaus only at GiB messages on NVSwitch systems).
   const char* gpuMaxBytes;
   const char* gpuPairBytes;
+  const char* copyBytes;  // host memory copies (--copies on the mpi backend)
+  const char* gpuCopyBytes;
+  int copyIters;
 };
 
 // quick: a whole sweep in well under a minute on a small host; full: up to 1 GiB, nccl-tests' -f 2.
 constexpr Suite kSuites[] = {
-    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100, "1G", "256M"},
-    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000, "8G", "1G"},
+    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100, "1G", "256M", "16M", "256M", 10},
+    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000, "8G", "1G", "64M", "1G", 20},
 };
 
 const Suite& suiteNamed(const std::string& name) {
@@ -68,6 +71,8 @@ po::options_description describeOptions() {
     ("iters,n", po::value<int>(), "timed iterations per size")
     ("warmup-iters,w", po::value<int>(), "untimed warm-up iterations per size")
     ("check,c", po::value<int>()->default_value(1), "check results exactly: 1 (default) or 0")
+    ("cuda-graph", "nccl backend: capture each size's timed iterations into a CUDA graph and launch it once")
+    ("cudagraph,G", po::value<int>(), "nccl-tests' form of --cuda-graph: 0 off, 1 or more on")
     ("dtype,d", po::value<std::string>()->default_value("float"),
      "element type(s): int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, a "
      "comma list, or all")
@@ -88,13 +93,18 @@ po::options_description describeOptions() {
     ("scopes", po::value<std::string>()->default_value("world,intra,inter"),
      "world (all ranks), intra (per node), inter (per local rank across nodes)")
     ("gpus-per-node", po::value<int>(),
-     "GPUs per node to bind local ranks to (local rank modulo this; default: every visible GPU)")
+     "GPUs per node to bind local ranks to (local rank modulo this, so more ranks share GPUs; "
+     "default: every visible GPU, one rank each)")
     ("ranks-per-node", po::value<int>(),
      "treat consecutive blocks of K ranks as one node (testing on one machine; recorded as emulated)")
     ("progress", po::value<std::string>()->implicit_value("live"),
      "live | lines | off (default: live when stderr is a terminal)")
     ("collectives", "run the collective sweeps only (default: collectives and pairwise)")
-    ("pairwise", "run the pairwise bandwidth/latency matrices only")
+    ("pairwise", "run the pairwise bandwidth/latency matrices (phases given: only those run)")
+    ("copies", "run the GPU-pair copy matrix inside each node (default with GPUs; on the mpi "
+               "backend, host-memory copies between a node's ranks)")
+    ("copy-bytes", po::value<std::string>(), "bytes per GPU-pair copy (quick suite: 256M on GPUs, 16M host)")
+    ("copy-iters", po::value<int>(), "timed copies per direction and method (quick suite: 10)")
     ("pairwise-mode", po::value<std::string>()->default_value("full"),
      "full: every rank and node pair (circle method, n-1 rounds); quick: a few random peers each")
     ("pairwise-peers", po::value<int>()->default_value(3), "quick mode: random peers per rank/node")
@@ -301,10 +311,25 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   }
 
   // what runs
-  const bool onlyCollectives = vm.count("collectives") > 0;
-  const bool onlyPairwise = vm.count("pairwise") > 0;
-  c.collectives = onlyCollectives || !onlyPairwise;
-  c.pairwise = onlyPairwise || !onlyCollectives;
+  c.cudaGraph = vm.count("cuda-graph") > 0;
+  if (vm.count("cudagraph")) {
+    const int launches = vm["cudagraph"].as<int>();
+    if (launches < 0) throw core::UsageError("-G/--cudagraph must not be negative");
+    c.cudaGraph = c.cudaGraph || launches > 0;
+  }
+  c.phasesGiven = vm.count("collectives") + vm.count("pairwise") + vm.count("copies") > 0;
+  c.collectives = !c.phasesGiven || vm.count("collectives") > 0;
+  c.pairwise = !c.phasesGiven || vm.count("pairwise") > 0;
+  c.copies = vm.count("copies") > 0;
+  c.copyBytes = core::parseBytes(str("copy-bytes", suite->copyBytes), "--copy-bytes");
+  c.copyBytesGiven = vm.count("copy-bytes") > 0;
+  if (c.copyBytes < 4) throw core::UsageError("--copy-bytes must be at least 4 bytes");
+  if (c.copyBytes > kMaxPairBytes * 4) {
+    throw core::UsageError(fmt::format("--copy-bytes {} is too large (at most {})", core::formatBytes(c.copyBytes),
+                                       core::formatBytes(kMaxPairBytes * 4)));
+  }
+  c.copyIters = vm.count("copy-iters") ? vm["copy-iters"].as<int>() : suite->copyIters;
+  if (c.copyIters < 1) throw core::UsageError("--copy-iters must be at least 1");
   const std::string mode = vm["pairwise-mode"].as<std::string>();
   if (mode == "full") c.pairwiseMode = PairwiseMode::kFull;
   else if (mode == "quick") c.pairwiseMode = PairwiseMode::kQuick;
@@ -369,8 +394,13 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
 }
 
 void applyBackendDefaults(RunConfig& c, std::string_view backend) {
+  if (c.cudaGraph && backend != "nccl") {
+    throw core::UsageError(fmt::format("--cuda-graph needs the nccl backend (this run uses {})", backend));
+  }
   if (backend != "nccl") return;
   const Suite& suite = suiteNamed(c.suite);
+  if (!c.phasesGiven) c.copies = true;
+  if (!c.copyBytesGiven) c.copyBytes = core::parseBytes(suite.gpuCopyBytes, "suite size");
   if (!c.maxBytesGiven) c.maxBytes = core::parseBytes(suite.gpuMaxBytes, "suite size");
   if (!c.pairBytesGiven) c.pairBytes = core::parseBytes(suite.gpuPairBytes, "suite size");
   if (!c.pairWindowGiven) {
@@ -430,6 +460,7 @@ std::string toJsonString(const RunConfig& c) {
   j["iters"] = c.iters;
   j["warmup_iters"] = c.warmup;
   j["check"] = c.check;
+  j["cuda_graph"] = c.cudaGraph;
   for (core::Op op : c.ops) j["ops"].push_back(core::traits(op).name);
   for (core::DType t : c.dtypes) j["dtypes"].push_back(core::traits(t).name);
   for (core::RedOp r : c.redops) j["redops"].push_back(core::name(r));
@@ -442,6 +473,10 @@ std::string toJsonString(const RunConfig& c) {
   j["ranks_per_node"] = c.ranksPerNode;
   j["gpus_per_node"] = c.gpusPerNode;
   j["collectives"] = c.collectives;
+  j["copies"] = c.copies;
+  j["copy_bytes"] = c.copyBytes;
+  j["copy_iters"] = c.copyIters;
+  j["copy_warmup_iters"] = c.copyWarmup;
   j["pairwise"] = c.pairwise;
   j["pairwise_mode"] = c.pairwiseMode == PairwiseMode::kFull ? "full" : "quick";
   j["pairwise_peers"] = c.pairwisePeers;

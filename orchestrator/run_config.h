@@ -26,6 +26,7 @@ struct RunConfig {
   int iters = 0;
   int warmup = 0;
   bool check = true;
+  bool cudaGraph = false;  // nccl: time each batch of iterations as one captured CUDA graph
   std::vector<core::Op> ops;
   std::vector<core::DType> dtypes;
   std::vector<core::RedOp> redops;
@@ -39,9 +40,16 @@ struct RunConfig {
   ProgressMode progress = ProgressMode::kAuto;
   std::vector<core::Fault> faults;  // test-only fault injection
 
-  // what runs: collective sweeps, pairwise matrices, or both (the default)
+  // what runs: collective sweeps, GPU-pair copies, pairwise matrices; by default the sweeps and
+  // the matrices, and the copies where the backend has GPUs (applyBackendDefaults)
   bool collectives = true;
+  bool copies = false;
   bool pairwise = true;
+  bool phasesGiven = false;  // --collectives/--copies/--pairwise chose the phases
+  // GPU-pair copy matrix inside each node
+  std::uint64_t copyBytes = 0;  // bytes per copy
+  int copyIters = 0;            // timed copies per direction and method
+  int copyWarmup = 2;
   // pairwise matrices
   PairwiseMode pairwiseMode = PairwiseMode::kFull;
   int pairwisePeers = 3;          // quick mode: random peers per rank/node
@@ -57,6 +65,7 @@ struct RunConfig {
   bool maxBytesGiven = false;
   bool pairBytesGiven = false;
   bool pairWindowGiven = false;
+  bool copyBytesGiven = false;
 };
 
 struct ParsedRun {
@@ -69,7 +78,8 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args);
 std::string runHelpText();
 
 // The suite's sizes for the backend the run uses, where the user did not set them: on GPUs
-// (nccl) the collectives go up to 1 GiB (full: 8 GiB) and pairs stream 256 MiB (full: 1 GiB).
+// (nccl) the collectives go up to 1 GiB (full: 8 GiB), pairs stream 256 MiB (full: 1 GiB), each
+// GPU-pair copy moves 256 MiB (full: 1 GiB), and the copy matrix runs unless phases were chosen.
 void applyBackendDefaults(RunConfig& config, std::string_view backend);
 
 // "corrupt:rank=1:op=all_reduce[:step=N]" -> Fault. Throws UsageError.

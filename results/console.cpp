@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/units.h"
 
@@ -156,6 +157,25 @@ void ConsoleSink::step(const core::StepRecord& step,
   }
 }
 
+void ConsoleSink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
+  flushPending();
+  if (step.status == "waived") {
+    ++stepsWaived_;
+    if (waiversShown_.insert("copies|" + step.reason).second) {
+      fmt::print(out_, "# waived: GPU-pair copies: {}\n", step.reason);
+    }
+    return;
+  }
+  checked_ = true;  // every copy direction is checked
+  for (const auto& c : copies) wrong_ += c.wrong;
+  if (copySteps_++ == 0 && !copies.empty()) {
+    fmt::print(out_, "#\n# GPU-pair copies inside each node: {} per copy, {} copies per direction; one pair "
+                     "per node at a time\n",
+               core::formatBytes(copies.front().bytes), copies.front().iters);
+  }
+  std::fflush(out_);
+}
+
 void ConsoleSink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
   flushPending();
   if (step.op == "retest") {
@@ -191,11 +211,49 @@ void ConsoleSink::printMatrix(const char* title, const core::Matrix& m,
   }
 }
 
+void ConsoleSink::printCopies(const core::Matrices& m) {
+  constexpr int kFits = 16;
+  constexpr std::size_t kNodesShown = 4;  // the file holds every node
+  for (std::size_t i = 0; i < m.copies.size() && i < kNodesShown; ++i) {
+    const core::CopyMatrices& c = m.copies[i];
+    if (c.n() < 2 || c.n() > kFits || c.methods.empty()) continue;
+    const auto& name = static_cast<std::size_t>(c.node) < nodeNames_.size()
+                           ? nodeNames_[static_cast<std::size_t>(c.node)] : std::to_string(c.node);
+    std::vector<std::string> labels;
+    for (int r = 0; r < c.n(); ++r) {
+      const int gpu = c.gpus[static_cast<std::size_t>(r)];
+      labels.push_back(gpu >= 0 ? fmt::format("GPU{}", gpu) : fmt::format("rank {}", c.ranks[static_cast<std::size_t>(r)]));
+    }
+    for (const auto& x : c.methods) {
+      const std::string title = fmt::format("{}: {} copy write bandwidth, GB/s (row writes into column)", name,
+                                            x.method == "ce" ? "copy-engine" : x.method == "sm" ? "SM-kernel" : "host");
+      printMatrix(title.c_str(), x.writeUnidir, labels, " {:>9.2f}");
+    }
+    std::vector<std::string> staged;
+    for (int a = 0; a < c.n(); ++a) {
+      for (int b = a + 1; b < c.n(); ++b) {
+        if (c.path[static_cast<std::size_t>(a * c.n() + b)] == "host_staged") {
+          staged.push_back(fmt::format("{}-{}", labels[static_cast<std::size_t>(a)], labels[static_cast<std::size_t>(b)]));
+        }
+      }
+    }
+    if (!staged.empty()) {
+      fmt::print(out_, "#   no peer access, copied through host memory: {}\n", fmt::join(staged, ", "));
+    }
+  }
+  if (m.copies.size() > kNodesShown) {
+    fmt::print(out_, "#   ... copy matrices of {} more nodes in /matrix/gpu\n", m.copies.size() - kNodesShown);
+  }
+}
+
 void ConsoleSink::analysis(const core::Matrices& m, const std::vector<core::Finding>& findings) {
   flushPending();
   constexpr int kFits = 16;  // columns that fit a terminal
   fmt::print(out_, "#\n");
-  if (m.nodeBw.n >= 2 && m.nodeBw.n <= kFits) {
+  printCopies(m);
+  if (!m.pairsMeasured) {
+    // only copies ran: nothing pairwise to show
+  } else if (m.nodeBw.n >= 2 && m.nodeBw.n <= kFits) {
     printMatrix(m.nodeMeasured ? "node x node bandwidth, GB/s (row sends to column, all its ranks at once)"
                                : "node x node bandwidth, GB/s (row sends to column)",
                 m.nodeBw, nodeNames_, " {:>9.3f}");
@@ -253,7 +311,8 @@ void ConsoleSink::finish(bool complete) {
   } else {
     fmt::print(out_, "# Out of bounds values : N/A (results not checked: -c 0)\n");
   }
-  fmt::print(out_, "# Steps: {} run, {} waived{}{}\n", stepsRun_, stepsWaived_,
+  fmt::print(out_, "# Steps: {} run, {} waived{}{}{}\n", stepsRun_, stepsWaived_,
+             copySteps_ > 0 ? fmt::format(", {} copy steps", copySteps_) : "",
              pairRounds_ + pairRetests_ > 0
                  ? fmt::format(", {} pairwise rounds, {} retest rounds", pairRounds_, pairRetests_)
                  : "",
@@ -271,7 +330,14 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   for (const auto& r : file.collectives) rowsByStep[r.step].push_back(r);
   std::map<int, std::vector<core::PairRecord>> pairsByStep;
   for (const auto& p : file.pairs) pairsByStep[p.step].push_back(p);
+  std::map<int, std::vector<core::CopyRecord>> copiesByStep;
+  for (const auto& c : file.copies) copiesByStep[c.step].push_back(c);
   for (const auto& s : file.steps) {
+    if (s.kind == "copy") {
+      auto it = copiesByStep.find(s.step);
+      sink.copyStep(s, it != copiesByStep.end() ? it->second : std::vector<core::CopyRecord>{});
+      continue;
+    }
     if (s.kind == "pairwise") {
       auto it = pairsByStep.find(s.step);
       sink.pairStep(s, it != pairsByStep.end() ? it->second : std::vector<core::PairRecord>{});

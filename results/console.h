@@ -22,6 +22,7 @@ class ConsoleSink final : public core::RecordSink {
   void begin(const core::Provenance& provenance, const core::Topology& topology,
              const std::vector<core::ScopeRecord>& scopes) override;
   void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
+  void copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) override;
   void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
   void planExtended(int) override {}
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
@@ -48,6 +49,9 @@ class ConsoleSink final : public core::RecordSink {
   std::FILE* out_;
   std::vector<std::string> nodeNames_;
   std::set<std::string> pairLevelsShown_;
+  void printCopies(const core::Matrices& m);
+
+  int copySteps_ = 0;
   int pairRounds_ = 0;
   int pairRetests_ = 0;
   std::string blockKey_;

@@ -47,10 +47,54 @@ core::Matrix matrixAt(hid_t f, const std::string& path) {
   return m;
 }
 
+std::vector<int> asInts(const std::vector<float>& values) {
+  std::vector<int> out;
+  out.reserve(values.size());
+  for (float v : values) out.push_back(std::isfinite(v) ? static_cast<int>(v) : -1);
+  return out;
+}
+
+// /matrix/gpu/<node> of every node, and the rank-level fold. False when no copies were written.
+bool readCopyMatrices(hid_t f, const std::vector<core::NodeRecord>& nodes, core::Matrices& m) {
+  for (const auto& node : nodes) {
+    const std::string group = std::string(kGpuMatrixGroup) + "/" + std::to_string(node.node);
+    if (!h5::exists(f, group + "/path")) continue;
+    core::CopyMatrices c;
+    c.node = node.node;
+    int rows = 0;
+    int cols = 0;
+    c.ranks = asInts(h5::readArray(f, group + "/ranks", rows, cols));
+    c.gpus = asInts(h5::readArray(f, group + "/gpus", rows, cols));
+    c.path = h5::readTextArray(f, group + "/path", rows, cols);
+    if (rows != c.n() || cols != c.n()) throw core::UsageError("'" + group + "/path' does not match its ranks");
+    const std::string methods = attributeOr<std::string>(f, group, "methods", "");
+    std::size_t from = 0;
+    while (from < methods.size()) {
+      const std::size_t comma = std::min(methods.find(',', from), methods.size());
+      const std::string name = methods.substr(from, comma - from);
+      from = comma + 1;
+      c.methods.push_back({name, matrixAt(f, group + "/" + name + "_write_unidir"),
+                           matrixAt(f, group + "/" + name + "_write_bidir"),
+                           matrixAt(f, group + "/" + name + "_read_unidir"),
+                           matrixAt(f, group + "/" + name + "_read_bidir")});
+    }
+    m.copyBytes = attributeOr<std::uint64_t>(f, group, "message_bytes", 0);
+    m.copyIters = attributeOr<int>(f, group, "iterations", 0);
+    m.copies.push_back(std::move(c));
+  }
+  const std::string rank = kRankMatrixGroup;
+  if (h5::exists(f, rank + "/copy_unidir")) {
+    m.rankCopyUnidir = matrixAt(f, rank + "/copy_unidir");
+    m.rankCopyBidir = matrixAt(f, rank + "/copy_bidir");
+  }
+  return !m.copies.empty();
+}
+
 bool readMatrices(hid_t f, core::Matrices& m) {
   const std::string rank = kRankMatrixGroup;
   const std::string node = kNodeMatrixGroup;
   if (!h5::exists(f, rank + "/bw_unidir")) return false;
+  m.pairsMeasured = true;
   m.rankUnidir = matrixAt(f, rank + "/bw_unidir");
   m.rankBidir = matrixAt(f, rank + "/bw_bidir");
   m.rankLatency = matrixAt(f, rank + "/latency");
@@ -144,7 +188,10 @@ ResultsFile readResults(const std::string& path) {
     out.collectives = readTable(f, kCollectivesTable, collectiveColumns());
     out.pairs = readTable(f, kPairsTable, pairColumns());
     out.findings = readTable(f, kFindingsTable, findingColumns());
-    out.hasMatrices = readMatrices(f, out.matrices);
+    out.copies = readTable(f, kCopiesTable, copyColumns());
+    const bool pairs = readMatrices(f, out.matrices);
+    const bool copies = readCopyMatrices(f, out.topology.nodes, out.matrices);
+    out.hasMatrices = pairs || copies;
   } catch (const core::Error& e) {
     throw core::UsageError("'" + path + "' is damaged: " + e.what());
   }

@@ -16,8 +16,9 @@ struct ResultsFile {
   std::vector<core::ScopeRecord> scopes;
   std::vector<core::StepRecord> steps;
   std::vector<core::CollectiveRecord> collectives;
+  std::vector<core::CopyRecord> copies;
   std::vector<core::PairRecord> pairs;
-  bool hasMatrices = false;  // the pairwise analysis ran and wrote /matrix
+  bool hasMatrices = false;  // the matrix phases (copies, pairwise) ran and wrote /matrix
   core::Matrices matrices;
   std::vector<core::Finding> findings;
 };

@@ -48,96 +48,50 @@ void writeExpected(hid_t f, const std::string& path, const std::string& prefix, 
   h5::writeAttributeAt(f, path, prefix + "_latency_spread", e.latencySpread);
 }
 
-}  // namespace
+std::vector<float> asFloats(const std::vector<int>& values) {
+  return {values.begin(), values.end()};
+}
 
-void checkWritable(const std::string& path, bool createParents) {
-  namespace fs = std::filesystem;
-  const fs::path p(path);
-  if (p.filename().empty()) throw core::UsageError("output path '" + path + "' names a directory");
-  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code ec;
-  if (!fs::exists(parent, ec)) {
-    if (!createParents) {
-      throw core::UsageError("cannot write results file '" + path + "': directory '" +
-                             parent.string() + "' does not exist");
+// /matrix/gpu/<node>/... per node, and the rank-level fold /matrix/rank/copy_*.
+void writeCopyMatrices(hid_t f, const core::Matrices& m, const std::vector<core::NodeRecord>& nodes) {
+  for (const core::CopyMatrices& c : m.copies) {
+    const std::string group = std::string(kGpuMatrixGroup) + "/" + std::to_string(c.node);
+    const int n = c.n();
+    std::string methods;
+    for (const auto& x : c.methods) {
+      methods += (methods.empty() ? "" : ",") + x.method;
+      for (const auto& [suffix, matrix] : {std::pair<const char*, const core::Matrix*>{"_write_unidir", &x.writeUnidir},
+                                           {"_write_bidir", &x.writeBidir},
+                                           {"_read_unidir", &x.readUnidir},
+                                           {"_read_bidir", &x.readBidir}}) {
+        const std::string path = group + "/" + x.method + suffix;
+        h5::writeArray(f, path, matrix->values, n, n);
+        h5::writeAttributeAt(f, path, "units", "GB/s");
+      }
     }
-    fs::create_directories(parent, ec);
-    if (ec) {
-      throw core::UsageError("cannot create directory '" + parent.string() +
-                             "' for the results file: " + ec.message());
+    h5::writeTextArray(f, group + "/path", c.path, n, n);
+    h5::writeArray(f, group + "/ranks", asFloats(c.ranks), n, 0);
+    h5::writeArray(f, group + "/gpus", asFloats(c.gpus), n, 0);
+    h5::writeAttributeAt(f, group, "methods", methods);
+    h5::writeAttributeAt(f, group, "message_bytes", static_cast<std::uint64_t>(m.copyBytes));
+    h5::writeAttributeAt(f, group, "iterations", static_cast<std::int64_t>(m.copyIters));
+    if (c.node >= 0 && c.node < static_cast<int>(nodes.size())) {
+      const core::NodeRecord& node = nodes[static_cast<std::size_t>(c.node)];
+      h5::writeAttributeAt(f, group, "name", node.name);
+      h5::writeAttributeAt(f, group, "hostname", node.hostname);
     }
   }
-  if (fs::is_directory(p, ec)) {
-    throw core::UsageError("output path '" + path + "' is a directory");
-  }
-  const bool existed = fs::exists(p, ec);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
-  if (fd < 0) {
-    throw core::UsageError("cannot write results file '" + path + "': " + std::strerror(errno));
-  }
-  ::close(fd);
-  if (!existed) fs::remove(p, ec);
+  if (m.rankCopyUnidir.n == 0) return;
+  const std::string rank = kRankMatrixGroup;
+  const int n = m.rankCopyUnidir.n;
+  h5::writeArray(f, rank + "/copy_unidir", m.rankCopyUnidir.values, n, n);
+  h5::writeArray(f, rank + "/copy_bidir", m.rankCopyBidir.values, n, n);
+  for (const char* d : {"/copy_unidir", "/copy_bidir"}) h5::writeAttributeAt(f, rank + d, "units", "GB/s");
 }
 
-H5Sink::H5Sink(const std::string& path) : path_(path) {
-  h5::silenceErrorStack();
-  try {
-    file_ = h5::createFile(path);
-  } catch (const core::Error&) {
-    throw core::UsageError("cannot create HDF5 results file '" + path + "'");
-  }
-}
 
-void H5Sink::begin(const core::Provenance& provenance, const core::Topology& topology,
-                   const std::vector<core::ScopeRecord>& scopes) {
-  const hid_t f = file_.get();
-  for (const auto& c : provenanceColumns()) h5::writeAttribute(f, c.name, c.get(provenance));
-  h5::writeAttribute(f, kCompleteAttribute, false);
-  writeTable(f, kRanksTable, rankColumns(), topology.ranks);
-  writeTable(f, kNodesTable, nodeColumns(), topology.nodes);
-  for (const auto& node : topology.nodes) {
-    const int g = node.gpuLinkCount();
-    if (g == 0) continue;
-    const std::string path = std::string(kGpuLinksGroup) + "/" + std::to_string(node.node);
-    h5::writeTextArray(f, path, node.gpuLinks, g, g);
-    h5::writeAttributeAt(f, path, "hostname", node.hostname);
-  }
-  writeTable(f, kScopesTable, scopeColumns(), scopes);
-  writeTable(f, kStepsTable, stepColumns(), std::vector<core::StepRecord>{});
-  writeTable(f, kCollectivesTable, collectiveColumns(), std::vector<core::CollectiveRecord>{});
-  writeTable(f, kPairsTable, pairColumns(), std::vector<core::PairRecord>{});
-  writeTable(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{});
-  h5::flush(f);
-}
-
-void H5Sink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
-  const hid_t f = file_.get();
-  std::vector<h5::Row> collectiveRows;
-  collectiveRows.reserve(rows.size());
-  for (const auto& r : rows) collectiveRows.push_back(toRow(collectiveColumns(), r));
-  // Rows before the step row: a step listed in /steps always has its measurements.
-  h5::appendRows(f, kCollectivesTable, specsOf(collectiveColumns()), collectiveRows);
-  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
-  h5::flush(f);
-}
-
-void H5Sink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
-  const hid_t f = file_.get();
-  std::vector<h5::Row> rows;
-  rows.reserve(pairs.size());
-  for (const auto& p : pairs) rows.push_back(toRow(pairColumns(), p));
-  h5::appendRows(f, kPairsTable, specsOf(pairColumns()), rows);
-  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
-  h5::flush(f);
-}
-
-void H5Sink::planExtended(int plannedSteps) {
-  h5::writeAttribute(file_.get(), "planned_steps", static_cast<std::int64_t>(plannedSteps));
-  h5::flush(file_.get());
-}
-
-void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>& findings) {
-  const hid_t f = file_.get();
+// /matrix/rank/... and /matrix/node/...: the pairwise matrices and their baselines.
+void writePairMatrices(hid_t f, const core::Matrices& m) {
   const std::string rank = kRankMatrixGroup;
   const std::string node = kNodeMatrixGroup;
   const int n = m.rankUnidir.n;
@@ -183,9 +137,116 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
     h5::writeAttributeAt(f, rank, "expected_" + cls + "_from", m.classExpectedFrom[c]);
   }
   writeExpected(f, node, "expected", m.nodeExpected);
+}
+
+}  // namespace
+
+void checkWritable(const std::string& path, bool createParents) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  if (p.filename().empty()) throw core::UsageError("output path '" + path + "' names a directory");
+  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::exists(parent, ec)) {
+    if (!createParents) {
+      throw core::UsageError("cannot write results file '" + path + "': directory '" +
+                             parent.string() + "' does not exist");
+    }
+    fs::create_directories(parent, ec);
+    if (ec) {
+      throw core::UsageError("cannot create directory '" + parent.string() +
+                             "' for the results file: " + ec.message());
+    }
+  }
+  if (fs::is_directory(p, ec)) {
+    throw core::UsageError("output path '" + path + "' is a directory");
+  }
+  const bool existed = fs::exists(p, ec);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+  if (fd < 0) {
+    throw core::UsageError("cannot write results file '" + path + "': " + std::strerror(errno));
+  }
+  ::close(fd);
+  if (!existed) fs::remove(p, ec);
+}
+
+H5Sink::H5Sink(const std::string& path) : path_(path) {
+  h5::silenceErrorStack();
+  try {
+    file_ = h5::createFile(path);
+  } catch (const core::Error&) {
+    throw core::UsageError("cannot create HDF5 results file '" + path + "'");
+  }
+}
+
+void H5Sink::begin(const core::Provenance& provenance, const core::Topology& topology,
+                   const std::vector<core::ScopeRecord>& scopes) {
+  const hid_t f = file_.get();
+  for (const auto& c : provenanceColumns()) h5::writeAttribute(f, c.name, c.get(provenance));
+  h5::writeAttribute(f, kCompleteAttribute, false);
+  nodes_ = topology.nodes;
+  writeTable(f, kRanksTable, rankColumns(), topology.ranks);
+  writeTable(f, kNodesTable, nodeColumns(), topology.nodes);
+  for (const auto& node : topology.nodes) {
+    const int g = node.gpuLinkCount();
+    if (g == 0) continue;
+    const std::string path = std::string(kGpuLinksGroup) + "/" + std::to_string(node.node);
+    h5::writeTextArray(f, path, node.gpuLinks, g, g);
+    h5::writeAttributeAt(f, path, "hostname", node.hostname);
+  }
+  writeTable(f, kScopesTable, scopeColumns(), scopes);
+  writeTable(f, kStepsTable, stepColumns(), std::vector<core::StepRecord>{});
+  writeTable(f, kCollectivesTable, collectiveColumns(), std::vector<core::CollectiveRecord>{});
+  writeTable(f, kCopiesTable, copyColumns(), std::vector<core::CopyRecord>{});
+  writeTable(f, kPairsTable, pairColumns(), std::vector<core::PairRecord>{});
+  writeTable(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{});
+  h5::flush(f);
+}
+
+void H5Sink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
+  const hid_t f = file_.get();
+  std::vector<h5::Row> collectiveRows;
+  collectiveRows.reserve(rows.size());
+  for (const auto& r : rows) collectiveRows.push_back(toRow(collectiveColumns(), r));
+  // Rows before the step row: a step listed in /steps always has its measurements.
+  h5::appendRows(f, kCollectivesTable, specsOf(collectiveColumns()), collectiveRows);
+  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
+  h5::flush(f);
+}
+
+void H5Sink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
+  const hid_t f = file_.get();
+  std::vector<h5::Row> rows;
+  rows.reserve(copies.size());
+  for (const auto& c : copies) rows.push_back(toRow(copyColumns(), c));
+  h5::appendRows(f, kCopiesTable, specsOf(copyColumns()), rows);
+  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
+  h5::flush(f);
+}
+
+void H5Sink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
+  const hid_t f = file_.get();
+  std::vector<h5::Row> rows;
+  rows.reserve(pairs.size());
+  for (const auto& p : pairs) rows.push_back(toRow(pairColumns(), p));
+  h5::appendRows(f, kPairsTable, specsOf(pairColumns()), rows);
+  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
+  h5::flush(f);
+}
+
+void H5Sink::planExtended(int plannedSteps) {
+  h5::writeAttribute(file_.get(), "planned_steps", static_cast<std::int64_t>(plannedSteps));
+  h5::flush(file_.get());
+}
+
+void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>& findings) {
+  const hid_t f = file_.get();
+  writeCopyMatrices(f, m, nodes_);
+  if (m.pairsMeasured) writePairMatrices(f, m);
   writeTable(f, kFindingsTable, findingColumns(), findings);
   h5::flush(f);
 }
+
 
 void H5Sink::finish(bool complete) {
   h5::writeAttribute(file_.get(), kCompleteAttribute, complete);

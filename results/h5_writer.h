@@ -17,6 +17,7 @@ class H5Sink final : public core::RecordSink {
              const std::vector<core::ScopeRecord>& scopes) override;
   // Appends the step and its rows, then flushes, so a run that dies keeps what it measured.
   void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
+  void copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) override;
   void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
   void planExtended(int plannedSteps) override;
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
@@ -25,6 +26,7 @@ class H5Sink final : public core::RecordSink {
  private:
   std::string path_;
   h5::Handle file_;
+  std::vector<core::NodeRecord> nodes_;  // names for the per-node matrix groups
 };
 
 // Fails with a UsageError naming the reason (missing directory, permission) when `path` cannot be

@@ -55,8 +55,39 @@ nlohmann::ordered_json matrixJson(const core::Matrix& m) {
   return rows;
 }
 
+// /matrix/gpu: per node, its copy matrices by method, and the path of each pair.
+nlohmann::ordered_json copiesJson(const core::Matrices& m) {
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const core::CopyMatrices& c : m.copies) {
+    nlohmann::ordered_json node;
+    node["node"] = c.node;
+    node["ranks"] = c.ranks;
+    node["gpus"] = c.gpus;
+    nlohmann::ordered_json paths = nlohmann::ordered_json::array();
+    const auto n = static_cast<std::size_t>(c.n());
+    for (std::size_t r = 0; r < n; ++r) {
+      paths.push_back(std::vector<std::string>(c.path.begin() + static_cast<long>(r * n),
+                                               c.path.begin() + static_cast<long>((r + 1) * n)));
+    }
+    node["path"] = std::move(paths);
+    for (const auto& x : c.methods) {
+      node["methods"][x.method] = {{"write_unidir", matrixJson(x.writeUnidir)},
+                                   {"write_bidir", matrixJson(x.writeBidir)},
+                                   {"read_unidir", matrixJson(x.readUnidir)},
+                                   {"read_bidir", matrixJson(x.readBidir)}};
+    }
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
 nlohmann::ordered_json matricesJson(const core::Matrices& m) {
   nlohmann::ordered_json j;
+  j["pairs_measured"] = m.pairsMeasured;
+  j["copies_measured"] = !m.copies.empty();
+  j["copy_bytes"] = m.copyBytes;
+  j["copy_iterations"] = m.copyIters;
+  j["gpu"] = copiesJson(m);
   j["mode"] = m.mode;
   j["message_bytes"] = m.bytes;
   j["window"] = m.window;
@@ -66,6 +97,8 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
   j["rank"]["bw_unidir"] = matrixJson(m.rankUnidir);
   j["rank"]["bw_bidir"] = matrixJson(m.rankBidir);
   j["rank"]["latency"] = matrixJson(m.rankLatency);
+  j["rank"]["copy_unidir"] = matrixJson(m.rankCopyUnidir);
+  j["rank"]["copy_bidir"] = matrixJson(m.rankCopyBidir);
   // an empty worst matrix means one sample per pair: the worst is the best
   const auto orBest = [](const core::Matrix& worst, const core::Matrix& best) -> const core::Matrix& {
     return worst.n > 0 ? worst : best;
@@ -128,6 +161,7 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["scopes"] = arrayOf(scopeColumns(), file.scopes);
   j["steps"] = arrayOf(stepColumns(), file.steps);
   j["collectives"] = arrayOf(collectiveColumns(), file.collectives);
+  j["copies"] = arrayOf(copyColumns(), file.copies);
   j["pairs"] = arrayOf(pairColumns(), file.pairs);
   j["matrices"] = file.hasMatrices ? matricesJson(file.matrices) : nlohmann::ordered_json(nullptr);
   j["findings"] = arrayOf(findingColumns(), file.findings);

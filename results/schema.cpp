@@ -222,6 +222,32 @@ const std::vector<Column<core::PairRecord>>& pairColumns() {
   return kColumns;
 }
 
+const std::vector<Column<core::CopyRecord>>& copyColumns() {
+  using R = core::CopyRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, step, "step", ""),
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, a, "a", ""),
+      FM_COLUMN(R, b, "b", ""),
+      FM_COLUMN(R, rankA, "rank_a", ""),
+      FM_COLUMN(R, rankB, "rank_b", ""),
+      FM_COLUMN(R, gpuA, "gpu_a", ""),
+      FM_COLUMN(R, gpuB, "gpu_b", ""),
+      FM_COLUMN(R, method, "method", ""),
+      FM_COLUMN(R, path, "path", ""),
+      FM_COLUMN(R, bytes, "bytes", "B"),
+      FM_COLUMN(R, iters, "iters", ""),
+      FM_COLUMN(R, writeAB, "write_ab", "GB/s"),
+      FM_COLUMN(R, writeBA, "write_ba", "GB/s"),
+      FM_COLUMN(R, writeBidir, "write_bidir", "GB/s"),
+      FM_COLUMN(R, readAB, "read_ab", "GB/s"),
+      FM_COLUMN(R, readBA, "read_ba", "GB/s"),
+      FM_COLUMN(R, readBidir, "read_bidir", "GB/s"),
+      FM_COLUMN(R, wrong, "wrong", "elements"),
+  };
+  return kColumns;
+}
+
 const std::vector<Column<core::Finding>>& findingColumns() {
   using R = core::Finding;
   static const std::vector<Column<R>> kColumns{

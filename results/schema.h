@@ -20,6 +20,8 @@ inline constexpr const char* kStepsTable = "/steps";
 inline constexpr const char* kCollectivesTable = "/collectives";
 inline constexpr const char* kGpuLinksGroup = "/topology/gpu_links";  // one G x G dataset per node
 inline constexpr const char* kPairsTable = "/pairs";
+inline constexpr const char* kCopiesTable = "/copies";
+inline constexpr const char* kGpuMatrixGroup = "/matrix/gpu";  // one group per node
 inline constexpr const char* kFindingsTable = "/findings";
 inline constexpr const char* kRankMatrixGroup = "/matrix/rank";
 inline constexpr const char* kNodeMatrixGroup = "/matrix/node";
@@ -41,6 +43,7 @@ const std::vector<Column<core::ScopeRecord>>& scopeColumns();
 const std::vector<Column<core::StepRecord>>& stepColumns();
 const std::vector<Column<core::CollectiveRecord>>& collectiveColumns();
 const std::vector<Column<core::PairRecord>>& pairColumns();
+const std::vector<Column<core::CopyRecord>>& copyColumns();
 const std::vector<Column<core::Finding>>& findingColumns();
 
 template <class R>

@@ -5,6 +5,8 @@
 #   - the GPU tests (kernels and the NCCL backend, exact results for every op and type);
 #   - a NCCL collective sweep with correctness checks, one rank per GPU (one GPU: --min-group 1);
 #   - the pairwise matrices when there are 2+ GPUs;
+#   - the GPU-pair copy matrix (copy engine and SM kernel, write and read; on one GPU, two ranks
+#     share it, which still runs every call of the copy path);
 #   - device-to-device and host-device copy bandwidth (bench/gpu_copy_bw).
 # usage: scripts/gpu-check.sh [OUTDIR]     (default: results/gpu-check-<UTC time>)
 # Exit status: 0 when every part ran and passed, 1 otherwise (the log says which).
@@ -55,6 +57,15 @@ if [ "$gpus" -ge 2 ]; then
   step nccl-pairwise mpirun -np "$gpus" --bind-to none "$bin/fabricmap" run --backend nccl --pairwise \
     --pair-bytes 256M --pair-iters 10 -o "$out/nccl-pairwise.h5"
 fi
+copy_ranks=$gpus
+[ "$gpus" -eq 1 ] && copy_ranks=2
+step gpu-copy-tests mpirun -np "$copy_ranks" --oversubscribe build/gpu/tests/gpu/fabricmap_gpu_tests \
+  --gtest_filter='NcclBackend.GpuPairCopies*' --gtest_output="xml:$out/gpu-copy-tests.xml"
+step gpu-copies mpirun -np "$copy_ranks" --oversubscribe --bind-to none "$bin/fabricmap" run --backend nccl \
+  --copies --gpus-per-node "$gpus" --copy-bytes 256M --copy-iters 10 -o "$out/gpu-copies.h5"
+step gpu-copies-show sh -c "$bin/fabricmap show '$out/gpu-copies.h5' > '$out/gpu-copies.txt'"
+step cuda-graph mpirun -np "$gpus" --bind-to none "$bin/fabricmap" run --backend nccl --collectives \
+  --cuda-graph --min-group "$min_group" --ops all_reduce -b 8 -e 64M -f 8 -n 20 -o "$out/nccl-graph.h5"
 step copy-bandwidth sh -c "$bin/fabricmap_gpu_copy_bw > '$out/copy-bandwidth.txt'"
 step show sh -c "$bin/fabricmap show '$out/nccl-sweep.h5' > '$out/nccl-sweep.txt'"
 

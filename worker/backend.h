@@ -14,6 +14,7 @@
 #include "core/dtype.h"
 #include "core/ops.h"
 #include "core/pattern.h"
+#include "core/plan.h"
 
 namespace fabricmap::worker {
 
@@ -71,11 +72,43 @@ class PairRunner {
   virtual std::uint64_t checkedTransfer(int peer, bool sender) = 0;
 };
 
+// What a GPU-pair copy step moves.
+struct CopySpec {
+  std::uint64_t bytes = 0;  // per copy
+  int iters = 1;            // timed copies per phase
+  int warmup = 0;
+  std::uint32_t seed = 0;   // test pattern of the checked copies
+};
+
+// Copies between this rank's memory and one peer's on the same node, each side owning a source
+// and a destination buffer the other can reach. Every call is made by both ranks of the pair
+// with their roles (collective over the pair).
+class CopyRunner {
+ public:
+  virtual ~CopyRunner() = default;
+  // How the pair reaches each other's memory ("peer", "host_staged", "shared_memory"); the
+  // same on both sides.
+  virtual std::string path() const = 0;
+  // Whether `method` can run on this path (the SM kernel needs a peer mapping).
+  virtual bool supports(core::CopyMethod method) const = 0;
+  // Whether reads (pulling from the peer's memory) mean something on this path.
+  virtual bool canRead() const = 0;
+  // `iters` copies of spec.bytes started together on both sides. An `active` rank copies: from
+  // its source into the peer's destination (`write`), or from the peer's source into its own
+  // destination (read); an idle rank only takes part in the start. Returns the active rank's
+  // seconds from the common start until its copies completed (0 on an idle rank).
+  virtual double transfer(core::CopyMethod method, bool active, bool write) = 0;
+  // One copy of a test pattern: the `source` rank's data reaches the other side (written by
+  // the source, or read by the destination); the destination returns its wrong elements.
+  virtual std::uint64_t checkedCopy(core::CopyMethod method, bool source, bool write) = 0;
+};
+
 // What a backend needs to know about its rank when it is created.
 struct BackendContext {
   int localRank = 0;                 // index among the ranks of this node
   int gpusPerNode = 0;               // GPUs to spread local ranks over; 0: all the rank sees
   double stepTimeoutSeconds = 600;   // a wait on the device longer than this is a fault
+  bool cudaGraph = false;            // time collectives as one captured CUDA graph per batch
 };
 
 class Backend {
@@ -91,6 +124,11 @@ class Backend {
   virtual std::unique_ptr<CollectiveRunner> prepare(MPI_Comm group, const CollectiveSpec& spec) = 0;
   // Buffers for pairwise transfers between ranks of `world`. Local (no communication).
   virtual std::unique_ptr<PairRunner> preparePairs(MPI_Comm world, const PairSpec& spec) = 0;
+  // The methods of GPU-pair copies, in the order they are measured; empty: no copies.
+  virtual std::vector<core::CopyMethod> copyMethods() const = 0;
+  // Copies between the two ranks of `pair` (same node, rank 0 is the pair's `a`). Collective
+  // over `pair`: both map each other's buffers.
+  virtual std::unique_ptr<CopyRunner> prepareCopies(MPI_Comm pair, const CopySpec& spec) = 0;
 };
 
 }  // namespace fabricmap::worker

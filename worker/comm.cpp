@@ -54,6 +54,20 @@ void sleepingBarrier(MPI_Comm comm) {
   waitSleeping(request);
 }
 
+bool sharesMemory(MPI_Comm comm) {
+  MPI_Comm shared = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+  int size = 0;
+  int all = 0;
+  MPI_Comm_size(shared, &size);
+  MPI_Comm_free(&shared);
+  MPI_Comm_size(comm, &all);
+  int together = size == all ? 1 : 0;
+  int everywhere = 0;
+  MPI_Allreduce(&together, &everywhere, 1, MPI_INT, MPI_MIN, comm);
+  return everywhere == 1;
+}
+
 namespace {
 
 // Fixed-size wire form of a probe (homogeneous cluster: raw bytes are fine).

@@ -38,6 +38,10 @@ void waitSleeping(MPI_Request& request);
 // A barrier that sleeps while it waits (MPI_Ibarrier + waitSleeping).
 void sleepingBarrier(MPI_Comm comm);
 
+// Whether all ranks of `comm` can share memory (an MPI shared-memory window); the same answer on
+// every rank. Collective.
+bool sharesMemory(MPI_Comm comm);
+
 // Every rank's probe on every rank, with sharedLeader filled from MPI_COMM_TYPE_SHARED.
 std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine);
 

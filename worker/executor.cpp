@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "core/units.h"
@@ -218,6 +220,141 @@ StepResult Executor::run(const core::CollectiveStep& step) {
     result.rows.push_back(std::move(row));
   }
   rec.status = anyWrong ? "wrong" : (step.check ? "ok" : "unchecked");
+  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+namespace {
+
+constexpr int kMaxCopyMethods = 3;
+enum CopyPhase { kForward, kBackward, kBoth, kCopyPhases };  // data a -> b, b -> a, both at once
+
+// What each rank sends rank 0 after a copy step.
+struct CopyReport {
+  int node = -1;  // -1: not in this step's pair
+  int first = 0;  // 1 on the pair's `a`
+  char path[16] = {};
+  int canRead = 0;
+  int supported[kMaxCopyMethods] = {};
+  double seconds[kMaxCopyMethods][2][kCopyPhases] = {};  // [method][write, read][phase], 0: idle
+  std::uint64_t wrong[kMaxCopyMethods] = {};  // elements wrong at this destination, per method
+};
+
+// Whether this side copies in `phase`: a write is issued by the data's source, a read by its
+// destination.
+bool activeIn(CopyPhase phase, bool write, bool first) {
+  if (phase == kBoth) return true;
+  const bool source = first == (phase == kForward);
+  return write ? source : !source;
+}
+
+}  // namespace
+
+CopyResult Executor::run(const core::CopyStep& step) {
+  const auto start = std::chrono::steady_clock::now();
+  CopyResult result;
+  core::StepRecord& rec = result.step;
+  rec.step = step.index;
+  rec.kind = "copy";
+  rec.scope = "intra";
+  rec.op = fmt::format("gpu_pair {}-{}", step.a, step.b);
+  rec.dtype = "uint8";
+  rec.redop = "none";
+  rec.bytes = step.bytes;
+  const std::vector<core::CopyMethod> methods = backend_.copyMethods();
+  if (methods.empty()) {
+    rec.status = "waived";
+    rec.reason = fmt::format("the {} backend has no GPU-pair copies", backend_.name());
+    return result;
+  }
+
+  const core::RankRecord& me = topology_.ranks.at(static_cast<std::size_t>(rank_));
+  const auto localRankOf = [&](int node, int local) {
+    for (const auto& r : topology_.ranks) {
+      if (r.node == node && r.localRank == local) return r.rank;
+    }
+    return -1;
+  };
+  const bool inPair = (me.localRank == step.a || me.localRank == step.b) &&
+                      localRankOf(me.node, step.a) >= 0 && localRankOf(me.node, step.b) >= 0;
+  MPI_Comm pairComm = MPI_COMM_NULL;
+  MPI_Comm_split(world_, inPair ? me.node : MPI_UNDEFINED, me.localRank, &pairComm);
+  Communicator pair(pairComm);
+
+  CopyReport mine;
+  if (inPair) {
+    mine.node = me.node;
+    const bool first = me.localRank == step.a;
+    mine.first = first ? 1 : 0;
+    CopySpec spec;
+    spec.bytes = step.bytes;
+    spec.iters = step.iters;
+    spec.warmup = step.warmup;
+    spec.seed = static_cast<std::uint32_t>(step.index);
+    std::unique_ptr<CopyRunner> runner = backend_.prepareCopies(pair.get(), spec);
+    const std::string path = runner ? runner->path() : "none";
+    std::snprintf(mine.path, sizeof mine.path, "%s", path.c_str());
+    mine.canRead = runner && runner->canRead() ? 1 : 0;
+    for (std::size_t m = 0; runner && m < methods.size() && m < kMaxCopyMethods; ++m) {
+      if (!runner->supports(methods[m])) continue;
+      mine.supported[m] = 1;
+      for (const bool write : {true, false}) {
+        if (!write && !mine.canRead) continue;
+        for (const CopyPhase phase : {kForward, kBackward, kBoth}) {
+          mine.seconds[m][write ? 0 : 1][phase] = runner->transfer(methods[m], activeIn(phase, write, first), write);
+        }
+        mine.wrong[m] += runner->checkedCopy(methods[m], first, write) + runner->checkedCopy(methods[m], !first, write);
+      }
+    }
+  }
+
+  sleepingBarrier(world_);
+  std::vector<CopyReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+  MPI_Gather(&mine, sizeof(CopyReport), MPI_BYTE, all.data(), sizeof(CopyReport), MPI_BYTE, 0, world_);
+  if (rank_ != 0) return result;
+
+  const double volume = static_cast<double>(step.bytes) * step.iters;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  bool anyWrong = false;
+  for (const core::NodeRecord& node : topology_.nodes) {
+    const int ra = localRankOf(node.node, step.a);
+    const int rb = localRankOf(node.node, step.b);
+    if (ra < 0 || rb < 0) continue;
+    const CopyReport& a = all[static_cast<std::size_t>(ra)];
+    const CopyReport& b = all[static_cast<std::size_t>(rb)];
+    for (std::size_t m = 0; m < methods.size() && m < kMaxCopyMethods; ++m) {
+      core::CopyRecord c;
+      c.step = step.index;
+      c.node = node.node;
+      c.a = step.a;
+      c.b = step.b;
+      c.rankA = ra;
+      c.rankB = rb;
+      c.gpuA = topology_.ranks[static_cast<std::size_t>(ra)].gpuIndex;
+      c.gpuB = topology_.ranks[static_cast<std::size_t>(rb)].gpuIndex;
+      c.method = std::string(core::name(methods[m]));
+      c.path = a.path;
+      c.bytes = step.bytes;
+      c.iters = step.iters;
+      const bool measured = a.supported[m] && b.supported[m];
+      const auto rate = [&](int dir, CopyPhase phase) {
+        const double t = std::max(a.seconds[m][dir][phase], b.seconds[m][dir][phase]);
+        if (!measured || t <= 0) return nan;
+        return (phase == kBoth ? 2.0 : 1.0) * volume / t / 1e9;
+      };
+      c.writeAB = rate(0, kForward);
+      c.writeBA = rate(0, kBackward);
+      c.writeBidir = rate(0, kBoth);
+      c.readAB = rate(1, kForward);
+      c.readBA = rate(1, kBackward);
+      c.readBidir = rate(1, kBoth);
+      c.wrong = a.wrong[m] + b.wrong[m];
+      anyWrong = anyWrong || c.wrong > 0;
+      result.copies.push_back(std::move(c));
+    }
+  }
+  rec.groups = static_cast<int>(result.copies.size() / std::max<std::size_t>(methods.size(), 1));
+  rec.status = anyWrong ? "wrong" : "ok";
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

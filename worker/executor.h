@@ -23,6 +23,11 @@ struct PairResult {
   std::vector<core::PairRecord> pairs;   // rank 0 only: one per pair of the round
 };
 
+struct CopyResult {
+  core::StepRecord step;                // rank 0 only
+  std::vector<core::CopyRecord> copies; // rank 0 only: one per node and method
+};
+
 // The spec a group of `nranks` runs for `step` (shape and test pattern included).
 CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
 // What every pair of a pairwise round streams.
@@ -41,6 +46,10 @@ class Executor {
   // Collective over the world communicator: every rank calls it for every step, in plan order.
   // Ranks outside the step's groups sleep until the groups are done.
   StepResult run(const core::CollectiveStep& step);
+
+  // One GPU pair copying on every node at once; collective over the world communicator like
+  // run() above. Ranks outside the pair sleep until the copies are done.
+  CopyResult run(const core::CopyStep& step);
 
   // One round of pairwise transfers; collective over the world communicator like run() above.
   // Ranks without a partner this round sleep until the pairs are done.

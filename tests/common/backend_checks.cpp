@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "core/plan.h"
+
 #include "worker/executor.h"
 
 namespace fabricmap::test_support {
@@ -67,6 +69,46 @@ CheckedCases checkEveryCollective(worker::Backend& backend, const std::vector<co
     }
   }
   return cases;
+}
+
+int checkCopies(worker::Backend& backend, std::uint64_t bytes) {
+  int n = 0;
+  int rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int pairs = n >= 4 ? 2 : n >= 2 ? 1 : 0;
+  const bool inPair = rank < 2 * pairs;
+  MPI_Comm pair = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, inPair ? rank / 2 : MPI_UNDEFINED, rank, &pair);
+  int ran = 0;
+  if (inPair) {
+    const bool first = rank % 2 == 0;
+    worker::CopySpec spec;
+    spec.bytes = bytes;
+    spec.iters = 3;
+    spec.warmup = 1;
+    spec.seed = 11;
+    auto runner = backend.prepareCopies(pair, spec);
+    EXPECT_TRUE(runner != nullptr) << "ranks of one host must be able to copy";
+    for (core::CopyMethod method : backend.copyMethods()) {
+      if (!runner || !runner->supports(method)) continue;
+      ++ran;
+      const std::string what = std::string(core::name(method)) + " on path " + runner->path();
+      for (const bool write : {true, false}) {
+        if (!write && !runner->canRead()) continue;
+        // data first -> second: a write is issued by the source, a read by the destination
+        const bool issuesForward = write ? first : !first;
+        EXPECT_EQ(runner->transfer(method, issuesForward, write) > 0, issuesForward) << what;
+        EXPECT_EQ(runner->transfer(method, !issuesForward, write) > 0, !issuesForward) << what;
+        EXPECT_GT(runner->transfer(method, true, write), 0.0) << what << " both ways";
+        EXPECT_EQ(runner->checkedCopy(method, first, write), 0u) << what << (write ? " write" : " read");
+        EXPECT_EQ(runner->checkedCopy(method, !first, write), 0u) << what << (write ? " write" : " read");
+      }
+    }
+    MPI_Comm_free(&pair);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return ran;
 }
 
 }  // namespace fabricmap::test_support

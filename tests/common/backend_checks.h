@@ -20,6 +20,12 @@ struct CheckedCases {
 // detected by the check. Cases the backend waives are counted, not run.
 CheckedCases checkEveryCollective(worker::Backend& backend, const std::vector<core::DType>& dtypes);
 
+// GPU-pair copies between world ranks 0-1 (and 2-3, at once, with 4+ ranks): every method the
+// backend offers and the path supports, written and (where the path allows) read, one way, the
+// other and both at once: an active rank reports time, an idle one none, and every checked copy
+// arrives exact. Returns the methods that ran on this rank's pair (0 on ranks outside a pair).
+int checkCopies(worker::Backend& backend, std::uint64_t bytes);
+
 // The sum of `v` over all ranks.
 std::uint64_t sumOverRanks(std::uint64_t v);
 

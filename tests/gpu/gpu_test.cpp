@@ -160,5 +160,23 @@ TEST(NcclBackend, PairTransfersBetweenTwoRanks) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Copies between the GPUs of ranks 0 and 1 (on a one-GPU machine both ranks map the same GPU
+// through IPC, which still exercises every call): copy engine and SM kernel, write and read.
+TEST(NcclBackend, GpuPairCopiesAreTimedAndExact) {
+  SKIP_WITHOUT_GPU();
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  if (n < 2) GTEST_SKIP() << "needs 2 ranks";
+  worker::BackendContext context;
+  context.localRank = localRank();
+  std::unique_ptr<worker::Backend> backend = worker::nccl::createBackend(context);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int ran = test_support::checkCopies(*backend, (8u << 20) + 12);
+  if (rank < 2) {
+    EXPECT_GE(ran, 1);  // the copy engine always; the SM kernel with peer access
+  }
+}
+
 }  // namespace
 }  // namespace fabricmap

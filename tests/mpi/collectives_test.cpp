@@ -56,6 +56,16 @@ TEST(MpiCollectives, HalfAndBfloat16AreWaivedNotFailed) {
   }
 }
 
+// Host-memory copies between pairs of ranks: every phase timed on the rank that copies, exact data
+// both ways; an odd rank outside a pair only waits.
+TEST(MpiCopies, HostCopiesBetweenPairsAreTimedAndExact) {
+  std::unique_ptr<Backend> backend = mpi::createBackend();
+  // 1 MiB + 12 B: not a multiple of a page or of 16
+  const int ran = test_support::checkCopies(*backend, (1u << 20) + 12);
+  const int pairs = worldSize() >= 4 ? 2 : 1;
+  EXPECT_EQ(ran, worldRank() < 2 * pairs ? 1 : 0);
+}
+
 core::Topology emulatedTopology(int ranksPerNode) {
   return topologies::buildTopology(exchangeProbes(MPI_COMM_WORLD, topologies::probeHost()),
                                    ranksPerNode);

@@ -2,7 +2,7 @@
 """End-to-end tests of the real fabricmap binary under mpiexec; results read back with h5py.
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
-cases: sweep, emulated, bad-input, corrupt, rank-fault, show
+cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies
 """
 import argparse
 import json
@@ -253,6 +253,8 @@ def case_bad_input(args, tmp):
         ["--slow-threshold", "1.5"],
         ["--latency-factor", "0.5"],
         ["--pairwise-mode", "sideways"],
+        ["--copies", "--copy-bytes", "0"],
+        ["--cuda-graph", "--backend", "mpi"],
     ]
     for extra in cases:
         p = mpirun(args, args.np, [args.fabricmap, "run", "-o", out] + extra, timeout=60)
@@ -305,6 +307,52 @@ def case_rank_fault(args, tmp):
     check(kept in ([0, 1], [0, 1, 2]), f"steps kept: {kept}")
 
 
+def case_copies(args, tmp):
+    """Copies between the ranks of each node (host memory on the mpi backend): uneven nodes of 3
+    and 2 ranks, after a one-step sweep, without the pairwise phase."""
+    import numpy
+    out = os.path.join(tmp, "copies.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--collectives", "--copies", "--ops", "all_reduce",
+                               "-b", "1K", "-e", "1K", "--copy-bytes", "1M", "--copy-iters", "3",
+                               "--ranks-per-node", "3", "-o", out])
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
+    check("host copy write bandwidth" in p.stdout, "console shows no copy matrix")
+    attrs, t = read(out)
+    with h5py.File(out, "r") as f:
+        d = f["copies"][:]
+        copies = [{k: (text(row[k]) if d.dtype[k].kind == "O" else row[k].item()) for k in d.dtype.names}
+                  for row in d]
+        gpu = {node: {k: f[f"matrix/gpu/{node}/{k}"][:] for k in f[f"matrix/gpu/{node}"]}
+               for node in f["matrix/gpu"]}
+        fold = f["matrix/rank/copy_unidir"][:]
+        check("matrix/rank/bw_unidir" not in f, "pairwise matrices written without a pairwise phase")
+    collectives = [s["step"] for s in t["steps"] if s["kind"] == "collective"]
+    copy_steps = [s for s in t["steps"] if s["kind"] == "copy"]
+    check(attrs["complete"] == True and len(t["steps"]) == attrs["planned_steps"], "incomplete file")
+    check(len(copy_steps) == 3 and all(s["status"] == "ok" for s in copy_steps), f"copy steps {copy_steps}")
+    check(min(s["step"] for s in copy_steps) > max(collectives), "copies must follow the collectives")
+    # node 0 (ranks 0-2) measures pairs 0-1, 0-2, 1-2; node 1 (ranks 3-4) only 0-1
+    want = {(0, 0, 1), (0, 0, 2), (0, 1, 2), (1, 0, 1)}
+    check({(c["node"], c["a"], c["b"]) for c in copies} == want, f"copy rows {copies}")
+    for c in copies:
+        rates = [c[k] for k in ("write_ab", "write_ba", "write_bidir", "read_ab", "read_ba", "read_bidir")]
+        check(all(math.isfinite(r) and r > 0 for r in rates), f"rates {c}")
+        check(c["method"] == "host" and c["path"] == "shared_memory" and c["wrong"] == 0, f"row {c}")
+        check(c["rank_a"] == c["node"] * 3 + c["a"] and c["rank_b"] == c["node"] * 3 + c["b"], f"ranks {c}")
+    check(sorted(gpu) == ["0", "1"], f"gpu groups {sorted(gpu)}")
+    for node, n in (("0", 3), ("1", 2)):
+        m = gpu[node]["host_write_unidir"]
+        off = ~numpy.eye(n, dtype=bool)
+        check(m.shape == (n, n) and numpy.isfinite(m[off]).all() and numpy.isnan(numpy.diag(m)).all(),
+              f"node {node} write matrix {m}")
+        check(list(gpu[node]["ranks"]) == [int(node) * 3 + i for i in range(n)], f"ranks {gpu[node]['ranks']}")
+    same = numpy.array([[a // 3 == b // 3 and a != b for b in range(5)] for a in range(5)])
+    check(numpy.isfinite(fold[same]).all() and numpy.isnan(fold[~same]).all(), f"rank fold {fold}")
+    s = subprocess.run([args.fabricmap, "show", "--json", out], capture_output=True, text=True, timeout=30)
+    j = json.loads(s.stdout)
+    check(len(j["copies"]) == 4 and len(j["matrices"]["gpu"]) == 2, "show --json lacks the copies")
+
+
 def case_show(args, tmp):
     notes = os.path.join(tmp, "notes.txt")
     with open(notes, "w") as f:
@@ -317,7 +365,8 @@ def case_show(args, tmp):
 
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
          "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
-         "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single}
+         "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
+         "copies": case_copies}
 
 
 def main():

@@ -8,6 +8,7 @@
 #include "worker/host_buffer.h"
 #include "worker/host_check.h"
 #include "worker/mpi/collective.h"
+#include "worker/mpi/copies.h"
 #include "worker/mpi/pairs.h"
 
 namespace fabricmap::worker::mpi {
@@ -33,6 +34,12 @@ class MpiBackend final : public Backend {
     input_.reserve(bytes);
     output_.reserve(bytes);
     return makePairRunner(world, spec, input_.data(), output_.data());
+  }
+
+  std::vector<core::CopyMethod> copyMethods() const override { return {core::CopyMethod::kHost}; }
+
+  std::unique_ptr<CopyRunner> prepareCopies(MPI_Comm pair, const CopySpec& spec) override {
+    return makeCopyRunner(pair, spec);
   }
 
   std::unique_ptr<CollectiveRunner> prepare(MPI_Comm group, const CollectiveSpec& spec) override {

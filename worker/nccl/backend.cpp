@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "worker/nccl/collective.h"
+#include "worker/nccl/copies.h"
 #include "worker/nccl/device.h"
 #include "worker/nccl/pairs.h"
 
@@ -42,7 +43,8 @@ std::vector<int> worldRanksOf(MPI_Comm group) {
 
 class NcclBackend final : public Backend {
  public:
-  explicit NcclBackend(const BackendContext& context) : timeout_(context.stepTimeoutSeconds) {
+  explicit NcclBackend(const BackendContext& context)
+      : timeout_(context.stepTimeoutSeconds), cudaGraph_(context.cudaGraph) {
     int count = 0;
     FM_CHECK_CUDA(cudaGetDeviceCount(&count));
     const int spread = context.gpusPerNode > 0 ? std::min(context.gpusPerNode, count) : count;
@@ -81,7 +83,15 @@ class NcclBackend final : public Backend {
     input_.reserve(std::max<std::size_t>(spec.shape.inputElems * ts, 1));
     output_.reserve(std::max<std::size_t>(
         std::max(spec.shape.outputElems, spec.inPlace ? spec.shape.inputElems : 0) * ts, 1));
-    return makeCollective(group, comm, stream_->get(), spec, input_.data(), output_.data(), timeout_);
+    return makeCollective(group, comm, stream_->get(), spec, input_.data(), output_.data(), timeout_, cudaGraph_);
+  }
+
+  std::vector<core::CopyMethod> copyMethods() const override {
+    return {core::CopyMethod::kCopyEngine, core::CopyMethod::kKernel};
+  }
+
+  std::unique_ptr<CopyRunner> prepareCopies(MPI_Comm pair, const CopySpec& spec) override {
+    return makeCopyRunner(pair, spec, device_, timeout_);
   }
 
   std::unique_ptr<PairRunner> preparePairs(MPI_Comm world, const PairSpec& spec) override {
@@ -110,6 +120,7 @@ class NcclBackend final : public Backend {
 
   int device_ = 0;
   double timeout_;
+  bool cudaGraph_;
   std::unique_ptr<Stream> stream_;
   DeviceBuffer input_;
   DeviceBuffer output_;

@@ -13,9 +13,10 @@
 namespace fabricmap::worker::nccl {
 
 // `input` and `output` are device memory holding at least the spec's element counts; they, the
-// communicator (over `group`'s ranks) and the stream outlive the runner.
+// communicator (over `group`'s ranks) and the stream outlive the runner. With `cudaGraph` the
+// timed iterations are captured into a CUDA graph once and launched as one (nccl-tests' -G).
 std::unique_ptr<CollectiveRunner> makeCollective(MPI_Comm group, ncclComm_t comm, cudaStream_t stream,
                                                  const CollectiveSpec& spec, std::byte* input,
-                                                 std::byte* output, double timeoutSeconds);
+                                                 std::byte* output, double timeoutSeconds, bool cudaGraph);
 
 }  // namespace fabricmap::worker::nccl
