@@ -52,6 +52,8 @@ struct Fault {
   enum class Kind : std::uint8_t {
     kCorrupt,  // change an output element before the check
     kError,    // fail with a runtime error on this rank only, at the start of the step
+    kStall,    // stop making progress at the start of the step (sleep forever): a hang
+    kCrash,    // die at the start of the step (SIGKILL to itself)
   };
   Kind kind = Kind::kCorrupt;
   int rank = -1;               // world rank, -1: every rank

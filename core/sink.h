@@ -23,6 +23,9 @@ class RecordSink {
   virtual void planExtended(int plannedSteps) = 0;
   // The pairwise and copy matrices and the bottleneck findings, once all pairs are measured.
   virtual void analysis(const Matrices& matrices, const std::vector<Finding>& findings) = 0;
+  // A fault that ends the run (a hang), recorded before the job ends; may come from another
+  // thread than the other calls, never at the same time as one of them.
+  virtual void fault(const Finding& finding) = 0;
   // The run ended; `complete` is true only when every planned step ran.
   virtual void finish(bool complete) = 0;
 };

@@ -204,6 +204,39 @@ std::string tensorParallelMeaning(const std::string& cls) {
 
 }  // namespace
 
+core::Finding hangFinding(int step, const std::string& what, double waitedSeconds, double deadlineSeconds,
+                          const worker::HangVerdict& verdict, const core::Topology& topology) {
+  std::vector<std::string> hosts;
+  for (int r : verdict.culprits) {
+    const std::string& host = topology.ranks.at(static_cast<std::size_t>(r)).hostname;
+    const std::string& node = topology.nodes.at(static_cast<std::size_t>(topology.ranks[static_cast<std::size_t>(r)].node)).name;
+    const std::string where = node == host ? host : fmt::format("{} on {}", node, host);
+    if (std::find(hosts.begin(), hosts.end(), where) == hosts.end()) hosts.push_back(where);
+  }
+  Finding f;
+  f.severity = "error";
+  f.kind = "hang";
+  const std::string ranks = core::formatRanks(verdict.culprits);
+  f.subject = fmt::format("rank{} {} ({})", verdict.culprits.size() == 1 ? "" : "s", ranks, fmt::join(hosts, ", "));
+  f.measured = waitedSeconds;
+  f.expected = deadlineSeconds;
+  f.ratio = deadlineSeconds > 0 ? waitedSeconds / deadlineSeconds : 0.0;
+  f.unit = "s";
+  if (!verdict.culprits.empty()) {
+    f.rank = verdict.culprits.front();
+    f.nodeA = topology.ranks.at(static_cast<std::size_t>(f.rank)).node;
+  }
+  f.message = fmt::format("step {}{} hung: {} {}{}; ended after {:.0f} s (deadline {:.0f} s)", step,
+                          what.empty() ? "" : " (" + what + ")", f.subject, verdict.why,
+                          verdict.waiting.empty() ? ""
+                                                  : fmt::format("; rank{} {} waited for {}",
+                                                                verdict.waiting.size() == 1 ? "" : "s",
+                                                                core::formatRanks(verdict.waiting),
+                                                                verdict.culprits.size() == 1 ? "it" : "them"),
+                          waitedSeconds, deadlineSeconds);
+  return f;
+}
+
 void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
                            std::vector<core::Finding>& findings) {
   const int ranks = std::max(m.rankUnidir.n, m.rankCopyUnidir.n);

@@ -2,10 +2,12 @@
 // node's egress or ingress, one link, one rank's path, a node's internal path). Pure code.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "core/records.h"
+#include "worker/watchdog.h"
 
 namespace fabricmap::orchestrator {
 
@@ -55,6 +57,11 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
 // class other than FULL_NVSWITCH means for tensor parallelism.
 std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology& topology,
                                    const AnalysisConfig& c);
+
+// The finding of a step that overran its deadline (kind `hang`, severity error): who held it up,
+// on which hosts, and who waited. `what` describes the step.
+core::Finding hangFinding(int step, const std::string& what, double waitedSeconds, double deadlineSeconds,
+                          const worker::HangVerdict& verdict, const core::Topology& topology);
 
 // The claimed-vs-measured part of analyze(), appended to `findings`.
 void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topology, const AnalysisConfig& c,

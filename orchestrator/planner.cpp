@@ -256,6 +256,31 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
   }
 }
 
+namespace {
+
+double deadlineFor(double bytes, const RunConfig& config) {
+  return config.stepTimeout > 0 ? config.stepTimeout : kDeadlineFloor + bytes / kSlowestRate;
+}
+
+}  // namespace
+
+double stepDeadline(const core::CollectiveStep& step, const RunConfig& config) {
+  // a rank moves at most about twice the message per op (all_reduce: 2(n-1)/n); plus the check
+  return deadlineFor(2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup + 2), config);
+}
+
+double stepDeadline(const core::CopyStep& step, const RunConfig& config) {
+  // per method (at most 3): write and read, each one way, the other and both (x2), plus checks
+  return deadlineFor(3.0 * 2 * 4 * static_cast<double>(step.bytes) * (step.iters + step.warmup + 1), config);
+}
+
+double stepDeadline(const core::PairStep& step, const RunConfig& config) {
+  // one way, the other and both (x2) of the window, the checked transfers, and the ping-pong at a
+  // generous millisecond per round trip
+  const double bytes = 4.0 * static_cast<double>(step.bytes) * step.window * (step.iters + step.warmup + 1);
+  return deadlineFor(bytes + step.latencyIters * 1e-3 * kSlowestRate, config);
+}
+
 std::uint64_t peakBytesPerRank(const core::Plan& plan) {
   // Backends keep their largest input and output buffers for the whole sweep, so the footprint is
   // the largest input plus the largest output, possibly of different steps.

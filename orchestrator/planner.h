@@ -41,6 +41,15 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
 // `seed`); unordered, deduplicated, sorted.
 std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed);
 
+// Seconds a step may take before the watchdog calls it a hang: --step-timeout when given,
+// otherwise kDeadlineFloor plus the time the step's data takes at kSlowestRate (slower than any
+// fabric worth measuring, so a healthy step never comes near it).
+inline constexpr double kDeadlineFloor = 300;
+inline constexpr double kSlowestRate = 50e6;  // B/s
+double stepDeadline(const core::CollectiveStep& step, const RunConfig& config);
+double stepDeadline(const core::CopyStep& step, const RunConfig& config);
+double stepDeadline(const core::PairStep& step, const RunConfig& config);
+
 // Largest buffer footprint of any step on one rank, in bytes (input + output).
 std::uint64_t peakBytesPerRank(const core::Plan& plan);
 

@@ -63,6 +63,11 @@ void Progress::extend(const core::Plan& plan) {
   total_ = plan.stepCount();
 }
 
+std::string Progress::describe(int step) const {
+  const auto it = steps_.find(step);
+  return it != steps_.end() ? it->second.second : std::string();
+}
+
 double Progress::etaSeconds() const {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

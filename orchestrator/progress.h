@@ -21,6 +21,8 @@ class Progress {
   void finished(int step);  // after it ran
   void extend(const core::Plan& plan);  // the plan grew (retests)
   void end();
+  // What step `step` runs ("intra all_reduce float sum 1 MiB out-of-place"); empty when unknown.
+  std::string describe(int step) const;
 
  private:
   double etaSeconds() const;

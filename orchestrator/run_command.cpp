@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -30,6 +32,7 @@
 #include "worker/backends.h"
 #include "worker/comm.h"
 #include "worker/executor.h"
+#include "worker/watchdog.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -39,7 +42,11 @@ namespace {
 // (MPI_Finalize here would wait for them forever).
 class MpiSession {
  public:
-  MpiSession(int argc, char** argv) { MPI_Init(&argc, &argv); }
+  // Funneled: the watchdog's thread runs beside the main thread but never calls MPI.
+  MpiSession(int argc, char** argv) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   ~MpiSession() {
@@ -49,6 +56,10 @@ class MpiSession {
     if (!finalized) MPI_Finalize();
   }
 };
+
+// How long the watchdog waits for the sinks, and how long after their own deadline the other
+// ranks end themselves when rank 0 has not ended the job.
+constexpr std::chrono::seconds kWatchdogGrace{5};
 
 void printError(const std::string& message) {
   fmt::print(stderr, "fabricmap run: error: {}\n", message);
@@ -140,18 +151,59 @@ struct WrongResult {
   std::string what;
 };
 
+// Rank 0's sinks, fed by one caller at a time: the main thread, or the watchdog's thread
+// recording a hang while the main thread is stuck in MPI.
+class Sinks {
+ public:
+  void add(core::RecordSink* sink) { sinks_.push_back(sink); }
+  template <class F>
+  void each(F&& feed) {
+    std::lock_guard lock(mutex_);
+    for (auto* s : sinks_) feed(*s);
+  }
+  // Gives up after `wait` when the main thread holds the sinks (stuck writing the file).
+  template <class F>
+  bool tryEach(F&& feed, std::chrono::seconds wait) {
+    std::unique_lock lock(mutex_, wait);
+    if (!lock) return false;
+    for (auto* s : sinks_) feed(*s);
+    return true;
+  }
+
+ private:
+  std::vector<core::RecordSink*> sinks_;
+  std::timed_mutex mutex_;
+};
+
+// What every step goes through on every rank: the progress line, the watchdog's deadline, and
+// (rank 0) the sinks its records go to.
+struct Steps {
+  const RunConfig& config;
+  Progress& progress;
+  worker::Watchdog& watchdog;
+  Sinks& sinks;
+  template <class S>
+  void starting(const S& step) {
+    progress.starting(step.index);
+    watchdog.stepStarted(step.index, stepDeadline(step, config));
+  }
+  void finished(int index) {
+    watchdog.idle();
+    progress.finished(index);
+  }
+};
+
 // Runs the pair steps from `first` on, feeding rank 0's sinks and matrix builder (null elsewhere).
-void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& executor,
-                  Progress& progress, const std::vector<core::RecordSink*>& sinks,
+void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& executor, Steps& steps,
                   MatrixBuilder* builder, std::vector<WrongResult>& wrong) {
   for (std::size_t i = first; i < plan.pairSteps.size(); ++i) {
     const core::PairStep& step = plan.pairSteps[i];
-    progress.starting(step.index);
+    steps.starting(step);
     worker::PairResult result = executor.run(step);
-    progress.finished(step.index);
+    steps.finished(step.index);
     if (builder == nullptr) continue;  // not rank 0
-    progress.clear();
-    for (auto* s : sinks) s->pairStep(result.step, result.pairs);
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.pairStep(result.step, result.pairs); });
     for (const auto& p : result.pairs) {
       builder->add(p);
       if (p.wrong > 0) {
@@ -163,16 +215,15 @@ void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& e
 }
 
 // Runs the GPU-pair copy steps, feeding rank 0's sinks and matrix builder (null elsewhere).
-void runCopySteps(const core::Plan& plan, worker::Executor& executor, Progress& progress,
-                  const std::vector<core::RecordSink*>& sinks, MatrixBuilder* builder,
+void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, MatrixBuilder* builder,
                   std::vector<WrongResult>& wrong) {
   for (const core::CopyStep& step : plan.copySteps) {
-    progress.starting(step.index);
+    steps.starting(step);
     worker::CopyResult result = executor.run(step);
-    progress.finished(step.index);
+    steps.finished(step.index);
     if (builder == nullptr) continue;  // not rank 0
-    progress.clear();
-    for (auto* s : sinks) s->copyStep(result.step, result.copies);
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.copyStep(result.step, result.copies); });
     for (const auto& c : result.copies) {
       builder->add(c);
       if (c.wrong > 0) {
@@ -187,9 +238,9 @@ void runCopySteps(const core::Plan& plan, worker::Executor& executor, Progress& 
 // The matrix phases: the GPU-pair copies, every planned pairwise round, then retests of the pairs
 // that looked slow (rank 0 decides which and tells everyone), then the matrices and the findings
 // on rank 0.
-void runMatrices(const RunConfig& config, const core::Topology& topology, core::Plan& plan,
-                 worker::Executor& executor, Progress& progress,
-                 const std::vector<core::RecordSink*>& sinks, std::vector<WrongResult>& wrong) {
+void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
+                 std::vector<WrongResult>& wrong) {
+  const RunConfig& config = steps.config;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const AnalysisConfig analysisConfig{config.slowThreshold, config.latencyFactor};
@@ -197,8 +248,8 @@ void runMatrices(const RunConfig& config, const core::Topology& topology, core::
   std::optional<MatrixBuilder> builder;
   if (rank == 0) builder.emplace(topology, config);
   MatrixBuilder* const matrices = builder ? &*builder : nullptr;
-  runCopySteps(plan, executor, progress, sinks, matrices, wrong);
-  runPairSteps(0, plan, executor, progress, sinks, matrices, wrong);
+  runCopySteps(plan, executor, steps, matrices, wrong);
+  runPairSteps(0, plan, executor, steps, matrices, wrong);
   // the bar every pair is judged against: fixed from the first measurements (and the specs)
   if (builder) {
     core::Matrices first = builder->build();
@@ -227,16 +278,16 @@ void runMatrices(const RunConfig& config, const core::Topology& topology, core::
     planRetests(config, core::PairLevel::kRank, static_cast<int>(topology.ranks.size()), rankPairs, plan);
     planRetests(config, core::PairLevel::kNode, static_cast<int>(topology.nodes.size()), nodePairs, plan);
     if (plan.pairSteps.size() > firstRetest) {
-      progress.extend(plan);
-      for (auto* s : sinks) s->planExtended(plan.stepCount());
-      runPairSteps(firstRetest, plan, executor, progress, sinks, matrices, wrong);
+      steps.progress.extend(plan);
+      steps.sinks.each([&](core::RecordSink& s) { s.planExtended(plan.stepCount()); });
+      runPairSteps(firstRetest, plan, executor, steps, matrices, wrong);
     }
   }
   if (!builder) return;
   const core::Matrices result = builder->build();
   const std::vector<core::Finding> findings = analyze(result, topology, analysisConfig);
-  progress.clear();
-  for (auto* s : sinks) s->analysis(result, findings);
+  steps.progress.clear();
+  steps.sinks.each([&](core::RecordSink& s) { s.analysis(result, findings); });
 }
 
 }  // namespace
@@ -269,6 +320,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
     context.gpusPerNode = config.gpusPerNode;
     context.cudaGraph = config.cudaGraph;
+    if (config.stepTimeout > 0) context.stepTimeoutSeconds = config.stepTimeout;
     std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName, context);
     describeGpus(topology, *backend);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
@@ -283,27 +335,41 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     });
 
     results::ConsoleSink console(stdout);
-    std::vector<core::RecordSink*> sinks;
-    if (root) sinks = {file.get(), &console};
+    Sinks sinks;
+    if (root) {
+      sinks.add(file.get());
+      sinks.add(&console);
+    }
     core::Provenance provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
     provenance.plannedSteps = plan.stepCount();
     provenance.runConfig = toJsonString(config);
     const std::vector<core::ScopeRecord> scopes = scopeRecords(plan);
-    for (auto* s : sinks) s->begin(provenance, topology, scopes);
+    sinks.each([&](core::RecordSink& s) { s.begin(provenance, topology, scopes); });
     if (root && !choice.reason.empty()) {
       fmt::print("# backend {} (auto: {})\n", backendName, choice.reason);
       std::fflush(stdout);
     }
 
     Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
+    // A step past its deadline: rank 0's watchdog thread records who holds it up, flushes the
+    // file and ends the job (the main thread may be stuck in MPI; the thread makes no MPI call).
+    worker::Watchdog watchdog(MPI_COMM_WORLD, kWatchdogGrace.count(), [&](const worker::Watchdog::Hang& hang) {
+      const core::Finding f = hangFinding(hang.step, progress.describe(hang.step), hang.waitedSeconds,
+                                          hang.deadlineSeconds, hang.verdict, topology);
+      progress.clear();
+      const bool recorded = sinks.tryEach([&](core::RecordSink& s) { s.fault(f); }, kWatchdogGrace);
+      printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
+    });
+    executor.setObserver(&watchdog);
+    Steps steps{config, progress, watchdog, sinks};
     std::vector<WrongResult> wrong;
     for (const core::CollectiveStep& step : plan.collectiveSteps) {
-      progress.starting(step.index);
+      steps.starting(step);
       worker::StepResult result = executor.run(step);
-      progress.finished(step.index);
+      steps.finished(step.index);
       if (!root) continue;
       progress.clear();
-      for (auto* s : sinks) s->step(result.step, result.rows);
+      sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
       for (const auto& row : result.rows) {
         if (row.wrong == 0) continue;
         wrong.push_back({fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on "
@@ -314,11 +380,9 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
                                      row.group, row.wrong, row.wrongRanks)});
       }
     }
-    if (!plan.copySteps.empty() || !plan.pairSteps.empty()) {
-      runMatrices(config, topology, plan, executor, progress, sinks, wrong);
-    }
+    if (!plan.copySteps.empty() || !plan.pairSteps.empty()) runMatrices(topology, plan, executor, steps, wrong);
     progress.end();
-    for (auto* s : sinks) s->finish(true);
+    sinks.each([&](core::RecordSink& s) { s.finish(true); });
 
     int code = static_cast<int>(core::ExitCode::kOk);
     if (root) {

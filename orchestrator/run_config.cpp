@@ -71,6 +71,9 @@ po::options_description describeOptions() {
     ("iters,n", po::value<int>(), "timed iterations per size")
     ("warmup-iters,w", po::value<int>(), "untimed warm-up iterations per size")
     ("check,c", po::value<int>()->default_value(1), "check results exactly: 1 (default) or 0")
+    ("step-timeout", po::value<double>(),
+     "seconds any step may take before the job ends as hung, naming the ranks that hold it up "
+     "(default: 300 s plus the step's data at 50 MB/s)")
     ("cuda-graph", "nccl backend: capture each size's timed iterations into a CUDA graph and launch it once")
     ("cudagraph,G", po::value<int>(), "nccl-tests' form of --cuda-graph: 0 off, 1 or more on")
     ("dtype,d", po::value<std::string>()->default_value("float"),
@@ -119,7 +122,8 @@ po::options_description describeOptions() {
      "latency is bad above this multiple of its link class's baseline, >= 1")
     ("inject-fault", po::value<std::vector<std::string>>()->composing(),
      "TESTING ONLY: corrupt:rank=R[:op=OP][:step=N] changes an output element before the check; "
-     "error:rank=R[:op=OP][:step=N] fails that rank with a runtime error");
+     "error:rank=R[:op=OP][:step=N] fails that rank with a runtime error; stall:rank=R:step=N "
+     "hangs it (sleeps forever); crash:rank=R:step=N kills it (SIGKILL)");
   // clang-format on
   return d;
 }
@@ -311,6 +315,12 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   }
 
   // what runs
+  if (vm.count("step-timeout")) {
+    c.stepTimeout = vm["step-timeout"].as<double>();
+    if (!(c.stepTimeout > 0) || !std::isfinite(c.stepTimeout)) {
+      throw core::UsageError("--step-timeout must be a positive number of seconds");
+    }
+  }
   c.cudaGraph = vm.count("cuda-graph") > 0;
   if (vm.count("cudagraph")) {
     const int launches = vm["cudagraph"].as<int>();
@@ -408,6 +418,16 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
   }
 }
 
+std::string faultKindName(core::Fault::Kind kind) {
+  switch (kind) {
+    case core::Fault::Kind::kCorrupt: return "corrupt";
+    case core::Fault::Kind::kError: return "error";
+    case core::Fault::Kind::kStall: return "stall";
+    case core::Fault::Kind::kCrash: return "crash";
+  }
+  return "?";
+}
+
 core::Fault parseFault(const std::string& text) {
   const auto bad = [&](const std::string& why) {
     return core::UsageError(fmt::format("invalid --inject-fault '{}': {}", text, why));
@@ -416,12 +436,17 @@ core::Fault parseFault(const std::string& text) {
   std::istringstream in(text);
   for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
   core::Fault fault;
-  if (!parts.empty() && parts[0] == "corrupt") {
+  const std::string kind = parts.empty() ? "" : parts[0];
+  if (kind == "corrupt") {
     fault.kind = core::Fault::Kind::kCorrupt;
-  } else if (!parts.empty() && parts[0] == "error") {
+  } else if (kind == "error") {
     fault.kind = core::Fault::Kind::kError;
+  } else if (kind == "stall") {
+    fault.kind = core::Fault::Kind::kStall;
+  } else if (kind == "crash") {
+    fault.kind = core::Fault::Kind::kCrash;
   } else {
-    throw bad("the kind must be 'corrupt' or 'error'");
+    throw bad("the kind must be 'corrupt', 'error', 'stall' or 'crash'");
   }
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const auto eq = parts[i].find('=');
@@ -487,9 +512,10 @@ std::string toJsonString(const RunConfig& c) {
   j["retests"] = c.retests;
   j["slow_threshold"] = c.slowThreshold;
   j["latency_factor"] = c.latencyFactor;
+  j["step_timeout"] = c.stepTimeout;
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
-    std::string text = f.kind == core::Fault::Kind::kCorrupt ? "corrupt" : "error";
+    std::string text = faultKindName(f.kind);
     if (f.rank >= 0) text += fmt::format(":rank={}", f.rank);
     if (f.op) text += fmt::format(":op={}", core::traits(*f.op).name);
     if (f.step >= 0) text += fmt::format(":step={}", f.step);

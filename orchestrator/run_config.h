@@ -39,6 +39,7 @@ struct RunConfig {
   std::string output;    // empty: results/<UTC timestamp>.h5
   ProgressMode progress = ProgressMode::kAuto;
   std::vector<core::Fault> faults;  // test-only fault injection
+  double stepTimeout = 0;  // seconds a step may take before it is a hang; 0: derived per step
 
   // what runs: collective sweeps, GPU-pair copies, pairwise matrices; by default the sweeps and
   // the matrices, and the copies where the backend has GPUs (applyBackendDefaults)
@@ -82,8 +83,10 @@ std::string runHelpText();
 // GPU-pair copy moves 256 MiB (full: 1 GiB), and the copy matrix runs unless phases were chosen.
 void applyBackendDefaults(RunConfig& config, std::string_view backend);
 
-// "corrupt:rank=1:op=all_reduce[:step=N]" -> Fault. Throws UsageError.
+// "corrupt:rank=1:op=all_reduce[:step=N]" -> Fault (kinds corrupt, error, stall, crash). Throws
+// UsageError.
 core::Fault parseFault(const std::string& text);
+std::string faultKindName(core::Fault::Kind kind);
 
 // The configuration as a stable JSON string (recorded in the results file).
 std::string toJsonString(const RunConfig& config);

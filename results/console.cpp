@@ -287,6 +287,12 @@ void ConsoleSink::analysis(const core::Matrices& m, const std::vector<core::Find
   std::fflush(out_);
 }
 
+void ConsoleSink::fault(const core::Finding& finding) {
+  flushPending();
+  fmt::print(out_, "#\n# {} ({}): {}\n", finding.kind == "hang" ? "HANG" : "FAULT", finding.subject, finding.message);
+  std::fflush(out_);
+}
+
 void ConsoleSink::finish(bool complete) {
   flushPending();
   if (!peaks_.empty()) fmt::print(out_, "#\n# Peak bus bandwidth per scope and op (GB/s, from the mean time):\n");
@@ -346,11 +352,25 @@ void printResults(std::FILE* out, const ResultsFile& file) {
     auto it = rowsByStep.find(s.step);
     sink.step(s, it != rowsByStep.end() ? it->second : std::vector<core::CollectiveRecord>{});
   }
-  if (file.hasMatrices) sink.analysis(file.matrices, file.findings);
+  if (file.hasMatrices) {
+    sink.analysis(file.matrices, file.findings);
+  } else {
+    // without matrices the analysis did not run: the findings are the faults that ended the run
+    for (const auto& f : file.findings) sink.fault(f);
+  }
   sink.finish(file.complete);
   if (!file.complete) {
-    fmt::print(out, "# INCOMPLETE: {} of {} planned steps recorded\n", file.steps.size(),
-               file.provenance.plannedSteps);
+    std::vector<bool> seen(static_cast<std::size_t>(std::max(file.provenance.plannedSteps, 0)), false);
+    for (const auto& s : file.steps) {
+      if (s.step >= 0 && s.step < file.provenance.plannedSteps) seen[static_cast<std::size_t>(s.step)] = true;
+    }
+    std::vector<int> missing;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      if (!seen[i]) missing.push_back(static_cast<int>(i));
+    }
+    fmt::print(out, "# INCOMPLETE: {} of {} planned steps recorded{}\n", file.steps.size(),
+               file.provenance.plannedSteps,
+               missing.empty() ? "" : "; missing steps " + core::formatRanks(missing));
   }
 }
 

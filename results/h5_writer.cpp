@@ -248,6 +248,12 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
 }
 
 
+void H5Sink::fault(const core::Finding& finding) {
+  const hid_t f = file_.get();
+  h5::appendRows(f, kFindingsTable, specsOf(findingColumns()), {toRow(findingColumns(), finding)});
+  h5::flush(f);
+}
+
 void H5Sink::finish(bool complete) {
   h5::writeAttribute(file_.get(), kCompleteAttribute, complete);
   h5::flush(file_.get());

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <thread>
 #include <cstdio>
 #include <limits>
 #include <numeric>
@@ -58,6 +60,25 @@ CollectiveSpec specFor(const core::CollectiveStep& step, int nranks) {
 bool Executor::matches(const core::Fault& fault, const core::CollectiveStep& step) const {
   return (fault.rank < 0 || fault.rank == rank_) && (!fault.op || *fault.op == step.op) &&
          (fault.step < 0 || fault.step == step.index);
+}
+
+void Executor::injectAtStart(int index, std::optional<core::Op> op) const {
+  for (const core::Fault& f : faults_) {
+    if ((f.rank >= 0 && f.rank != rank_) || (f.step >= 0 && f.step != index) || (f.op && f.op != op)) continue;
+    switch (f.kind) {
+      case core::Fault::Kind::kError:
+        throw FM_FAULT(fmt::format("error injected at step {} (--inject-fault)", index));
+      case core::Fault::Kind::kStall:
+        // a hang as a stopped process shows it: no progress, no CPU
+        while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+      case core::Fault::Kind::kCrash:
+        std::fflush(nullptr);
+        ::raise(SIGKILL);
+        break;
+      case core::Fault::Kind::kCorrupt:
+        break;  // applied to the output before the check
+    }
+  }
 }
 
 PairSpec pairSpecFor(const core::PairStep& step) {
@@ -129,11 +150,7 @@ StepResult Executor::run(const core::CollectiveStep& step) {
     return result;
   }
 
-  for (const core::Fault& f : faults_) {
-    if (f.kind == core::Fault::Kind::kError && matches(f, step)) {
-      throw FM_FAULT(fmt::format("error injected at step {} (--inject-fault)", step.index));
-    }
-  }
+  injectAtStart(step.index, step.op);
   enterScope(step.scopeIndex);
   RankReport mine;
   if (group_ >= 0) {
@@ -143,6 +160,7 @@ StepResult Executor::run(const core::CollectiveStep& step) {
     CollectiveSpec spec = specFor(step, n);
     std::unique_ptr<CollectiveRunner> runner = backend_.prepare(comm, spec);
     runner->fill();
+    report(step.index, StepPhase::kMeasuring);
     sleepingBarrier(comm);  // slow fillers must not make the others spin
     for (int i = 0; i < step.warmup; ++i) runner->runOnce();
     MPI_Barrier(comm);
@@ -171,6 +189,7 @@ StepResult Executor::run(const core::CollectiveStep& step) {
     }
   }
 
+  report(step.index, StepPhase::kDone);
   // Everyone waits here, asleep, until the last group is done. (A non-blocking gather alone would
   // not do: it completes early on non-root ranks, which would then race ahead and spin in the next
   // blocking call while the groups still measure.)
@@ -268,6 +287,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
     return result;
   }
 
+  injectAtStart(step.index, std::nullopt);
   const core::RankRecord& me = topology_.ranks.at(static_cast<std::size_t>(rank_));
   const auto localRankOf = [&](int node, int local) {
     for (const auto& r : topology_.ranks) {
@@ -283,6 +303,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
 
   CopyReport mine;
   if (inPair) {
+    report(step.index, StepPhase::kMeasuring);
     mine.node = me.node;
     const bool first = me.localRank == step.a;
     mine.first = first ? 1 : 0;
@@ -308,6 +329,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
     }
   }
 
+  report(step.index, StepPhase::kDone);
   sleepingBarrier(world_);
   std::vector<CopyReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
   MPI_Gather(&mine, sizeof(CopyReport), MPI_BYTE, all.data(), sizeof(CopyReport), MPI_BYTE, 0, world_);
@@ -376,6 +398,7 @@ struct PairReport {
 
 PairResult Executor::run(const core::PairStep& step) {
   const auto start = std::chrono::steady_clock::now();
+  injectAtStart(step.index, std::nullopt);
   const std::vector<std::pair<int, int>> pairs = core::pairsOf(step);
   const bool nodeLevel = step.level == core::PairLevel::kNode;
 
@@ -413,6 +436,7 @@ PairResult Executor::run(const core::PairStep& step) {
   };
 
   if (peer >= 0) {
+    report(step.index, StepPhase::kMeasuring);
     std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, pairSpecFor(step));
     const bool first = mine.first == 1;
     // a -> b, then b -> a, then both at once; every node-level stream of a direction runs together
@@ -430,6 +454,7 @@ PairResult Executor::run(const core::PairStep& step) {
     mine.wrong = runner->checkedTransfer(peer, first) + runner->checkedTransfer(peer, !first);
   }
 
+  report(step.index, StepPhase::kDone);
   sleepingBarrier(world_);
   std::vector<PairReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
   MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0,

@@ -10,6 +10,7 @@
 #include "core/records.h"
 #include "worker/backend.h"
 #include "worker/comm.h"
+#include "worker/watchdog.h"
 
 namespace fabricmap::worker {
 
@@ -39,6 +40,9 @@ class Executor {
   Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
            const core::Topology& topology, std::vector<core::Fault> faults = {});
 
+  // Who hears of each step's progress (the watchdog); none by default.
+  void setObserver(StepObserver* observer) { observer_ = observer; }
+
   // Why `step` will not run (the plan's or the backend's reason), empty when it runs. Local and
   // deterministic: every rank gets the same answer.
   std::string waiver(const core::CollectiveStep& step) const;
@@ -58,12 +62,18 @@ class Executor {
  private:
   void enterScope(int scopeIndex);
   bool matches(const core::Fault& fault, const core::CollectiveStep& step) const;
+  // Injected error, stall or crash faults of step `index` (op: a collective's), on this rank.
+  void injectAtStart(int index, std::optional<core::Op> op) const;
+  void report(int step, StepPhase phase) const {
+    if (observer_ != nullptr) observer_->phase(step, phase);
+  }
 
   MPI_Comm world_;
   Backend& backend_;
   const core::Plan& plan_;
   const core::Topology& topology_;
   std::vector<core::Fault> faults_;
+  StepObserver* observer_ = nullptr;
   int rank_ = 0;
   int size_ = 0;
   int scopeIndex_ = -1;

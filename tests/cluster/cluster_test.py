@@ -9,6 +9,7 @@ needs, records failed checks with check() and carries on, so one run reports eve
 import argparse
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -340,10 +341,60 @@ def case_pairwise_ucx(args):
     expect_only("node1 limited, UCX pml", findings, "node", 1)
 
 
+def is_fabricmap(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[0].endswith(b"fabricmap")
+    except OSError:
+        return False
+
+
+def case_frozen_node(args):
+    """node2's ranks frozen (SIGSTOP) during the node matrix: the job ends within
+    --step-timeout + 10 s with exit 3 and a hang finding that names node2's ranks and node2."""
+    timeout = 5
+    with cluster.Cluster(nodes=args.nodes) as c:
+        out = c.path("frozen.h5")
+        argv = c.node_argv(0, c.mpirun_argv([args.fabricmap, "run"] + PAIRWISE_ARGS +
+                                            ["--step-timeout", str(timeout), "-o", out], ranks_per_node=2))
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        frozen = None
+        try:
+            # the console announces the node matrix when its first round is done
+            for line in p.stdout:
+                if "pairwise node pairs" in line:
+                    # the ranks, not Open MPI's daemon: a frozen daemon would leave mpirun itself
+                    # unable to end the job, which no tool inside the job can fix
+                    pids = [pid for pid in cluster._netns_pids(c.namespaces[2]) if is_fabricmap(pid)]
+                    for pid in pids:
+                        os.kill(pid, signal.SIGSTOP)
+                    frozen = time.monotonic()
+                    print(f"  froze node2 ({len(pids)} processes)", flush=True)
+                    break
+            rest, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            c.kill_node_processes()
+            check(False, f"a frozen node hung the job: {err[-1500:]}")
+            return
+        after = time.monotonic() - frozen if frozen else -1
+        print(f"  exit {p.returncode}, {after:.1f}s after the freeze", flush=True)
+        check(frozen is not None, "the node matrix never started")
+        check(p.returncode == 3, f"exit {p.returncode}: {err[-1500:]}")
+        check(0 <= after < timeout + 10, f"ended {after:.1f}s after the freeze, bound {timeout + 10}s")
+        hangs = [f for f in read_table(out, "findings") if f["kind"] == "hang"]
+        check(len(hangs) == 1 and hangs[0]["node_a"] == 2 and "node2" in hangs[0]["subject"]
+              and hangs[0]["rank"] in (4, 5), f"hang findings: {describe(hangs)}")
+        check(read_attrs(out).get("complete") == False, "a hung run must not claim to be complete")  # noqa: E712
+        c.kill_node_processes()  # stopped processes mpirun may have left
+
+
 CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits,
          "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
-         "pairwise-ucx": case_pairwise_ucx}
+         "pairwise-ucx": case_pairwise_ucx, "frozen-node": case_frozen_node}
 
 
 def main():

@@ -2,7 +2,8 @@
 """End-to-end tests of the real fabricmap binary under mpiexec; results read back with h5py.
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
-cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies
+cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
+       hang, frozen-rank, frozen-root, crash
 """
 import argparse
 import json
@@ -255,6 +256,8 @@ def case_bad_input(args, tmp):
         ["--pairwise-mode", "sideways"],
         ["--copies", "--copy-bytes", "0"],
         ["--cuda-graph", "--backend", "mpi"],
+        ["--step-timeout", "0"],
+        ["--inject-fault", "freeze:rank=1"],
     ]
     for extra in cases:
         p = mpirun(args, args.np, [args.fabricmap, "run", "-o", out] + extra, timeout=60)
@@ -353,6 +356,116 @@ def case_copies(args, tmp):
     check(len(j["copies"]) == 4 and len(j["matrices"]["gpu"]) == 2, "show --json lacks the copies")
 
 
+def rank_pids(rank):
+    """PIDs of fabricmap processes that mpirun started as world rank `rank`."""
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if cmd and cmd[0].endswith(b"fabricmap") and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            pids.append(int(pid))
+    return pids
+
+
+def steps_of(path):
+    with h5py.File(path, "r") as f:
+        steps = [int(r["step"]) for r in f["steps"][:]]
+        findings = [{k: (text(r[k]) if f["findings"].dtype[k].kind == "O" else r[k].item())
+                     for k in f["findings"].dtype.names} for r in f["findings"][:]]
+        return bool(f.attrs["complete"]), steps, findings
+
+
+TIMEOUT = 4  # --step-timeout of the fault cases: the job must end within it + 10 s
+
+
+def case_hang(args, tmp):
+    """A rank that stops making progress at step 3 (injected stall): rank 0's watchdog names it and
+    its host, records a hang finding, keeps steps 0-2 and ends the job with exit 3 in time."""
+    out = os.path.join(tmp, "hang.h5")
+    victim = args.np - 1
+    p = mpirun(args, args.np, [args.fabricmap, "run", "-b", "1K", "-e", "64K", "-n", "3", "--ranks-per-node", "2",
+                               "--step-timeout", str(TIMEOUT), "--inject-fault", f"stall:rank={victim}:step=3",
+                               "-o", out], timeout=120)
+    check(p.returncode == 3, f"exit {p.returncode}: {p.stderr[-600:]}")
+    check(p.elapsed < TIMEOUT + 10, f"took {p.elapsed:.1f}s, bound {TIMEOUT + 10}s")
+    lines = [l for l in p.stderr.splitlines() if l.startswith("fabricmap run: error")]
+    check(len(lines) == 1 and f"rank {victim} (" in lines[0] and "never reached the measurement" in lines[0]
+          and "step 3" in lines[0], f"message: {lines}")
+    complete, steps, findings = steps_of(out)
+    check(not complete and steps == [0, 1, 2], f"file: complete={complete} steps={steps}")
+    hangs = [f for f in findings if f["kind"] == "hang"]
+    check(len(hangs) == 1 and hangs[0]["rank"] == victim and hangs[0]["node_a"] == victim // 2,
+          f"hang findings {hangs}")
+    s = subprocess.run([args.fabricmap, "show", out], capture_output=True, text=True, timeout=30)
+    check(s.returncode == 0 and "INCOMPLETE" in s.stdout and "hung" in s.stdout, f"show: {s.stdout[-400:]}")
+
+
+def frozen_run(args, tmp, victim, extra=()):
+    """Starts a long sweep, freezes world rank `victim` with SIGSTOP once it runs, and returns the
+    finished process, its stderr and the seconds from the freeze to the end."""
+    out = os.path.join(tmp, f"frozen{victim}.h5")
+    cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", args.fabricmap, "run", "-b", "1K", "-e", "1G",
+           "-f", "2", "-n", "20", "--step-timeout", str(TIMEOUT), "-o", out] + list(extra)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    frozen = None
+    deadline = time.monotonic() + 60
+    while frozen is None and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(1.5)
+        pids = rank_pids(victim)
+        for pid in pids:
+            os.kill(pid, 19)  # SIGSTOP
+        if pids:
+            frozen = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        check(False, "a frozen rank hung the job")
+    check(frozen is not None, "the victim rank was never found")
+    return proc, err, time.monotonic() - (frozen or 0), out
+
+
+def case_frozen_rank(args, tmp):
+    """SIGSTOP on one rank mid-sweep: it goes silent; rank 0 names it as stopped responding."""
+    victim = args.np - 1
+    proc, err, after, out = frozen_run(args, tmp, victim, ["--ranks-per-node", "2"])
+    check(proc.returncode == 3, f"exit {proc.returncode}: {err[-600:]}")
+    check(after < TIMEOUT + 10, f"ended {after:.1f}s after the freeze, bound {TIMEOUT + 10}s")
+    check(f"rank {victim} (" in err and "stopped responding" in err, f"message: {err[-600:]}")
+    complete, steps, findings = steps_of(out)
+    check(not complete and steps == list(range(len(steps))), f"steps {steps}")
+    check([f["rank"] for f in findings if f["kind"] == "hang"] == [victim], f"findings {findings}")
+
+
+def case_frozen_root(args, tmp):
+    """SIGSTOP on rank 0 itself: the other ranks' own deadlines end the job."""
+    proc, err, after, _ = frozen_run(args, tmp, 0)
+    check(proc.returncode == 3, f"exit {proc.returncode}: {err[-600:]}")
+    check(after < TIMEOUT + 10, f"ended {after:.1f}s after the freeze, bound {TIMEOUT + 10}s")
+    check("rank 0 did not end the job" in err, f"message: {err[-600:]}")
+
+
+def case_crash(args, tmp):
+    """A rank killed at step 2 (injected SIGKILL): mpirun ends the job at once and names the rank;
+    the file keeps the steps before it and says it is incomplete."""
+    out = os.path.join(tmp, "crash.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "-b", "1K", "-e", "64K", "-n", "3",
+                               "--inject-fault", "crash:rank=1:step=2", "-o", out], timeout=120)
+    check(p.returncode != 0, "a killed rank must fail the job")
+    check(p.elapsed < 15, f"took {p.elapsed:.1f}s")
+    check("rank 1" in p.stderr and "signal 9" in p.stderr, f"mpirun does not name the rank: {p.stderr[-600:]}")
+    complete, steps, _ = steps_of(out)
+    check(not complete and steps in ([0, 1], [0, 1, 2]) and steps[:2] == [0, 1], f"steps {steps}")
+
+
 def case_show(args, tmp):
     notes = os.path.join(tmp, "notes.txt")
     with open(notes, "w") as f:
@@ -366,7 +479,8 @@ def case_show(args, tmp):
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
          "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
          "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
-         "copies": case_copies}
+         "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
+         "frozen-root": case_frozen_root, "crash": case_crash}
 
 
 def main():

@@ -200,7 +200,7 @@ TEST(ResultsFile, UnfinishedRunIsIncompleteButReadable) {
   std::string text(1 << 16, '\0');
   text.resize(std::fread(text.data(), 1, text.size(), out));
   std::fclose(out);
-  EXPECT_NE(text.find("INCOMPLETE: 1 of 2 planned steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("INCOMPLETE: 1 of 2 planned steps recorded; missing steps 1"), std::string::npos) << text;
 }
 
 TEST(ResultsFile, ForeignFilesAreUsageErrors) {
