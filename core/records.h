@@ -110,6 +110,7 @@ struct StepRecord {
   std::string status;  // "ok", "wrong", "unchecked" (-c 0), "waived"
   std::string reason;
   double seconds = 0;  // wall time of the step
+  bool noisy = false;  // some group's iteration times varied beyond --noise-cv
 };
 
 // One group's measurement of one collective step: a row of the nccl-tests table.

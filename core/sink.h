@@ -21,11 +21,12 @@ class RecordSink {
   virtual void pairStep(const StepRecord& step, const std::vector<PairRecord>& pairs) = 0;
   // The plan grew (retests of suspect pairs are planned after the first pass).
   virtual void planExtended(int plannedSteps) = 0;
-  // The pairwise and copy matrices and the bottleneck findings, once all pairs are measured.
+  // The pairwise and copy matrices and the bottleneck findings, once all pairs are measured
+  // (added to the findings recorded during the run).
   virtual void analysis(const Matrices& matrices, const std::vector<Finding>& findings) = 0;
-  // A fault that ends the run (a hang), recorded before the job ends; may come from another
-  // thread than the other calls, never at the same time as one of them.
-  virtual void fault(const Finding& finding) = 0;
+  // A finding made during the run, recorded at once: data corruption, or a hang just before the
+  // job ends (that one from the watchdog's thread, never at the same time as another call).
+  virtual void finding(const Finding& finding) = 0;
   // The run ended; `complete` is true only when every planned step ran.
   virtual void finish(bool complete) = 0;
 };

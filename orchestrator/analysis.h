@@ -63,6 +63,13 @@ std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology
 core::Finding hangFinding(int step, const std::string& what, double waitedSeconds, double deadlineSeconds,
                           const worker::HangVerdict& verdict, const core::Topology& topology);
 
+// Wrong data (kind `data_corruption`, severity error), recorded as it is found and never averaged
+// away: the ranks of a collective group that received wrong elements, the two ends of a pair
+// (the link), the GPU pair of a copy. `measured` is the count of wrong elements.
+core::Finding corruptionFinding(const core::CollectiveRecord& row, const core::Topology& topology);
+core::Finding corruptionFinding(const core::PairRecord& pair, const core::Topology& topology);
+core::Finding corruptionFinding(const core::CopyRecord& copy, const core::Topology& topology);
+
 // The claimed-vs-measured part of analyze(), appended to `findings`.
 void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topology, const AnalysisConfig& c,
                            std::vector<core::Finding>& findings);

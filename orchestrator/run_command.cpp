@@ -179,6 +179,7 @@ class Sinks {
 // (rank 0) the sinks its records go to.
 struct Steps {
   const RunConfig& config;
+  const core::Topology& topology;
   Progress& progress;
   worker::Watchdog& watchdog;
   Sinks& sinks;
@@ -207,6 +208,8 @@ void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& e
     for (const auto& p : result.pairs) {
       builder->add(p);
       if (p.wrong > 0) {
+        const core::Finding f = corruptionFinding(p, steps.topology);
+        steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
         wrong.push_back({fmt::format("pairwise {} pair {}-{} (step {}): {} wrong elements in a "
                                      "checked transfer", p.level, p.a, p.b, p.step, p.wrong)});
       }
@@ -227,6 +230,8 @@ void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& ste
     for (const auto& c : result.copies) {
       builder->add(c);
       if (c.wrong > 0) {
+        const core::Finding f = corruptionFinding(c, steps.topology);
+        steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
         wrong.push_back({fmt::format("{} copies between ranks {} and {} (node {}, step {}): {} wrong "
                                      "elements in checked copies", c.method, c.rankA, c.rankB, c.node,
                                      c.step, c.wrong)});
@@ -357,21 +362,24 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       const core::Finding f = hangFinding(hang.step, progress.describe(hang.step), hang.waitedSeconds,
                                           hang.deadlineSeconds, hang.verdict, topology);
       progress.clear();
-      const bool recorded = sinks.tryEach([&](core::RecordSink& s) { s.fault(f); }, kWatchdogGrace);
+      const bool recorded = sinks.tryEach([&](core::RecordSink& s) { s.finding(f); }, kWatchdogGrace);
       printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
     });
     executor.setObserver(&watchdog);
-    Steps steps{config, progress, watchdog, sinks};
+    Steps steps{config, topology, progress, watchdog, sinks};
     std::vector<WrongResult> wrong;
     for (const core::CollectiveStep& step : plan.collectiveSteps) {
       steps.starting(step);
       worker::StepResult result = executor.run(step);
       steps.finished(step.index);
       if (!root) continue;
+      for (const auto& row : result.rows) result.step.noisy = result.step.noisy || row.timeUs.cv > config.noiseCv;
       progress.clear();
       sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
       for (const auto& row : result.rows) {
         if (row.wrong == 0) continue;
+        const core::Finding f = corruptionFinding(row, topology);
+        sinks.each([&](core::RecordSink& s) { s.finding(f); });
         wrong.push_back({fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on "
                                      "rank(s) {}",
                                      row.op, row.dtype, core::formatBytes(step.bytes),

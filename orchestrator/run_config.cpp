@@ -71,6 +71,8 @@ po::options_description describeOptions() {
     ("iters,n", po::value<int>(), "timed iterations per size")
     ("warmup-iters,w", po::value<int>(), "untimed warm-up iterations per size")
     ("check,c", po::value<int>()->default_value(1), "check results exactly: 1 (default) or 0")
+    ("noise-cv", po::value<double>()->default_value(0.2),
+     "mark a step noisy when a group's iteration times vary beyond this coefficient of variation")
     ("step-timeout", po::value<double>(),
      "seconds any step may take before the job ends as hung, naming the ranks that hold it up "
      "(default: 300 s plus the step's data at 50 MB/s)")
@@ -315,6 +317,8 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   }
 
   // what runs
+  c.noiseCv = vm["noise-cv"].as<double>();
+  if (!(c.noiseCv > 0) || !std::isfinite(c.noiseCv)) throw core::UsageError("--noise-cv must be a positive number");
   if (vm.count("step-timeout")) {
     c.stepTimeout = vm["step-timeout"].as<double>();
     if (!(c.stepTimeout > 0) || !std::isfinite(c.stepTimeout)) {
@@ -513,6 +517,7 @@ std::string toJsonString(const RunConfig& c) {
   j["slow_threshold"] = c.slowThreshold;
   j["latency_factor"] = c.latencyFactor;
   j["step_timeout"] = c.stepTimeout;
+  j["noise_cv"] = c.noiseCv;
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
     std::string text = faultKindName(f.kind);

@@ -39,6 +39,7 @@ struct RunConfig {
   std::string output;    // empty: results/<UTC timestamp>.h5
   ProgressMode progress = ProgressMode::kAuto;
   std::vector<core::Fault> faults;  // test-only fault injection
+  double noiseCv = 0.2;    // a step whose iteration times vary beyond this coefficient is noisy
   double stepTimeout = 0;  // seconds a step may take before it is a hang; 0: derived per step
 
   // what runs: collective sweeps, GPU-pair copies, pairwise matrices; by default the sweeps and

@@ -121,6 +121,10 @@ void ConsoleSink::step(const core::StepRecord& step,
     return;
   }
   ++stepsRun_;
+  if (step.noisy) {
+    noisy_.push_back(fmt::format("{} {} {} {} {}", step.scope, step.op, step.dtype, core::formatBytes(step.bytes),
+                                 step.inPlace ? "in-place" : "out-of-place"));
+  }
   for (const auto& r : rows) {
     wrong_ += r.wrong;
     checked_ = checked_ || r.checked;
@@ -287,9 +291,12 @@ void ConsoleSink::analysis(const core::Matrices& m, const std::vector<core::Find
   std::fflush(out_);
 }
 
-void ConsoleSink::fault(const core::Finding& finding) {
+void ConsoleSink::finding(const core::Finding& finding) {
   flushPending();
-  fmt::print(out_, "#\n# {} ({}): {}\n", finding.kind == "hang" ? "HANG" : "FAULT", finding.subject, finding.message);
+  std::string kind = finding.kind;
+  std::replace(kind.begin(), kind.end(), '_', ' ');
+  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  fmt::print(out_, "#\n# {} ({}): {}\n", kind, finding.subject, finding.message);
   std::fflush(out_);
 }
 
@@ -316,6 +323,12 @@ void ConsoleSink::finish(bool complete) {
     fmt::print(out_, "# Out of bounds values : {} {}\n", wrong_, wrong_ == 0 ? "OK" : "FAILED");
   } else {
     fmt::print(out_, "# Out of bounds values : N/A (results not checked: -c 0)\n");
+  }
+  if (!noisy_.empty()) {
+    constexpr std::size_t kShown = 5;
+    std::vector<std::string> shown(noisy_.begin(), noisy_.begin() + static_cast<long>(std::min(noisy_.size(), kShown)));
+    fmt::print(out_, "# Noisy steps (iteration times varied beyond --noise-cv; see time_cv): {}: {}{}\n",
+               noisy_.size(), fmt::join(shown, "; "), noisy_.size() > kShown ? "; ..." : "");
   }
   fmt::print(out_, "# Steps: {} run, {} waived{}{}{}\n", stepsRun_, stepsWaived_,
              copySteps_ > 0 ? fmt::format(", {} copy steps", copySteps_) : "",
@@ -355,8 +368,8 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   if (file.hasMatrices) {
     sink.analysis(file.matrices, file.findings);
   } else {
-    // without matrices the analysis did not run: the findings are the faults that ended the run
-    for (const auto& f : file.findings) sink.fault(f);
+    // without matrices the analysis did not run: the findings are those made during the run
+    for (const auto& f : file.findings) sink.finding(f);
   }
   sink.finish(file.complete);
   if (!file.complete) {

@@ -26,7 +26,7 @@ class ConsoleSink final : public core::RecordSink {
   void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
   void planExtended(int) override {}
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
-  void fault(const core::Finding& finding) override;
+  void finding(const core::Finding& finding) override;
   void finish(bool complete) override;
 
  private:
@@ -62,6 +62,7 @@ class ConsoleSink final : public core::RecordSink {
   std::vector<std::pair<std::string, std::map<int, Peak>>> peaks_;
   std::uint64_t wrong_ = 0;
   bool checked_ = false;
+  std::vector<std::string> noisy_;  // steps whose iteration times varied too much
   int stepsRun_ = 0;
   int stepsWaived_ = 0;
 };

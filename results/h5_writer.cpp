@@ -243,12 +243,16 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
   const hid_t f = file_.get();
   writeCopyMatrices(f, m, nodes_);
   if (m.pairsMeasured) writePairMatrices(f, m);
-  writeTable(f, kFindingsTable, findingColumns(), findings);
+  // after the findings recorded during the run (data corruption)
+  std::vector<h5::Row> rows;
+  rows.reserve(findings.size());
+  for (const auto& x : findings) rows.push_back(toRow(findingColumns(), x));
+  h5::appendRows(f, kFindingsTable, specsOf(findingColumns()), rows);
   h5::flush(f);
 }
 
 
-void H5Sink::fault(const core::Finding& finding) {
+void H5Sink::finding(const core::Finding& finding) {
   const hid_t f = file_.get();
   h5::appendRows(f, kFindingsTable, specsOf(findingColumns()), {toRow(findingColumns(), finding)});
   h5::flush(f);

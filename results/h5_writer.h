@@ -21,7 +21,7 @@ class H5Sink final : public core::RecordSink {
   void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
   void planExtended(int plannedSteps) override;
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
-  void fault(const core::Finding& finding) override;
+  void finding(const core::Finding& finding) override;
   void finish(bool complete) override;
 
  private:

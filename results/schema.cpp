@@ -163,6 +163,7 @@ const std::vector<Column<core::StepRecord>>& stepColumns() {
       FM_COLUMN(R, status, "status", ""),
       FM_COLUMN(R, reason, "reason", ""),
       FM_COLUMN(R, seconds, "seconds", "s"),
+      FM_COLUMN(R, noisy, "noisy", ""),
   };
   return kColumns;
 }

@@ -288,6 +288,9 @@ def case_corrupt(args, tmp):
     check(bad and all(r["op"] == "all_reduce" and r["wrong_ranks"] == str(victim) for r in bad),
           f"wrong rows {bad}")
     check(all(s["status"] == "wrong" for s in t["steps"] if s["op"] == "all_reduce"), "step status")
+    corruption = [f for f in t["findings"] if f["kind"] == "data_corruption"]
+    check(len(corruption) == len(bad) and all(f["rank"] == victim and f["severity"] == "error" for f in corruption),
+          f"data_corruption findings {corruption} for {len(bad)} wrong rows")
 
 
 def case_rank_fault(args, tmp):

@@ -293,6 +293,27 @@ TEST(Console, PairsPlacementsOnOneLineAndSummarizes) {
   EXPECT_NE(text.find("intra all_reduce"), std::string::npos);
   EXPECT_NE(text.find("Out of bounds values : 6 FAILED"), std::string::npos);
   EXPECT_NE(text.find("Steps: 2 run, 1 waived"), std::string::npos);
+  EXPECT_EQ(text.find("Noisy steps"), std::string::npos) << "no step was noisy";
+}
+
+TEST(Console, NoisyStepsAndRunFindingsAreSaid) {
+  const std::string text = consoleOf([](ConsoleSink& s) {
+    s.begin(sampleProvenance(), sampleTopology(), {});
+    core::StepRecord noisy = sampleStep(0, false, "ok");
+    noisy.noisy = true;
+    s.step(noisy, {sampleRow(0, 0, false)});
+    core::Finding f;
+    f.kind = "data_corruption";
+    f.subject = "rank 3 (gpu02)";
+    f.message = "17 wrong elements";
+    s.finding(f);
+    s.finish(true);
+  });
+  EXPECT_NE(text.find("Noisy steps (iteration times varied beyond --noise-cv; see time_cv): 1: intra all_reduce "
+                      "float 1 MiB out-of-place"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# DATA CORRUPTION (rank 3 (gpu02)): 17 wrong elements"), std::string::npos) << text;
 }
 
 TEST(Console, UncheckedResultsAreNotReportedAsCorrect) {

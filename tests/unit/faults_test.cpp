@@ -1,5 +1,6 @@
-// The watchdog's judgement without MPI: who holds up a step that overran, the finding that names
-// them, the deadlines steps get, and the fault-injection and timeout options.
+// Faults without MPI: the watchdog's judgement of who holds up a step that overran, the findings
+// that name hangs and corrupted data, the deadlines steps get, and the fault-injection and timeout
+// options.
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -80,6 +81,64 @@ TEST(HangFinding, NamesRanksHostsAndWaiters) {
   EXPECT_EQ(two.subject, "ranks 1-2 (gpu-a, gpu-b)");
 }
 
+core::Topology twoHosts() {
+  std::vector<core::HostProbe> probes;
+  for (int r = 0; r < 4; ++r) {
+    core::HostProbe p{.hostname = std::string(r < 2 ? "gpu-a" : "gpu-b")};
+    p.sharedLeader = r < 2 ? 0 : 2;
+    probes.push_back(p);
+  }
+  return topologies::buildTopology(probes, 0);
+}
+
+TEST(CorruptionFinding, NamesTheRanksTheLinkOrTheGpuPair) {
+  const core::Topology t = twoHosts();
+  core::CollectiveRecord row;
+  row.op = "all_reduce";
+  row.dtype = "float";
+  row.bytes = 4096;
+  row.scope = "world";
+  row.group = 0;
+  row.ranks = "0-3";
+  row.wrong = 17;
+  row.wrongRanks = "2-3";
+  const core::Finding c = corruptionFinding(row, t);
+  EXPECT_EQ(c.kind, "data_corruption");
+  EXPECT_EQ(c.severity, "error");
+  EXPECT_EQ(c.subject, "ranks 2-3 (gpu-b)");
+  EXPECT_EQ(c.rank, 2);
+  EXPECT_EQ(c.nodeA, 1);
+  EXPECT_EQ(c.measured, 17);
+  EXPECT_NE(c.message.find("17 wrong elements on ranks 2-3 (gpu-b)"), std::string::npos) << c.message;
+
+  core::PairRecord pair;
+  pair.level = "rank";
+  pair.a = 1;
+  pair.b = 3;
+  pair.wrong = 5;
+  const core::Finding p = corruptionFinding(pair, t);
+  EXPECT_EQ(p.subject, "rank 1 <-> rank 3 (gpu-a, gpu-b)");
+  EXPECT_EQ(p.nodeA, 0);
+  EXPECT_EQ(p.nodeB, 1);
+  pair.level = "node";
+  pair.a = 0;
+  pair.b = 1;
+  EXPECT_EQ(corruptionFinding(pair, t).subject, "gpu-a <-> gpu-b");
+
+  core::CopyRecord copy;
+  copy.node = 1;
+  copy.rankA = 2;
+  copy.rankB = 3;
+  copy.gpuA = 0;
+  copy.gpuB = 1;
+  copy.method = "ce";
+  copy.wrong = 9;
+  const core::Finding g = corruptionFinding(copy, t);
+  EXPECT_EQ(g.subject, "gpu-b GPU0-GPU1");
+  EXPECT_EQ(g.nodeA, 1);
+  EXPECT_NE(g.message.find("9 wrong elements in checked ce copies"), std::string::npos) << g.message;
+}
+
 TEST(StepDeadline, ExplicitOrFloorPlusDataAtTheSlowestRate) {
   RunConfig c = parseRunOptions({}).config;
   core::CollectiveStep small;
@@ -115,6 +174,9 @@ TEST(FaultOptions, StallAndCrashAndTimeout) {
   EXPECT_THROW(parseFault("freeze:rank=1"), core::UsageError);
   EXPECT_EQ(parseRunOptions({"--step-timeout", "2.5"}).config.stepTimeout, 2.5);
   EXPECT_EQ(parseRunOptions({}).config.stepTimeout, 0.0);
+  EXPECT_EQ(parseRunOptions({}).config.noiseCv, 0.2);
+  EXPECT_EQ(parseRunOptions({"--noise-cv", "0.5"}).config.noiseCv, 0.5);
+  EXPECT_THROW(parseRunOptions({"--noise-cv", "0"}), core::UsageError);
   for (const char* bad : {"0", "-3", "nan"}) {
     EXPECT_THROW(parseRunOptions({"--step-timeout", bad}), core::UsageError) << bad;
   }
