@@ -24,6 +24,7 @@
 #include "orchestrator/run_config.h"
 #include "results/console.h"
 #include "results/h5_writer.h"
+#include "results/journal.h"
 #include "topologies/classify.h"
 #include "topologies/discovery.h"
 #include "topologies/host_probe.h"
@@ -332,11 +333,13 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     requireSomethingToMeasure(plan, executor);
 
     std::unique_ptr<results::H5Sink> file;
+    std::unique_ptr<results::JournalSink> journal;  // after the file: finish() removes it
     onRootAgreeing(rank, [&] {
       const bool defaulted = config.output.empty();
       if (defaulted) config.output = defaultOutputPath();
       results::checkWritable(config.output, defaulted);
       file = std::make_unique<results::H5Sink>(config.output);
+      journal = std::make_unique<results::JournalSink>(config.output);
     });
 
     results::ConsoleSink console(stdout);
@@ -344,6 +347,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     if (root) {
       sinks.add(file.get());
       sinks.add(&console);
+      sinks.add(journal.get());
     }
     core::Provenance provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
     provenance.plannedSteps = plan.stepCount();

@@ -344,6 +344,9 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   fmt::print(out, "# {}: schema v{}, created {}, {}\n", file.path, file.provenance.schemaVersion,
              file.provenance.createdUtc, file.complete ? "complete" : "INCOMPLETE");
   fmt::print(out, "# command: {}\n", file.provenance.commandLine);
+  if (!file.recoveredFrom.empty()) {
+    fmt::print(out, "# read from its journal {} (the run ended before closing the file)\n", file.recoveredFrom);
+  }
   sink.begin(file.provenance, file.topology, file.scopes);
   std::map<int, std::vector<core::CollectiveRecord>> rowsByStep;
   for (const auto& r : file.collectives) rowsByStep[r.step].push_back(r);

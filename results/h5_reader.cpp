@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "results/h5.h"
+#include "results/journal.h"
 #include "results/schema.h"
 
 namespace fabricmap::results {
@@ -138,6 +139,7 @@ bool readMatrices(hid_t f, core::Matrices& m) {
 }  // namespace
 
 ResultsFile readResults(const std::string& path) {
+  if (auto journaled = readJournal(journalPath(path), path)) return *journaled;
   h5::silenceErrorStack();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw core::UsageError("no such file: '" + path + "'");

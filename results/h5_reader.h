@@ -21,9 +21,12 @@ struct ResultsFile {
   bool hasMatrices = false;  // the matrix phases (copies, pairwise) ran and wrote /matrix
   core::Matrices matrices;
   std::vector<core::Finding> findings;
+  std::string recoveredFrom;  // the journal the run was read from (its HDF5 file was not closed)
 };
 
-// Throws UsageError when the file is missing, not HDF5, or not a fabricmap results file.
+// Throws UsageError when the file is missing, not HDF5, or not a fabricmap results file. While
+// the file's journal exists (the run did not end cleanly) the run is read from the journal
+// instead: every whole step, no matrices.
 ResultsFile readResults(const std::string& path);
 
 }  // namespace fabricmap::results

@@ -173,7 +173,7 @@ void checkWritable(const std::string& path, bool createParents) {
 H5Sink::H5Sink(const std::string& path) : path_(path) {
   h5::silenceErrorStack();
   try {
-    file_ = h5::createFile(path);
+    file_ = h5::createFile(path + kNewSuffix);
   } catch (const core::Error&) {
     throw core::UsageError("cannot create HDF5 results file '" + path + "'");
   }
@@ -201,6 +201,11 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
   writeTable(f, kPairsTable, pairColumns(), std::vector<core::PairRecord>{});
   writeTable(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{});
   h5::flush(f);
+  // the file takes its name once it is a results file: a run killed before never leaves one
+  // that cannot be read (HDF5 keeps writing through the open handle)
+  std::error_code ec;
+  std::filesystem::rename(path_ + kNewSuffix, path_, ec);
+  if (ec) throw FM_FAULT("cannot rename the results file to '" + path_ + "': " + ec.message());
 }
 
 void H5Sink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {

@@ -10,8 +10,10 @@ namespace fabricmap::results {
 
 class H5Sink final : public core::RecordSink {
  public:
-  // Creates (truncates) `path`. Throws UsageError with the reason when it cannot be written.
+  // Creates (truncates) `path` + kNewSuffix, renamed to `path` once begin() has written the
+  // provenance and topology. Throws UsageError with the reason when it cannot be written.
   explicit H5Sink(const std::string& path);
+  static constexpr const char* kNewSuffix = ".new";
 
   void begin(const core::Provenance& provenance, const core::Topology& topology,
              const std::vector<core::ScopeRecord>& scopes) override;

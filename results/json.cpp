@@ -145,6 +145,7 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["file"] = file.path;
   j["schema_version"] = file.provenance.schemaVersion;
   j["complete"] = file.complete;
+  j["recovered_from"] = file.recoveredFrom.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file.recoveredFrom);
   j["provenance"] = objectOf(provenanceColumns(), file.provenance);
   j["topology"]["ranks"] = arrayOf(rankColumns(), file.topology.ranks);
   j["topology"]["nodes"] = arrayOf(nodeColumns(), file.topology.nodes);

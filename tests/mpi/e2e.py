@@ -3,7 +3,7 @@
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
-       hang, frozen-rank, frozen-root, crash
+       hang, frozen-rank, frozen-root, crash, kill-root
 """
 import argparse
 import json
@@ -17,6 +17,11 @@ import time
 import h5py
 
 FAILURES = []
+ARGS = None
+
+
+def args_fabricmap():
+    return ARGS.fabricmap
 
 
 def check(cond, message):
@@ -469,6 +474,61 @@ def case_crash(args, tmp):
     check(not complete and steps in ([0, 1], [0, 1, 2]) and steps[:2] == [0, 1], f"steps {steps}")
 
 
+def whole_steps(path, label):
+    """Reads a results file as `fabricmap show --json` does (from its journal when the run died)
+    and checks that it holds only whole steps: a prefix of the plan, every ok step with one row
+    per group. Returns the number of steps, or None when it could not be read."""
+    s = subprocess.run([args_fabricmap(), "show", "--json", path], capture_output=True, text=True, timeout=60)
+    check(s.returncode == 0, f"{label}: show exit {s.returncode}: {s.stderr[-300:]}")
+    if s.returncode != 0:
+        return None
+    j = json.loads(s.stdout)
+    steps = [st["step"] for st in j["steps"]]
+    check(steps == list(range(len(steps))), f"{label}: steps not a prefix of the plan: {steps}")
+    rows = {}
+    for r in j["collectives"]:
+        rows[r["step"]] = rows.get(r["step"], 0) + 1
+    for st in j["steps"]:
+        if st["kind"] == "collective" and st["status"] != "waived":
+            check(rows.get(st["step"], 0) == st["groups"],
+                  f"{label}: step {st['step']} has {rows.get(st['step'], 0)} rows for {st['groups']} groups")
+    check(j["complete"] is False or len(steps) == j["provenance"]["planned_steps"], f"{label}: complete early")
+    return len(steps)
+
+
+def case_kill_root(args, tmp):
+    """SIGKILL to rank 0 (the writer) at random moments in 20 runs: whatever file is left behind
+    reads back, with whole steps only."""
+    import random
+    seed = int(os.environ.get("FABRICMAP_KILL_SEED", time.time()))
+    rng = random.Random(seed)
+    print(f"kill-root: seed {seed}")
+    checked = 0
+    killed = 0
+    for i in range(20):
+        out = os.path.join(tmp, f"killed{i}.h5")
+        cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", args.fabricmap, "run", "-b", "1K", "-e", "8M",
+               "-f", "2", "-n", "10", "-w", "1", "--ops", "all_reduce,all_gather,broadcast", "-o", out]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        when = rng.uniform(0.3, 3.0)
+        time.sleep(when)
+        for pid in rank_pids(0):
+            os.kill(pid, 9)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            check(False, f"run {i}: the job did not end after rank 0 was killed")
+        if not os.path.exists(out) and not os.path.exists(out + ".journal"):
+            continue  # killed before rank 0 created the file: nothing left to read
+        killed += proc.returncode != 0
+        n = whole_steps(out, f"run {i} (killed at {when:.2f}s)")
+        if n is not None:
+            checked += 1
+    print(f"kill-root: {checked} files left behind ({killed} of them by a killed run), all readable")
+    check(killed >= 10, f"only {killed} of 20 runs were killed with a file behind: nothing much tested")
+
+
 def case_show(args, tmp):
     notes = os.path.join(tmp, "notes.txt")
     with open(notes, "w") as f:
@@ -483,7 +543,7 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
          "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
-         "frozen-root": case_frozen_root, "crash": case_crash}
+         "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root}
 
 
 def main():
@@ -493,6 +553,8 @@ def main():
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("case", choices=sorted(CASES))
     args = ap.parse_args()
+    global ARGS
+    ARGS = args
     with tempfile.TemporaryDirectory(prefix="fabricmap-e2e-") as tmp:
         CASES[args.case](args, tmp)
     if FAILURES:

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "results/h5.h"
 #include "results/h5_reader.h"
 #include "results/h5_writer.h"
+#include "results/journal.h"
 #include "results/json.h"
 #include "results/schema.h"
 
@@ -201,6 +203,63 @@ TEST(ResultsFile, UnfinishedRunIsIncompleteButReadable) {
   text.resize(std::fread(text.data(), 1, text.size(), out));
   std::fclose(out);
   EXPECT_NE(text.find("INCOMPLETE: 1 of 2 planned steps recorded; missing steps 1"), std::string::npos) << text;
+}
+
+// A run whose writer died: the journal beside the file holds every whole step, and readers take
+// the run from it; a step cut off in the middle of its lines is not there at all.
+TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
+  TempDir dir;
+  const std::string path = dir.file("died.h5");
+  core::Finding hang;
+  hang.kind = "hang";
+  hang.rank = 2;
+  hang.measured = std::nan("");
+  {
+    JournalSink journal(path);
+    journal.begin(sampleProvenance(), sampleTopology(), {{"world", 1, "0-2", "active", ""}});
+    journal.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false), sampleRow(0, 1, false)});
+    journal.step(sampleStep(1, true, "waived"), {});
+    journal.planExtended(5);
+    journal.finding(hang);
+    // no finish(): killed
+  }
+  // a third step cut short: its rows arrived, its step line only in part
+  {
+    std::ofstream cut(journalPath(path), std::ios::app);
+    cut << R"({"t":"row","step":2,"group":0,"wrong":0})" << "\n" << R"({"t":"step","step":2,"ki)";
+  }
+  const ResultsFile f = readResults(path);  // no HDF5 file at all: the journal is the run
+  EXPECT_FALSE(f.complete);
+  EXPECT_EQ(f.recoveredFrom, journalPath(path));
+  expectSameRecords(provenanceColumns(), f.provenance, [] {
+    core::Provenance p = sampleProvenance();
+    p.plannedSteps = 5;
+    return p;
+  }());
+  ASSERT_EQ(f.topology.ranks.size(), 3u);
+  expectSameRecords(rankColumns(), f.topology.ranks[2], sampleTopology().ranks[2]);
+  EXPECT_EQ(f.topology.nodes[1].gpuLinks, sampleTopology().nodes[1].gpuLinks);
+  ASSERT_EQ(f.steps.size(), 2u);
+  expectSameRecords(stepColumns(), f.steps[1], sampleStep(1, true, "waived"));
+  ASSERT_EQ(f.collectives.size(), 2u);  // step 2's row is not kept without its step line
+  expectSameRecords(collectiveColumns(), f.collectives[1], sampleRow(0, 1, false));
+  ASSERT_EQ(f.findings.size(), 1u);
+  EXPECT_EQ(f.findings[0].kind, "hang");
+  EXPECT_TRUE(std::isnan(f.findings[0].measured));
+  // a clean end removes the journal: the HDF5 file is read again
+  {
+    H5Sink sink(path);
+    JournalSink journal(path);
+    sink.begin(sampleProvenance(), sampleTopology(), {});
+    journal.begin(sampleProvenance(), sampleTopology(), {});
+    sink.finish(true);
+    journal.finish(true);
+  }
+  EXPECT_FALSE(fs::exists(journalPath(path)));
+  EXPECT_TRUE(readResults(path).recoveredFrom.empty());
+  // a file that is not a journal is refused, not half-read
+  std::ofstream(journalPath(path)) << "garbage\n";
+  EXPECT_THROW(readResults(path), core::UsageError);
 }
 
 TEST(ResultsFile, ForeignFilesAreUsageErrors) {

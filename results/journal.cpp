@@ -1,0 +1,188 @@
+// The results journal (see journal.h). Each line is {"t": type, ...columns}; types: provenance,
+// rank, node (with gpu_links), scope, row (a /collectives row), copy, pair, step, planned, finding.
+#include "results/journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "results/schema.h"
+
+namespace fabricmap::results {
+namespace {
+
+using json = nlohmann::json;
+
+json valueJson(const h5::Value& v) {
+  return std::visit(
+      [](const auto& x) -> json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, double>) {
+          if (!std::isfinite(x)) return nullptr;  // JSON has no NaN: null reads back as NaN
+        }
+        return x;
+      },
+      v);
+}
+
+h5::Value fromJson(const json& j, h5::ColumnType type) {
+  switch (type) {
+    case h5::ColumnType::kInt: return j.is_number() ? j.get<std::int64_t>() : std::int64_t{0};
+    case h5::ColumnType::kUInt: return j.is_number() ? j.get<std::uint64_t>() : std::uint64_t{0};
+    case h5::ColumnType::kFloat: return j.is_number() ? j.get<double>() : std::nan("");
+    case h5::ColumnType::kBool: return j.is_boolean() && j.get<bool>();
+    case h5::ColumnType::kText: return j.is_string() ? j.get<std::string>() : std::string();
+  }
+  return std::int64_t{0};
+}
+
+template <class R>
+std::string line(const char* type, const std::vector<Column<R>>& columns, const R& record,
+                 const json& extra = json::object()) {
+  json j = extra;
+  j["t"] = type;
+  for (const auto& c : columns) j[c.name] = valueJson(c.get(record));
+  return j.dump() + "\n";
+}
+
+template <class R>
+R recordOf(const std::vector<Column<R>>& columns, const json& j) {
+  h5::Row row;
+  for (const auto& c : columns) row.push_back(fromJson(j.contains(c.name) ? j[c.name] : json(), c.type));
+  return fromRow(columns, row);
+}
+
+}  // namespace
+
+std::string journalPath(const std::string& resultsPath) { return resultsPath + ".journal"; }
+
+JournalSink::JournalSink(const std::string& resultsPath) : path_(journalPath(resultsPath)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw core::UsageError("cannot create the results journal '" + path_ + "': " + std::strerror(errno));
+}
+
+JournalSink::~JournalSink() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void JournalSink::append(const std::string& lines) {
+  // one write per record batch: a kill loses it whole or not at all, up to the last line, which
+  // the reader drops when it has no newline
+  std::size_t done = 0;
+  while (fd_ >= 0 && done < lines.size()) {
+    const ssize_t n = ::write(fd_, lines.data() + done, lines.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw FM_FAULT("cannot write the results journal '" + path_ + "': " + std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void JournalSink::begin(const core::Provenance& provenance, const core::Topology& topology,
+                        const std::vector<core::ScopeRecord>& scopes) {
+  std::string out = line("provenance", provenanceColumns(), provenance);
+  for (const auto& r : topology.ranks) out += line("rank", rankColumns(), r);
+  for (const auto& n : topology.nodes) out += line("node", nodeColumns(), n, json{{"gpu_links", n.gpuLinks}});
+  for (const auto& s : scopes) out += line("scope", scopeColumns(), s);
+  append(out);
+}
+
+void JournalSink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
+  std::string out;
+  for (const auto& r : rows) out += line("row", collectiveColumns(), r);
+  append(out + line("step", stepColumns(), step));
+}
+
+void JournalSink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
+  std::string out;
+  for (const auto& c : copies) out += line("copy", copyColumns(), c);
+  append(out + line("step", stepColumns(), step));
+}
+
+void JournalSink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
+  std::string out;
+  for (const auto& p : pairs) out += line("pair", pairColumns(), p);
+  append(out + line("step", stepColumns(), step));
+}
+
+void JournalSink::planExtended(int plannedSteps) { append(json{{"t", "planned"}, {"steps", plannedSteps}}.dump() + "\n"); }
+
+void JournalSink::finding(const core::Finding& finding) { append(line("finding", findingColumns(), finding)); }
+
+void JournalSink::analysis(const core::Matrices&, const std::vector<core::Finding>& findings) {
+  std::string out;
+  for (const auto& f : findings) out += line("finding", findingColumns(), f);
+  append(out);
+}
+
+void JournalSink::finish(bool complete) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (complete) ::unlink(path_.c_str());
+}
+
+std::optional<ResultsFile> readJournal(const std::string& journal, const std::string& resultsPath) {
+  std::ifstream in(journal);
+  if (!in) return std::nullopt;
+  ResultsFile out;
+  out.path = resultsPath;
+  out.recoveredFrom = journal;
+  // rows wait for their step line: a step is kept only when its step line is whole
+  std::vector<core::CollectiveRecord> rows;
+  std::vector<core::CopyRecord> copies;
+  std::vector<core::PairRecord> pairs;
+  bool started = false;
+  std::string text;
+  while (std::getline(in, text)) {
+    if (in.eof()) break;  // the last line had no newline: cut short by a kill
+    const json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("t")) {
+      throw core::UsageError("'" + journal + "' is not a fabricmap results journal (or is damaged before its end)");
+    }
+    const std::string t = j["t"].get<std::string>();
+    if (t == "provenance") {
+      out.provenance = recordOf(provenanceColumns(), j);
+      started = true;
+    } else if (t == "rank") {
+      out.topology.ranks.push_back(recordOf(rankColumns(), j));
+    } else if (t == "node") {
+      core::NodeRecord n = recordOf(nodeColumns(), j);
+      if (j.contains("gpu_links")) n.gpuLinks = j["gpu_links"].get<std::vector<std::string>>();
+      out.topology.nodes.push_back(std::move(n));
+    } else if (t == "scope") {
+      out.scopes.push_back(recordOf(scopeColumns(), j));
+    } else if (t == "row") {
+      rows.push_back(recordOf(collectiveColumns(), j));
+    } else if (t == "copy") {
+      copies.push_back(recordOf(copyColumns(), j));
+    } else if (t == "pair") {
+      pairs.push_back(recordOf(pairColumns(), j));
+    } else if (t == "step") {
+      out.steps.push_back(recordOf(stepColumns(), j));
+      out.collectives.insert(out.collectives.end(), rows.begin(), rows.end());
+      out.copies.insert(out.copies.end(), copies.begin(), copies.end());
+      out.pairs.insert(out.pairs.end(), pairs.begin(), pairs.end());
+      rows.clear();
+      copies.clear();
+      pairs.clear();
+    } else if (t == "planned") {
+      out.provenance.plannedSteps = j.value("steps", out.provenance.plannedSteps);
+    } else if (t == "finding") {
+      out.findings.push_back(recordOf(findingColumns(), j));
+    }
+  }
+  if (!started) return std::nullopt;  // cut off before its first record: the HDF5 file says as much
+  out.topology.emulated = out.provenance.emulated;
+  out.topology.ranksPerNode = out.provenance.ranksPerNode;
+  out.complete = false;  // a complete run removes its journal
+  return out;
+}
+
+}  // namespace fabricmap::results
