@@ -310,7 +310,9 @@ core::Finding hangFinding(int step, const std::string& what, double waitedSecond
   f.severity = "error";
   f.kind = "hang";
   const std::string ranks = core::formatRanks(verdict.culprits);
-  f.subject = fmt::format("rank{} {} ({})", verdict.culprits.size() == 1 ? "" : "s", ranks, fmt::join(hosts, ", "));
+  f.subject = verdict.culprits.empty()
+                  ? std::string("all ranks")
+                  : fmt::format("rank{} {} ({})", verdict.culprits.size() == 1 ? "" : "s", ranks, fmt::join(hosts, ", "));
   f.measured = waitedSeconds;
   f.expected = deadlineSeconds;
   f.ratio = deadlineSeconds > 0 ? waitedSeconds / deadlineSeconds : 0.0;

@@ -101,7 +101,8 @@ HangVerdict judgeHang(int step, const std::vector<RankProgress>& ranks, double s
   }
   if (v.culprits.empty()) {
     v.culprits = unfinished;
-    v.why = "stuck inside the measurement";
+    v.why = unfinished.empty() ? "every rank finished its part; the step is stuck gathering its results"
+                               : "stuck inside the measurement";
   }
   for (int r : unfinished) {
     if (std::find(v.culprits.begin(), v.culprits.end(), r) == v.culprits.end()) v.waiting.push_back(r);

@@ -56,6 +56,10 @@ TEST(JudgeHang, OtherwiseEveryoneStuckInsideTheMeasurement) {
   unheard[1] = RankProgress{};
   unheard[1].silentSeconds = 10;
   EXPECT_EQ(worker::judgeHang(0, unheard, 3.0).culprits, (std::vector<int>{1}));
+  // everyone done, yet the step did not end: nobody to blame by name, and it says so
+  const worker::HangVerdict gathering = worker::judgeHang(3, allDone(3, 3), 3.0);
+  EXPECT_TRUE(gathering.culprits.empty() && gathering.waiting.empty());
+  EXPECT_NE(gathering.why.find("gathering"), std::string::npos);
 }
 
 TEST(HangFinding, NamesRanksHostsAndWaiters) {
@@ -79,6 +83,9 @@ TEST(HangFinding, NamesRanksHostsAndWaiters) {
             "ranks 0-2 waited for it; ended after 12 s (deadline 10 s)");
   const core::Finding two = hangFinding(1, "", 3, 2, worker::HangVerdict{{1, 2}, {}, "stuck"}, t);
   EXPECT_EQ(two.subject, "ranks 1-2 (gpu-a, gpu-b)");
+  const core::Finding none = hangFinding(1, "", 3, 2, worker::judgeHang(1, allDone(4, 1), 3.0), t);
+  EXPECT_EQ(none.subject, "all ranks");
+  EXPECT_EQ(none.rank, -1);
 }
 
 core::Topology twoHosts() {
