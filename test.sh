@@ -9,6 +9,15 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 ctest --preset release -j "$(nproc)" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+
+# The AddressSanitizer + UBSan build (host code; CUDA off) runs the unit and multi-rank gtests:
+# any sanitizer report fails them (leak checks are off: Open MPI keeps allocations until exit).
+# FABRICMAP_SKIP_ASAN=1 skips it, for a quick local run.
+if [ "${FABRICMAP_SKIP_ASAN:-0}" != 1 ] && [ $# -eq 0 ]; then
+  scripts/build.sh asan || exit 1
+  ctest --preset asan -j "$(nproc)" -R '^(unit\.|mpi\.collectives\.)' 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 echo
-grep -E "tests passed|tests failed" "$log" | tail -n 1
+grep -E "tests passed|tests failed" "$log" | tail -n 2
 exit "$status"
