@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <thread>
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 #include "core/units.h"
 #include <fmt/format.h>
