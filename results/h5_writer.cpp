@@ -28,17 +28,33 @@ void writeUnits(hid_t file, const char* path, const std::vector<Column<R>>& colu
   h5::writeAttribute(dset.get(), "units", units);
 }
 
+// Appends the records to an existing table.
+template <class R>
+void appendRecords(hid_t file, const char* path, const std::vector<Column<R>>& columns,
+                   const std::vector<R>& records) {
+  std::vector<h5::Row> rows;
+  rows.reserve(records.size());
+  for (const R& r : records) rows.push_back(toRow(columns, r));
+  h5::appendRows(file, path, specsOf(columns), rows);
+}
+
 // Creates the table with its units attribute and writes the records.
 template <class R>
 void writeTable(hid_t file, const char* path, const std::vector<Column<R>>& columns,
                 const std::vector<R>& records) {
-  const auto specs = specsOf(columns);
-  h5::createTable(file, path, specs);
-  std::vector<h5::Row> rows;
-  rows.reserve(records.size());
-  for (const R& r : records) rows.push_back(toRow(columns, r));
-  h5::appendRows(file, path, specs, rows);
+  h5::createTable(file, path, specsOf(columns));
+  appendRecords(file, path, columns, records);
   writeUnits(file, path, columns);
+}
+
+// A finished step: its rows, then its /steps row (a step listed there always has its
+// measurements), flushed so a run that dies keeps it.
+template <class R>
+void appendStep(hid_t file, const core::StepRecord& step, const char* table, const std::vector<Column<R>>& columns,
+                const std::vector<R>& records) {
+  appendRecords(file, table, columns, records);
+  appendRecords(file, kStepsTable, stepColumns(), std::vector<core::StepRecord>{step});
+  h5::flush(file);
 }
 
 void writeExpected(hid_t f, const std::string& path, const std::string& prefix, const core::Expected& e) {
@@ -209,34 +225,15 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
 }
 
 void H5Sink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
-  const hid_t f = file_.get();
-  std::vector<h5::Row> collectiveRows;
-  collectiveRows.reserve(rows.size());
-  for (const auto& r : rows) collectiveRows.push_back(toRow(collectiveColumns(), r));
-  // Rows before the step row: a step listed in /steps always has its measurements.
-  h5::appendRows(f, kCollectivesTable, specsOf(collectiveColumns()), collectiveRows);
-  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
-  h5::flush(f);
+  appendStep(file_.get(), step, kCollectivesTable, collectiveColumns(), rows);
 }
 
 void H5Sink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
-  const hid_t f = file_.get();
-  std::vector<h5::Row> rows;
-  rows.reserve(copies.size());
-  for (const auto& c : copies) rows.push_back(toRow(copyColumns(), c));
-  h5::appendRows(f, kCopiesTable, specsOf(copyColumns()), rows);
-  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
-  h5::flush(f);
+  appendStep(file_.get(), step, kCopiesTable, copyColumns(), copies);
 }
 
 void H5Sink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
-  const hid_t f = file_.get();
-  std::vector<h5::Row> rows;
-  rows.reserve(pairs.size());
-  for (const auto& p : pairs) rows.push_back(toRow(pairColumns(), p));
-  h5::appendRows(f, kPairsTable, specsOf(pairColumns()), rows);
-  h5::appendRows(f, kStepsTable, specsOf(stepColumns()), {toRow(stepColumns(), step)});
-  h5::flush(f);
+  appendStep(file_.get(), step, kPairsTable, pairColumns(), pairs);
 }
 
 void H5Sink::planExtended(int plannedSteps) {
@@ -249,17 +246,14 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
   writeCopyMatrices(f, m, nodes_);
   if (m.pairsMeasured) writePairMatrices(f, m);
   // after the findings recorded during the run (data corruption)
-  std::vector<h5::Row> rows;
-  rows.reserve(findings.size());
-  for (const auto& x : findings) rows.push_back(toRow(findingColumns(), x));
-  h5::appendRows(f, kFindingsTable, specsOf(findingColumns()), rows);
+  appendRecords(f, kFindingsTable, findingColumns(), findings);
   h5::flush(f);
 }
 
 
 void H5Sink::finding(const core::Finding& finding) {
   const hid_t f = file_.get();
-  h5::appendRows(f, kFindingsTable, specsOf(findingColumns()), {toRow(findingColumns(), finding)});
+  appendRecords(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{finding});
   h5::flush(f);
 }
 

@@ -60,6 +60,15 @@ R recordOf(const std::vector<Column<R>>& columns, const json& j) {
   return fromRow(columns, row);
 }
 
+// A step's rows, then its step line: one write, kept by a reader only when the last line is whole.
+template <class R>
+std::string stepLines(const core::StepRecord& step, const char* type, const std::vector<Column<R>>& columns,
+                      const std::vector<R>& records) {
+  std::string out;
+  for (const auto& r : records) out += line(type, columns, r);
+  return out + line("step", stepColumns(), step);
+}
+
 }  // namespace
 
 std::string journalPath(const std::string& resultsPath) { return resultsPath + ".journal"; }
@@ -95,21 +104,15 @@ void JournalSink::begin(const core::Provenance& provenance, const core::Topology
 }
 
 void JournalSink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
-  std::string out;
-  for (const auto& r : rows) out += line("row", collectiveColumns(), r);
-  append(out + line("step", stepColumns(), step));
+  append(stepLines(step, "row", collectiveColumns(), rows));
 }
 
 void JournalSink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
-  std::string out;
-  for (const auto& c : copies) out += line("copy", copyColumns(), c);
-  append(out + line("step", stepColumns(), step));
+  append(stepLines(step, "copy", copyColumns(), copies));
 }
 
 void JournalSink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
-  std::string out;
-  for (const auto& p : pairs) out += line("pair", pairColumns(), p);
-  append(out + line("step", stepColumns(), step));
+  append(stepLines(step, "pair", pairColumns(), pairs));
 }
 
 void JournalSink::planExtended(int plannedSteps) { append(json{{"t", "planned"}, {"steps", plannedSteps}}.dump() + "\n"); }

@@ -57,14 +57,14 @@ CollectiveSpec specFor(const core::CollectiveStep& step, int nranks) {
   return spec;
 }
 
-bool Executor::matches(const core::Fault& fault, const core::CollectiveStep& step) const {
-  return (fault.rank < 0 || fault.rank == rank_) && (!fault.op || *fault.op == step.op) &&
-         (fault.step < 0 || fault.step == step.index);
+bool Executor::matches(const core::Fault& fault, int index, std::optional<core::Op> op) const {
+  return (fault.rank < 0 || fault.rank == rank_) && (!fault.op || fault.op == op) &&
+         (fault.step < 0 || fault.step == index);
 }
 
 void Executor::injectAtStart(int index, std::optional<core::Op> op) const {
   for (const core::Fault& f : faults_) {
-    if ((f.rank >= 0 && f.rank != rank_) || (f.step >= 0 && f.step != index) || (f.op && f.op != op)) continue;
+    if (!matches(f, index, op)) continue;
     switch (f.kind) {
       case core::Fault::Kind::kError:
         throw FM_FAULT(fmt::format("error injected at step {} (--inject-fault)", index));
@@ -172,7 +172,7 @@ StepResult Executor::run(const core::CollectiveStep& step) {
       runner->fill();
       runner->runOnce();
       for (const core::Fault& f : faults_) {
-        if (f.kind == core::Fault::Kind::kCorrupt && matches(f, step)) runner->corruptOutput(0);
+        if (f.kind == core::Fault::Kind::kCorrupt && matches(f, step.index, step.op)) runner->corruptOutput(0);
       }
       mine.wrong = runner->countWrong();
     }

@@ -61,7 +61,8 @@ class Executor {
 
  private:
   void enterScope(int scopeIndex);
-  bool matches(const core::Fault& fault, const core::CollectiveStep& step) const;
+  // Whether `fault` applies to this rank in step `index` (op: a collective's, none otherwise).
+  bool matches(const core::Fault& fault, int index, std::optional<core::Op> op) const;
   // Injected error, stall or crash faults of step `index` (op: a collective's), on this rank.
   void injectAtStart(int index, std::optional<core::Op> op) const;
   void report(int step, StepPhase phase) const {
