@@ -73,10 +73,7 @@ std::string stepLines(const core::StepRecord& step, const char* type, const std:
 
 std::string journalPath(const std::string& resultsPath) { return resultsPath + ".journal"; }
 
-JournalSink::JournalSink(const std::string& resultsPath) : path_(journalPath(resultsPath)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw core::UsageError("cannot create the results journal '" + path_ + "': " + std::strerror(errno));
-}
+JournalSink::JournalSink(const std::string& resultsPath) : path_(journalPath(resultsPath)) {}
 
 JournalSink::~JournalSink() {
   if (fd_ >= 0) ::close(fd_);
@@ -96,6 +93,10 @@ void JournalSink::append(const std::string& lines) {
 
 void JournalSink::begin(const core::Provenance& provenance, const core::Topology& topology,
                         const std::vector<core::ScopeRecord>& scopes) {
+  // created now, after the results file has its name (sinks begin in order): a journal never
+  // stands beside a results file that does not exist yet
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw FM_FAULT("cannot create the results journal '" + path_ + "': " + std::strerror(errno));
   std::string out = line("provenance", provenanceColumns(), provenance);
   for (const auto& r : topology.ranks) out += line("rank", rankColumns(), r);
   for (const auto& n : topology.nodes) out += line("node", nodeColumns(), n, json{{"gpu_links", n.gpuLinks}});

@@ -20,7 +20,7 @@ std::string journalPath(const std::string& resultsPath);
 
 class JournalSink final : public core::RecordSink {
  public:
-  // Creates (truncates) the journal of `resultsPath`. Throws UsageError when it cannot.
+  // The journal of `resultsPath`, created (truncated) by begin(); feed it after the HDF5 sink.
   explicit JournalSink(const std::string& resultsPath);
   JournalSink(const JournalSink&) = delete;
   JournalSink& operator=(const JournalSink&) = delete;
