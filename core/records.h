@@ -85,6 +85,8 @@ struct Provenance {
   int ranksPerNode = 0;
   int plannedSteps = 0;
   std::string runConfig;  // the normalized run configuration as JSON
+  std::string runArguments;  // the arguments after `run`, a JSON array (what --resume re-parses)
+  std::string resumed;       // one line per --resume of this run: when, steps kept, the command
 };
 
 // One scope (world, intra, inter) and its groups, or why it was waived.

@@ -106,6 +106,13 @@ void Progress::finished(int step) {
   if (const auto it = steps_.find(step); it != steps_.end()) doneWeight_ += it->second.first;
 }
 
+void Progress::recorded(int step) {
+  if (const auto it = steps_.find(step); it != steps_.end()) {
+    totalWeight_ -= it->second.first;
+    it->second.first = 0;
+  }
+}
+
 void Progress::end() { clear(); }
 
 }  // namespace fabricmap::orchestrator

@@ -19,6 +19,7 @@ class Progress {
   void starting(int step);  // before step `step` runs
   void clear();             // before other output reaches the terminal
   void finished(int step);  // after it ran
+  void recorded(int step);  // it will not run: a resumed run took it from its file
   void extend(const core::Plan& plan);  // the plan grew (retests)
   void end();
   // What step `step` runs ("intra all_reduce float sum 1 MiB out-of-place"); empty when unknown.

@@ -21,6 +21,7 @@
 #include "orchestrator/planner.h"
 #include "orchestrator/progress.h"
 #include "orchestrator/provenance.h"
+#include "orchestrator/resume.h"
 #include "orchestrator/run_config.h"
 #include "results/console.h"
 #include "results/h5_writer.h"
@@ -176,6 +177,29 @@ class Sinks {
   std::timed_mutex mutex_;
 };
 
+// A resumed run's state: which steps come from the file (every rank), the records (rank 0),
+// and the file sinks to publish once those are in again (rank 0).
+struct Resuming {
+  bool root = false;
+  std::vector<char> recorded;  // per step index: taken from the file, not run
+  Replay replay;               // rank 0
+  results::H5Sink* file = nullptr;
+  results::JournalSink* journal = nullptr;
+  bool published = true;  // a new run's files are published when they begin
+
+  bool has(int index) const {
+    return index >= 0 && static_cast<std::size_t>(index) < recorded.size() && recorded[static_cast<std::size_t>(index)];
+  }
+  // The new journal holds every recorded step: from now on it is the run (the journal first,
+  // since readers prefer it; then the HDF5 file replaces the stopped run's).
+  void publish() {
+    if (published) return;
+    if (journal != nullptr) journal->publish();
+    if (file != nullptr) file->publish();
+    published = true;
+  }
+};
+
 // What every step goes through on every rank: the progress line, the watchdog's deadline, and
 // (rank 0) the sinks its records go to.
 struct Steps {
@@ -184,14 +208,22 @@ struct Steps {
   Progress& progress;
   worker::Watchdog& watchdog;
   Sinks& sinks;
+  Resuming& resuming;
+  // Runs `step` on every rank, or takes it from the resumed file (rank 0's records; nothing
+  // happens elsewhere). The result is rank 0's.
   template <class S>
-  void starting(const S& step) {
+  auto run(const S& step, worker::Executor& executor) {
+    if (resuming.has(step.index)) {
+      progress.recorded(step.index);
+      return resuming.root ? resuming.replay.result(step) : decltype(executor.run(step)){};
+    }
+    resuming.publish();
     progress.starting(step.index);
     watchdog.stepStarted(step.index, stepDeadline(step, config));
-  }
-  void finished(int index) {
+    auto result = executor.run(step);
     watchdog.idle();
-    progress.finished(index);
+    progress.finished(step.index);
+    return result;
   }
 };
 
@@ -200,9 +232,7 @@ void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& e
                   MatrixBuilder* builder, std::vector<WrongResult>& wrong) {
   for (std::size_t i = first; i < plan.pairSteps.size(); ++i) {
     const core::PairStep& step = plan.pairSteps[i];
-    steps.starting(step);
-    worker::PairResult result = executor.run(step);
-    steps.finished(step.index);
+    worker::PairResult result = steps.run(step, executor);
     if (builder == nullptr) continue;  // not rank 0
     steps.progress.clear();
     steps.sinks.each([&](core::RecordSink& s) { s.pairStep(result.step, result.pairs); });
@@ -222,9 +252,7 @@ void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& e
 void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, MatrixBuilder* builder,
                   std::vector<WrongResult>& wrong) {
   for (const core::CopyStep& step : plan.copySteps) {
-    steps.starting(step);
-    worker::CopyResult result = executor.run(step);
-    steps.finished(step.index);
+    worker::CopyResult result = steps.run(step, executor);
     if (builder == nullptr) continue;  // not rank 0
     steps.progress.clear();
     steps.sinks.each([&](core::RecordSink& s) { s.copyStep(result.step, result.copies); });
@@ -284,6 +312,15 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
     planRetests(config, core::PairLevel::kRank, static_cast<int>(topology.ranks.size()), rankPairs, plan);
     planRetests(config, core::PairLevel::kNode, static_cast<int>(topology.nodes.size()), nodePairs, plan);
     if (plan.pairSteps.size() > firstRetest) {
+      if (!steps.resuming.recorded.empty()) {
+        // a retest the stopped run measured is taken from the file when it retests the same pairs
+        const int from = plan.pairSteps[firstRetest].index;
+        std::vector<char> more;
+        if (rank == 0) more = steps.resuming.replay.match(plan, from, false);
+        worker::broadcastBytes(MPI_COMM_WORLD, more);
+        steps.resuming.recorded.resize(static_cast<std::size_t>(from), 0);
+        steps.resuming.recorded.insert(steps.resuming.recorded.end(), more.begin(), more.end());
+      }
       steps.progress.extend(plan);
       steps.sinks.each([&](core::RecordSink& s) { s.planExtended(plan.stepCount()); });
       runPairSteps(firstRetest, plan, executor, steps, matrices, wrong);
@@ -312,6 +349,16 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       return 0;
     }
     RunConfig config = parsed.config;
+    // --resume: rank 0 reads the stopped run; every rank takes its configuration
+    std::optional<results::ResultsFile> stopped;
+    if (!parsed.resume.empty()) {
+      std::string recorded;
+      onRootAgreeing(rank, [&] {
+        stopped = readResumable(parsed.resume);
+        recorded = encode(recordedRunOf(*stopped));
+      });
+      config = resumedConfig(parsed, decodeRecordedRun(worker::broadcastString(MPI_COMM_WORLD, recorded)));
+    }
 
     core::Topology topology = topologies::buildTopology(
         worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost()), config.ranksPerNode);
@@ -332,14 +379,32 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 
+    // the steps a resumed run takes from its file: the same plan on the same ranks, or a refusal
+    Resuming resuming;
+    resuming.root = root;
+    if (!parsed.resume.empty()) {  // every rank: the decision is rank 0's, broadcast
+      onRootAgreeing(rank, [&] {
+        const std::string why = layoutDifference(stopped->topology, topology);
+        if (!why.empty()) throw core::UsageError(fmt::format("cannot resume '{}': {}", parsed.resume, why));
+        resuming.replay = Replay(*stopped);
+        resuming.recorded = resuming.replay.match(plan, 0, true);
+      });
+      worker::broadcastBytes(MPI_COMM_WORLD, resuming.recorded);
+    }
+
     std::unique_ptr<results::H5Sink> file;
     std::unique_ptr<results::JournalSink> journal;  // after the file: finish() removes it
     onRootAgreeing(rank, [&] {
       const bool defaulted = config.output.empty();
       if (defaulted) config.output = defaultOutputPath();
       results::checkWritable(config.output, defaulted);
-      file = std::make_unique<results::H5Sink>(config.output);
-      journal = std::make_unique<results::JournalSink>(config.output);
+      // a resumed run's files replace the stopped run's once its steps are in them again
+      const results::Publish when = stopped ? results::Publish::kWhenAsked : results::Publish::kAtBegin;
+      file = std::make_unique<results::H5Sink>(config.output, when);
+      journal = std::make_unique<results::JournalSink>(config.output, when);
+      resuming.file = file.get();
+      resuming.journal = journal.get();
+      resuming.published = !stopped;
     });
 
     results::ConsoleSink console(stdout);
@@ -349,14 +414,33 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       sinks.add(&console);
       sinks.add(journal.get());
     }
-    core::Provenance provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
-    provenance.plannedSteps = plan.stepCount();
-    provenance.runConfig = toJsonString(config);
+    core::Provenance provenance;
+    const int kept = static_cast<int>(std::count(resuming.recorded.begin(), resuming.recorded.end(), 1));
+    if (stopped) {
+      provenance = resumedProvenance(stopped->provenance, plan.stepCount(), kept, utcNow(false), shellJoin(argc, argv));
+    } else {
+      provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
+      provenance.plannedSteps = plan.stepCount();
+      provenance.runConfig = toJsonString(config);
+      provenance.runArguments = nlohmann::json(args).dump();
+    }
     const std::vector<core::ScopeRecord> scopes = scopeRecords(plan);
     sinks.each([&](core::RecordSink& s) { s.begin(provenance, topology, scopes); });
     if (root && !choice.reason.empty()) {
       fmt::print("# backend {} (auto: {})\n", backendName, choice.reason);
       std::fflush(stdout);
+    }
+    if (stopped) {
+      if (root) {
+        fmt::print("# resuming {}: {} of {} steps taken from the file, the rest measured now\n", config.output,
+                   kept, plan.stepCount());
+        std::fflush(stdout);
+      }
+      // what the stopped run found that no step brings back: its hang
+      for (const core::Finding& f : resuming.replay.carriedFindings()) {
+        sinks.each([&](core::RecordSink& s) { s.finding(f); });
+      }
+      stopped.reset();
     }
 
     Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
@@ -370,12 +454,10 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
     });
     executor.setObserver(&watchdog);
-    Steps steps{config, topology, progress, watchdog, sinks};
+    Steps steps{config, topology, progress, watchdog, sinks, resuming};
     std::vector<WrongResult> wrong;
     for (const core::CollectiveStep& step : plan.collectiveSteps) {
-      steps.starting(step);
-      worker::StepResult result = executor.run(step);
-      steps.finished(step.index);
+      worker::StepResult result = steps.run(step, executor);
       if (!root) continue;
       for (const auto& row : result.rows) result.step.noisy = result.step.noisy || row.timeUs.cv > config.noiseCv;
       progress.clear();
@@ -394,6 +476,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     }
     if (!plan.copySteps.empty() || !plan.pairSteps.empty()) runMatrices(topology, plan, executor, steps, wrong);
     progress.end();
+    if (root) resuming.publish();  // every step was in the file already
     sinks.each([&](core::RecordSink& s) { s.finish(true); });
 
     int code = static_cast<int>(core::ExitCode::kOk);

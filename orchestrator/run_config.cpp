@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -122,6 +123,9 @@ po::options_description describeOptions() {
      "a pair is slow below this fraction of its link class's baseline, in (0, 1]")
     ("latency-factor", po::value<double>()->default_value(2.0),
      "latency is bad above this multiple of its link class's baseline, >= 1")
+    ("resume", po::value<std::string>(),
+     "finish the incomplete run recorded in FILE.h5: run only the steps it lacks, with its "
+     "configuration, on the same rank layout, and mark it complete")
     ("inject-fault", po::value<std::vector<std::string>>()->composing(),
      "TESTING ONLY: corrupt:rank=R[:op=OP][:step=N] changes an output element before the check; "
      "error:rank=R[:op=OP][:step=N] fails that rank with a runtime error; stall:rank=R:step=N "
@@ -261,12 +265,14 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   // -o is nccl-tests' reduction op, and DESIGN's output file: a value that reads as a list of
   // reduction ops is the op, anything else the output path.
   std::string redops = vm.count("op") ? vm["op"].as<std::string>() : "";
+  bool redopsFromO = false;
   if (vm.count("output")) c.output = vm["output"].as<std::string>();
   if (vm.count("-o")) {
     for (const std::string& v : vm["-o"].as<std::vector<std::string>>()) {
       if (isRedOpList(v)) {
         if (!redops.empty()) throw core::UsageError("reduction op given twice (-o/--op)");
         redops = v;
+        redopsFromO = true;
       } else if (v.find_first_of("./") == std::string::npos) {
         // a bare word is more likely a mistyped op than a file name: do not write a file "sun"
         throw core::UsageError(fmt::format(
@@ -383,6 +389,22 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     }
   }
 
+  // resuming: the measurement options, when given at all, must be the recorded run's
+  if (vm.count("resume")) {
+    parsed.resume = vm["resume"].as<std::string>();
+    if (parsed.resume.empty()) throw core::UsageError("--resume needs the results file to finish");
+    if (!c.output.empty() && c.output != parsed.resume) {
+      throw core::UsageError(fmt::format("--resume {} writes to the file it finishes; the output {} "
+                                         "is a different file", parsed.resume, c.output));
+    }
+  }
+  static const std::set<std::string> kRunTime{"resume", "output", "progress", "step-timeout", "inject-fault"};
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted() || kRunTime.count(name) > 0) continue;
+    if (name == "-o" && !redopsFromO) continue;  // -o named the output file
+    parsed.measurementGiven = true;
+  }
+
   // ---- cross-option checks
   if (c.minBytes == 0) throw core::UsageError("-b/--min-bytes must be at least 1 element");
   if (c.minBytes > c.maxBytes) {
@@ -478,7 +500,9 @@ core::Fault parseFault(const std::string& text) {
   return fault;
 }
 
-std::string toJsonString(const RunConfig& c) {
+namespace {
+
+nlohmann::ordered_json toJson(const RunConfig& c) {
   nlohmann::ordered_json j;
   j["backend"] = c.backend;
   j["suite"] = c.suite;
@@ -526,7 +550,30 @@ std::string toJsonString(const RunConfig& c) {
     if (f.step >= 0) text += fmt::format(":step={}", f.step);
     j["inject_faults"].push_back(text);
   }
-  return j.dump();
+  return j;
+}
+
+}  // namespace
+
+std::string toJsonString(const RunConfig& c) { return toJson(c).dump(); }
+
+std::vector<std::string> measurementDifferences(const RunConfig& a, const RunConfig& b) {
+  nlohmann::ordered_json ja = toJson(a);
+  nlohmann::ordered_json jb = toJson(b);
+  std::vector<std::string> out;
+  for (const char* runTime : {"step_timeout", "inject_faults"}) {
+    ja.erase(runTime);
+    jb.erase(runTime);
+  }
+  for (const auto& [key, value] : ja.items()) {
+    const auto other = jb.find(key);
+    const std::string theirs = other == jb.end() ? "(none)" : other->dump();
+    if (other == jb.end() || *other != value) out.push_back(fmt::format("{}: {} vs {}", key, value.dump(), theirs));
+  }
+  for (const auto& [key, value] : jb.items()) {
+    if (!ja.contains(key)) out.push_back(fmt::format("{}: (none) vs {}", key, value.dump()));
+  }
+  return out;
 }
 
 }  // namespace fabricmap::orchestrator

@@ -73,6 +73,9 @@ struct RunConfig {
 struct ParsedRun {
   RunConfig config;
   bool help = false;
+  std::string resume;             // --resume FILE: finish the incomplete run recorded there
+  bool measurementGiven = false;  // an option besides the run-time ones (resume, output,
+                                  // progress, step timeout, injected faults) was given
 };
 
 // Parses `fabricmap run` arguments (argv after "run"). Throws UsageError naming the problem.
@@ -91,5 +94,9 @@ std::string faultKindName(core::Fault::Kind kind);
 
 // The configuration as a stable JSON string (recorded in the results file).
 std::string toJsonString(const RunConfig& config);
+
+// Where two configurations would measure differently, as "key: A vs B" (empty: they measure the
+// same). The run-time settings (step timeout, injected faults, output, progress) are not compared.
+std::vector<std::string> measurementDifferences(const RunConfig& a, const RunConfig& b);
 
 }  // namespace fabricmap::orchestrator

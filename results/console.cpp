@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -344,6 +346,8 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   fmt::print(out, "# {}: schema v{}, created {}, {}\n", file.path, file.provenance.schemaVersion,
              file.provenance.createdUtc, file.complete ? "complete" : "INCOMPLETE");
   fmt::print(out, "# command: {}\n", file.provenance.commandLine);
+  std::istringstream resumed(file.provenance.resumed);
+  for (std::string line; std::getline(resumed, line);) fmt::print(out, "# resumed {}\n", line);
   if (!file.recoveredFrom.empty()) {
     fmt::print(out, "# read from its journal {} (the run ended before closing the file)\n", file.recoveredFrom);
   }

@@ -186,10 +186,12 @@ void checkWritable(const std::string& path, bool createParents) {
   if (!existed) fs::remove(p, ec);
 }
 
-H5Sink::H5Sink(const std::string& path) : path_(path) {
+std::string unpublishedPath(const std::string& path) { return path + ".new"; }
+
+H5Sink::H5Sink(const std::string& path, Publish when) : path_(path), when_(when) {
   h5::silenceErrorStack();
   try {
-    file_ = h5::createFile(path + kNewSuffix);
+    file_ = h5::createFile(unpublishedPath(path));
   } catch (const core::Error&) {
     throw core::UsageError("cannot create HDF5 results file '" + path + "'");
   }
@@ -218,10 +220,17 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
   writeTable(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{});
   h5::flush(f);
   // the file takes its name once it is a results file: a run killed before never leaves one
-  // that cannot be read (HDF5 keeps writing through the open handle)
+  // that cannot be read
+  if (when_ == Publish::kAtBegin) publish();
+}
+
+void H5Sink::publish() {
+  if (published_) return;
+  h5::flush(file_.get());
   std::error_code ec;
-  std::filesystem::rename(path_ + kNewSuffix, path_, ec);
+  std::filesystem::rename(unpublishedPath(path_), path_, ec);
   if (ec) throw FM_FAULT("cannot rename the results file to '" + path_ + "': " + ec.message());
+  published_ = true;
 }
 
 void H5Sink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
@@ -258,6 +267,7 @@ void H5Sink::finding(const core::Finding& finding) {
 }
 
 void H5Sink::finish(bool complete) {
+  publish();
   h5::writeAttribute(file_.get(), kCompleteAttribute, complete);
   h5::flush(file_.get());
   file_.reset();

@@ -8,12 +8,21 @@
 
 namespace fabricmap::results {
 
+// When a file sink's output takes its final name: once begin() has written the provenance and
+// topology (a new run), or when publish() is called (a resumed run, once the recorded steps are
+// in again: until then the file being finished stays as it was).
+enum class Publish { kAtBegin, kWhenAsked };
+
+// FILE -> FILE.new: where a file sink writes until it is published.
+std::string unpublishedPath(const std::string& path);
+
 class H5Sink final : public core::RecordSink {
  public:
-  // Creates (truncates) `path` + kNewSuffix, renamed to `path` once begin() has written the
-  // provenance and topology. Throws UsageError with the reason when it cannot be written.
-  explicit H5Sink(const std::string& path);
-  static constexpr const char* kNewSuffix = ".new";
+  // Creates (truncates) unpublishedPath(path), renamed to `path` when published. Throws
+  // UsageError with the reason when it cannot be written.
+  explicit H5Sink(const std::string& path, Publish when = Publish::kAtBegin);
+  // Renames the file to its path (it keeps being written through the open handle).
+  void publish();
 
   void begin(const core::Provenance& provenance, const core::Topology& topology,
              const std::vector<core::ScopeRecord>& scopes) override;
@@ -28,6 +37,8 @@ class H5Sink final : public core::RecordSink {
 
  private:
   std::string path_;
+  Publish when_;
+  bool published_ = false;
   h5::Handle file_;
   std::vector<core::NodeRecord> nodes_;  // names for the per-node matrix groups
 };

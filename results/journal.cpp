@@ -73,7 +73,8 @@ std::string stepLines(const core::StepRecord& step, const char* type, const std:
 
 std::string journalPath(const std::string& resultsPath) { return resultsPath + ".journal"; }
 
-JournalSink::JournalSink(const std::string& resultsPath) : path_(journalPath(resultsPath)) {}
+JournalSink::JournalSink(const std::string& resultsPath, Publish when)
+    : path_(journalPath(resultsPath)), when_(when) {}
 
 JournalSink::~JournalSink() {
   if (fd_ >= 0) ::close(fd_);
@@ -95,8 +96,10 @@ void JournalSink::begin(const core::Provenance& provenance, const core::Topology
                         const std::vector<core::ScopeRecord>& scopes) {
   // created now, after the results file has its name (sinks begin in order): a journal never
   // stands beside a results file that does not exist yet
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw FM_FAULT("cannot create the results journal '" + path_ + "': " + std::strerror(errno));
+  published_ = when_ == Publish::kAtBegin;
+  const std::string path = published_ ? path_ : unpublishedPath(path_);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw FM_FAULT("cannot create the results journal '" + path + "': " + std::strerror(errno));
   std::string out = line("provenance", provenanceColumns(), provenance);
   for (const auto& r : topology.ranks) out += line("rank", rankColumns(), r);
   for (const auto& n : topology.nodes) out += line("node", nodeColumns(), n, json{{"gpu_links", n.gpuLinks}});
@@ -126,10 +129,19 @@ void JournalSink::analysis(const core::Matrices&, const std::vector<core::Findin
   append(out);
 }
 
+void JournalSink::publish() {
+  if (published_ || fd_ < 0) return;
+  // synced first: the journal replaces what readers saw (the file being finished)
+  if (::fsync(fd_) != 0 || ::rename(unpublishedPath(path_).c_str(), path_.c_str()) != 0) {
+    throw FM_FAULT("cannot publish the results journal '" + path_ + "': " + std::strerror(errno));
+  }
+  published_ = true;
+}
+
 void JournalSink::finish(bool complete) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (complete) ::unlink(path_.c_str());
+  if (complete) ::unlink((published_ ? path_ : unpublishedPath(path_)).c_str());
 }
 
 std::optional<ResultsFile> readJournal(const std::string& journal, const std::string& resultsPath) {

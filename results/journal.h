@@ -12,6 +12,7 @@
 
 #include "core/sink.h"
 #include "results/h5_reader.h"
+#include "results/h5_writer.h"
 
 namespace fabricmap::results {
 
@@ -21,7 +22,8 @@ std::string journalPath(const std::string& resultsPath);
 class JournalSink final : public core::RecordSink {
  public:
   // The journal of `resultsPath`, created (truncated) by begin(); feed it after the HDF5 sink.
-  explicit JournalSink(const std::string& resultsPath);
+  // Published later, it is written beside as unpublishedPath(journal) until publish().
+  explicit JournalSink(const std::string& resultsPath, Publish when = Publish::kAtBegin);
   JournalSink(const JournalSink&) = delete;
   JournalSink& operator=(const JournalSink&) = delete;
   ~JournalSink() override;
@@ -37,11 +39,15 @@ class JournalSink final : public core::RecordSink {
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   // Complete: the HDF5 file (finished before this sink) holds everything; the journal goes.
   void finish(bool complete) override;
+  // Syncs the journal and renames it to its path: from now on it is the run readers see.
+  void publish();
 
  private:
   void append(const std::string& lines);
 
   std::string path_;
+  Publish when_;
+  bool published_ = false;
   int fd_ = -1;
 };
 

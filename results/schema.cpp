@@ -94,6 +94,8 @@ const std::vector<Column<core::Provenance>>& provenanceColumns() {
       FM_COLUMN(R, ranksPerNode, "ranks_per_node", ""),
       FM_COLUMN(R, plannedSteps, "planned_steps", ""),
       FM_COLUMN(R, runConfig, "run_config", "json"),
+      FM_COLUMN(R, runArguments, "run_arguments", "json"),
+      FM_COLUMN(R, resumed, "resumed", ""),
   };
   return kColumns;
 }

@@ -147,6 +147,23 @@ std::vector<std::string> gatherStrings(MPI_Comm comm, const std::string& mine) {
   return out;
 }
 
+void broadcastBytes(MPI_Comm comm, std::vector<char>& bytes) {
+  long long length = static_cast<long long>(bytes.size());
+  MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm);
+  bytes.resize(static_cast<std::size_t>(length));
+  // MPI counts are ints: in chunks, for any length
+  constexpr long long kChunk = 1 << 30;
+  for (long long done = 0; done < length; done += kChunk) {
+    MPI_Bcast(bytes.data() + done, static_cast<int>(std::min(kChunk, length - done)), MPI_CHAR, 0, comm);
+  }
+}
+
+std::string broadcastString(MPI_Comm comm, std::string value) {
+  std::vector<char> bytes(value.begin(), value.end());
+  broadcastBytes(comm, bytes);
+  return {bytes.begin(), bytes.end()};
+}
+
 std::string mpiLibraryVersion() {
   std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> buf{};
   int len = 0;

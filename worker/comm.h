@@ -48,6 +48,11 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
 // Every rank's `mine` on rank 0 (in rank order); empty elsewhere. Collective over `comm`.
 std::vector<std::string> gatherStrings(MPI_Comm comm, const std::string& mine);
 
+// Rank 0's `value` on every rank. Collective over `comm`.
+std::string broadcastString(MPI_Comm comm, std::string value);
+// Rank 0's bytes on every rank, resized there. Collective over `comm`.
+void broadcastBytes(MPI_Comm comm, std::vector<char>& bytes);
+
 // The MPI library's own version string.
 std::string mpiLibraryVersion();
 

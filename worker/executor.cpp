@@ -93,6 +93,45 @@ PairSpec pairSpecFor(const core::PairStep& step) {
   return spec;
 }
 
+core::StepRecord stepHeader(const core::Plan& plan, const core::CollectiveStep& step) {
+  const core::ScopePlan& scope = plan.scopes.at(static_cast<std::size_t>(step.scopeIndex));
+  core::StepRecord rec;
+  rec.step = step.index;
+  rec.kind = "collective";
+  rec.scope = std::string(core::name(scope.scope));
+  rec.op = std::string(core::traits(step.op).name);
+  rec.dtype = std::string(core::traits(step.dtype).name);
+  rec.redop = core::traits(step.op).reduces ? std::string(core::name(step.redop)) : "none";
+  rec.bytes = step.bytes;
+  rec.inPlace = step.inPlace;
+  rec.groups = static_cast<int>(scope.groups.size());
+  return rec;
+}
+
+core::StepRecord stepHeader(const core::CopyStep& step) {
+  core::StepRecord rec;
+  rec.step = step.index;
+  rec.kind = "copy";
+  rec.scope = "intra";
+  rec.op = fmt::format("gpu_pair {}-{}", step.a, step.b);
+  rec.dtype = "uint8";
+  rec.redop = "none";
+  rec.bytes = step.bytes;
+  return rec;
+}
+
+core::StepRecord stepHeader(const core::PairStep& step) {
+  core::StepRecord rec;
+  rec.step = step.index;
+  rec.kind = "pairwise";
+  rec.scope = std::string(core::name(step.level));
+  rec.op = step.sample == 0 ? "round" : "retest";
+  rec.dtype = "uint8";
+  rec.redop = "none";
+  rec.bytes = step.bytes;
+  return rec;
+}
+
 Executor::Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
                    const core::Topology& topology, std::vector<core::Fault> faults)
     : world_(world), backend_(backend), plan_(plan), topology_(topology), faults_(std::move(faults)) {
@@ -133,15 +172,7 @@ StepResult Executor::run(const core::CollectiveStep& step) {
   const core::ScopePlan& scope = plan_.scopes.at(static_cast<std::size_t>(step.scopeIndex));
   StepResult result;
   core::StepRecord& rec = result.step;
-  rec.step = step.index;
-  rec.kind = "collective";
-  rec.scope = std::string(core::name(scope.scope));
-  rec.op = std::string(core::traits(step.op).name);
-  rec.dtype = std::string(core::traits(step.dtype).name);
-  rec.redop = core::traits(step.op).reduces ? std::string(core::name(step.redop)) : "none";
-  rec.bytes = step.bytes;
-  rec.inPlace = step.inPlace;
-  rec.groups = static_cast<int>(scope.groups.size());
+  rec = stepHeader(plan_, step);
 
   std::string why = waiver(step);
   if (!why.empty()) {
@@ -273,13 +304,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
   const auto start = std::chrono::steady_clock::now();
   CopyResult result;
   core::StepRecord& rec = result.step;
-  rec.step = step.index;
-  rec.kind = "copy";
-  rec.scope = "intra";
-  rec.op = fmt::format("gpu_pair {}-{}", step.a, step.b);
-  rec.dtype = "uint8";
-  rec.redop = "none";
-  rec.bytes = step.bytes;
+  rec = stepHeader(step);
   const std::vector<core::CopyMethod> methods = backend_.copyMethods();
   if (methods.empty()) {
     rec.status = "waived";
@@ -495,13 +520,7 @@ PairResult Executor::run(const core::PairStep& step) {
     result.pairs.push_back(std::move(rec));
   }
   core::StepRecord& s = result.step;
-  s.step = step.index;
-  s.kind = "pairwise";
-  s.scope = std::string(core::name(step.level));
-  s.op = step.sample == 0 ? "round" : "retest";
-  s.dtype = "uint8";
-  s.redop = "none";
-  s.bytes = step.bytes;
+  s = stepHeader(step);
   s.groups = static_cast<int>(result.pairs.size());
   s.status = anyWrong ? "wrong" : "ok";
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -34,6 +34,12 @@ CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
 // What every pair of a pairwise round streams.
 PairSpec pairSpecFor(const core::PairStep& step);
 
+// What names a step in /steps (kind, scope, op, dtype, redop, bytes, placement, groups): the
+// record a run of it fills in, and what a resumed run matches a recorded step against.
+core::StepRecord stepHeader(const core::Plan& plan, const core::CollectiveStep& step);
+core::StepRecord stepHeader(const core::CopyStep& step);
+core::StepRecord stepHeader(const core::PairStep& step);
+
 class Executor {
  public:
   // `faults` are test-only injections (empty in real runs).

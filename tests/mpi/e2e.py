@@ -3,7 +3,7 @@
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
-       hang, frozen-rank, frozen-root, crash, kill-root
+       hang, frozen-rank, frozen-root, crash, kill-root, resume
 """
 import argparse
 import json
@@ -505,9 +505,10 @@ def case_kill_root(args, tmp):
     print(f"kill-root: seed {seed}")
     checked = 0
     killed = 0
+    resumable = None
     for i in range(20):
         out = os.path.join(tmp, f"killed{i}.h5")
-        cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", args.fabricmap, "run", "-b", "1K", "-e", "8M",
+        cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", args.fabricmap, "run", "-b", "1K", "-e", "16M",
                "-f", "2", "-n", "10", "-w", "1", "--ops", "all_reduce,all_gather,broadcast", "-o", out]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         when = rng.uniform(0.3, 3.0)
@@ -525,8 +526,98 @@ def case_kill_root(args, tmp):
         n = whole_steps(out, f"run {i} (killed at {when:.2f}s)")
         if n is not None:
             checked += 1
+            if proc.returncode != 0:
+                resumable = out
     print(f"kill-root: {checked} files left behind ({killed} of them by a killed run), all readable")
     check(killed >= 10, f"only {killed} of 20 runs were killed with a file behind: nothing much tested")
+    if resumable:
+        # the last file a kill left behind is finished by --resume
+        p = mpirun(args, args.np, [args.fabricmap, "run", "--resume", resumable], timeout=120)
+        n = whole_steps(resumable, "resumed after the kill")
+        check(p.returncode == 0 and n is not None and json.loads(subprocess.run(
+            [args.fabricmap, "show", "--json", resumable], capture_output=True, text=True).stdout)["complete"],
+              f"resume of a killed run: exit {p.returncode}: {p.stderr[-400:]}")
+
+
+def step_list(path):
+    """The step list of a results file as `show --json` reads it: what each step measured."""
+    s = subprocess.run([args_fabricmap(), "show", "--json", path], capture_output=True, text=True, timeout=60)
+    check(s.returncode == 0, f"show {path}: {s.stderr[-300:]}")
+    j = json.loads(s.stdout) if s.returncode == 0 else {"steps": [], "collectives": [], "findings": []}
+    keys = ("step", "kind", "scope", "op", "dtype", "redop", "bytes", "in_place", "groups", "status")
+    return j, [tuple(st[k] for k in keys) for st in j["steps"]]
+
+
+def case_resume(args, tmp):
+    """A run stopped by a hang in its pairwise phase is finished by `run --resume`: the steps it
+    recorded are kept as measured, the rest run, and the step list equals a clean run's. A resume
+    killed at a random moment loses nothing recorded; other configurations and layouts are refused
+    without touching the file; a complete file has nothing to resume."""
+    import random
+    import shutil
+    base = ["-b", "1K", "-e", "16K", "-f", "4", "-n", "3", "-w", "1", "--ops", "all_reduce,broadcast",
+            "--ranks-per-node", "2", "--collectives", "--copies", "--pairwise", "--copy-bytes", "1M",
+            "--pair-bytes", "64K", "--retests", "0", "--step-timeout", str(TIMEOUT)]
+    clean = os.path.join(tmp, "clean.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run"] + base + ["-o", clean], timeout=120)
+    check(p.returncode == 0, f"clean run: exit {p.returncode}: {p.stderr[-600:]}")
+    clean_json, clean_steps = step_list(clean)
+    pairwise = [st[0] for st in clean_steps if st[1] == "pairwise"]
+    check(len(pairwise) >= 2 and any(st[1] == "copy" for st in clean_steps), f"plan: {clean_steps}")
+    stop_at = pairwise[1] if len(pairwise) >= 2 else 1
+    out = os.path.join(tmp, "resumed.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run"] + base +
+               ["--inject-fault", f"stall:rank={args.np - 1}:step={stop_at}", "-o", out], timeout=120)
+    check(p.returncode == 3, f"stopped run: exit {p.returncode}: {p.stderr[-600:]}")
+    stopped_json, stopped_steps = step_list(out)
+    check(stopped_steps == clean_steps[:stop_at], f"stopped run kept {len(stopped_steps)} steps, expected {stop_at}")
+    for name in ("copy", "killed"):  # the same stopped run, for the refusals and the kill below
+        shutil.copy(out, os.path.join(tmp, f"{name}.h5"))
+        shutil.copy(out + ".journal", os.path.join(tmp, f"{name}.h5.journal"))
+
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--resume", out], timeout=120)
+    check(p.returncode == 0, f"resume: exit {p.returncode}: {p.stderr[-600:]}")
+    check(f"{stop_at} of {len(clean_steps)} steps taken from the file" in p.stdout, f"resume said: {p.stdout[:900]}")
+    resumed_json, resumed_steps = step_list(out)
+    check(resumed_json["complete"] is True and not os.path.exists(out + ".journal"), "resumed file is not complete")
+    check(resumed_steps == clean_steps, f"resumed step list differs from a clean run's:\n{resumed_steps}\n{clean_steps}")
+    kept = [r for r in resumed_json["collectives"] if r["step"] < stop_at]
+    check(kept == stopped_json["collectives"], "the recorded measurements were not kept as they were")
+    check([f["kind"] for f in resumed_json["findings"]].count("hang") == 1, "the stopped run's hang is not kept")
+    check("bw_unidir" in resumed_json["matrices"]["rank"] and resumed_json["matrices"].get("gpu"),
+          f"matrices of the resumed run: {list(resumed_json.get('matrices', {}))}")
+    resumed = resumed_json["provenance"]["resumed"]
+    check(resumed.count("\n") == 0 and f"kept {stop_at} of {len(clean_steps)} steps" in resumed, f"resumed: {resumed}")
+
+    # nothing left to resume; another configuration; another layout: exit 2, one line, file untouched
+    copy = os.path.join(tmp, "copy.h5")
+    refusals = [(args.np, ["--resume", out], "is complete"),
+                (args.np, base[:6] + ["-n", "4"] + base[8:] + ["--resume", copy], "iters: 3 vs 4"),
+                (args.np - 1, ["--resume", copy], f"measured by {args.np} ranks, this job has {args.np - 1}")]
+    for np_, extra, expected in refusals:
+        p = mpirun(args, np_, [args.fabricmap, "run"] + extra, timeout=60)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and expected in lines[0], f"resume {extra[-1]} on {np_} ranks: "
+                                                                 f"{p.returncode} {lines}")
+    check(step_list(copy)[1] == stopped_steps, "a refused resume changed the file")
+
+    # a resume killed at a random moment (rank 0, the writer) keeps at least what was recorded
+    killed = os.path.join(tmp, "killed.h5")
+    seed = int(os.environ.get("FABRICMAP_KILL_SEED", time.time()))
+    when = random.Random(seed).uniform(0.2, 1.5)
+    proc = subprocess.Popen([args.mpiexec, "-n", str(args.np), "--oversubscribe", args.fabricmap, "run",
+                             "--resume", killed], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(when)
+    for pid in rank_pids(0):
+        os.kill(pid, 9)
+    proc.wait(timeout=60)
+    n = whole_steps(killed, f"resume killed at {when:.2f}s (seed {seed})")
+    check(n is not None and n >= stop_at, f"resume killed at {when:.2f}s lost recorded steps: {n} < {stop_at}")
+    finished = step_list(killed)[0].get("complete") is True  # the kill came after its end
+    print(f"resume: killed at {when:.2f}s (seed {seed}): {n} of {len(clean_steps)} steps kept, complete={finished}")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--resume", killed], timeout=120)
+    check(p.returncode == (2 if finished else 0) and step_list(killed)[1] == clean_steps,
+          f"resume after the killed resume: exit {p.returncode}: {p.stderr[-400:]}")
 
 
 def case_show(args, tmp):
@@ -543,7 +634,8 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
          "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
-         "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root}
+         "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
+         "resume": case_resume}
 
 
 def main():
