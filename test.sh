@@ -18,6 +18,13 @@ if [ "${FABRICMAP_SKIP_ASAN:-0}" != 1 ] && [ $# -eq 0 ]; then
   ctest --preset asan -j "$(nproc)" -R '^(unit\.|mpi\.collectives\.)' 2>&1 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
+# The fuzz targets (tests/fuzz: clang, libFuzzer, ASan + UBSan), each for 60 s from its seed
+# corpus: any crash, sanitizer report, leak or slow input fails them. FABRICMAP_SKIP_FUZZ=1 skips.
+if [ "${FABRICMAP_SKIP_FUZZ:-0}" != 1 ] && [ $# -eq 0 ]; then
+  scripts/build.sh fuzz || exit 1
+  ctest --preset fuzz -j "$(nproc)" 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 echo
-grep -E "tests passed|tests failed" "$log" | tail -n 2
+grep -E "tests passed|tests failed" "$log" | tail -n 3
 exit "$status"

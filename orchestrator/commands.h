@@ -14,4 +14,9 @@ int showCommand(const std::vector<std::string>& args);
 // `fabricmap topo [--file TOPO.txt] [--json]`.
 int topoCommand(const std::vector<std::string>& args);
 
+// Throws UsageError for an argument holding one of Boost.Program_options' message placeholders
+// ("%value%", "%canonical_option%", ...): formatting its error message about such an argument
+// never ends (Boost 1.74). Call before handing arguments to Boost.
+void refusePlaceholders(const std::vector<std::string>& args);
+
 }  // namespace fabricmap::orchestrator

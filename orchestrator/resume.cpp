@@ -44,7 +44,7 @@ std::vector<R> rowsOf(const std::map<int, std::vector<R>>& rows, int step) {
 }  // namespace
 
 std::string encode(const RecordedRun& run) {
-  return nlohmann::json{{"args", run.args}, {"backend", run.backend}}.dump();
+  return nlohmann::json{{"args", run.args}, {"backend", run.backend}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 RecordedRun decodeRecordedRun(const std::string& wire) {

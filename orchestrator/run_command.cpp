@@ -122,7 +122,9 @@ void describeGpus(core::Topology& topology, const worker::Backend& backend) {
   std::string mine;
   if (topology.ranks.at(static_cast<std::size_t>(rank)).localRank == 0) {
     const topologies::GpuTopology gpus = topologies::discoverLocalNode();
-    mine = topologies::describeNode(gpus, topologies::classify(gpus)).dump();
+    // names from the driver are not always UTF-8
+    mine = topologies::describeNode(gpus, topologies::classify(gpus))
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   const std::vector<std::string> descriptions = worker::gatherStrings(MPI_COMM_WORLD, mine);
   const std::vector<std::string> busIds = worker::gatherStrings(MPI_COMM_WORLD, backend.deviceBusId());
@@ -422,7 +424,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
       provenance.plannedSteps = plan.stepCount();
       provenance.runConfig = toJsonString(config);
-      provenance.runArguments = nlohmann::json(args).dump();
+      provenance.runArguments = nlohmann::json(args).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     const std::vector<core::ScopeRecord> scopes = scopeRecords(plan);
     sinks.each([&](core::RecordSink& s) { s.begin(provenance, topology, scopes); });

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "orchestrator/commands.h"
 #include "core/units.h"
 
 namespace fabricmap::orchestrator {
@@ -200,7 +201,18 @@ std::string runHelpText() {
   return out.str();
 }
 
+void refusePlaceholders(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    for (const char* placeholder : {"%value%", "%canonical_option%", "%option%", "%prefix%", "%original_token%"}) {
+      if (a.find(placeholder) != std::string::npos) {
+        throw core::UsageError(fmt::format("argument '{}' is not valid (it holds '{}')", a, placeholder));
+      }
+    }
+  }
+}
+
 ParsedRun parseRunOptions(const std::vector<std::string>& args) {
+  refusePlaceholders(args);
   ParsedRun parsed;
   po::variables_map vm;
   try {
@@ -225,6 +237,9 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   c.suite = vm["suite"].as<std::string>();
   const Suite* suite = &suiteNamed(c.suite);
   c.backend = vm["backend"].as<std::string>();
+  if (c.backend != "auto" && c.backend != "mpi" && c.backend != "nccl") {
+    throw core::UsageError("unknown --backend '" + c.backend + "' (auto, mpi or nccl)");
+  }
 
   const auto str = [&](const char* name, const char* fallback) {
     return vm.count(name) ? vm[name].as<std::string>() : std::string(fallback);
@@ -553,9 +568,15 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
   return j;
 }
 
+std::string text(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
-std::string toJsonString(const RunConfig& c) { return toJson(c).dump(); }
+std::string toJsonString(const RunConfig& c) {
+  return text(toJson(c));
+}
 
 std::vector<std::string> measurementDifferences(const RunConfig& a, const RunConfig& b) {
   nlohmann::ordered_json ja = toJson(a);
@@ -567,11 +588,11 @@ std::vector<std::string> measurementDifferences(const RunConfig& a, const RunCon
   }
   for (const auto& [key, value] : ja.items()) {
     const auto other = jb.find(key);
-    const std::string theirs = other == jb.end() ? "(none)" : other->dump();
-    if (other == jb.end() || *other != value) out.push_back(fmt::format("{}: {} vs {}", key, value.dump(), theirs));
+    const std::string theirs = other == jb.end() ? "(none)" : text(*other);
+    if (other == jb.end() || *other != value) out.push_back(fmt::format("{}: {} vs {}", key, text(value), theirs));
   }
   for (const auto& [key, value] : jb.items()) {
-    if (!ja.contains(key)) out.push_back(fmt::format("{}: (none) vs {}", key, value.dump()));
+    if (!ja.contains(key)) out.push_back(fmt::format("{}: (none) vs {}", key, text(value)));
   }
   return out;
 }

@@ -21,6 +21,7 @@ int showCommand(const std::vector<std::string>& args) {
   positional.add("file", 1);
   po::variables_map vm;
   try {
+    refusePlaceholders(args);
     po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {

@@ -113,6 +113,7 @@ int topoCommand(const std::vector<std::string>& args) {
     // no positional arguments: an empty description makes boost reject them instead of dropping
     // them
     const po::positional_options_description none;
+    refusePlaceholders(args);
     po::store(po::command_line_parser(args).options(opts).positional(none).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {

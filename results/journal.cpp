@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <type_traits>
 #include <map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -33,10 +35,21 @@ json valueJson(const h5::Value& v) {
       v);
 }
 
+// A journal number as the integer column wants it; a fraction or a value out of the column's range
+// is not something fabricmap wrote.
+template <class I>
+I integerOf(const json& j) {
+  if (j.is_number_integer() && (std::is_signed_v<I> || j.is_number_unsigned() || j.get<std::int64_t>() >= 0)) {
+    return j.get<I>();
+  }
+  throw core::UsageError("a journal line holds " + j.dump(-1, ' ', false, json::error_handler_t::replace) +
+                         " where an integer belongs");
+}
+
 h5::Value fromJson(const json& j, h5::ColumnType type) {
   switch (type) {
-    case h5::ColumnType::kInt: return j.is_number() ? j.get<std::int64_t>() : std::int64_t{0};
-    case h5::ColumnType::kUInt: return j.is_number() ? j.get<std::uint64_t>() : std::uint64_t{0};
+    case h5::ColumnType::kInt: return j.is_null() ? std::int64_t{0} : integerOf<std::int64_t>(j);
+    case h5::ColumnType::kUInt: return j.is_null() ? std::uint64_t{0} : integerOf<std::uint64_t>(j);
     case h5::ColumnType::kFloat: return j.is_number() ? j.get<double>() : std::nan("");
     case h5::ColumnType::kBool: return j.is_boolean() && j.get<bool>();
     case h5::ColumnType::kText: return j.is_string() ? j.get<std::string>() : std::string();
@@ -50,7 +63,8 @@ std::string line(const char* type, const std::vector<Column<R>>& columns, const 
   json j = extra;
   j["t"] = type;
   for (const auto& c : columns) j[c.name] = valueJson(c.get(record));
-  return j.dump() + "\n";
+  // text from the command line or the driver is not always UTF-8: replaced, never fatal
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 template <class R>
@@ -156,42 +170,48 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
   std::vector<core::PairRecord> pairs;
   bool started = false;
   std::string text;
-  while (std::getline(in, text)) {
+  for (int number = 1; std::getline(in, text); ++number) {
     if (in.eof()) break;  // the last line had no newline: cut short by a kill
     const json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("t")) {
+    if (j.is_discarded() || !j.is_object() || !j.contains("t") || !j["t"].is_string()) {
       throw core::UsageError("'" + journal + "' is not a fabricmap results journal (or is damaged before its end)");
     }
-    const std::string t = j["t"].get<std::string>();
-    if (t == "provenance") {
-      out.provenance = recordOf(provenanceColumns(), j);
-      started = true;
-    } else if (t == "rank") {
-      out.topology.ranks.push_back(recordOf(rankColumns(), j));
-    } else if (t == "node") {
-      core::NodeRecord n = recordOf(nodeColumns(), j);
-      if (j.contains("gpu_links")) n.gpuLinks = j["gpu_links"].get<std::vector<std::string>>();
-      out.topology.nodes.push_back(std::move(n));
-    } else if (t == "scope") {
-      out.scopes.push_back(recordOf(scopeColumns(), j));
-    } else if (t == "row") {
-      rows.push_back(recordOf(collectiveColumns(), j));
-    } else if (t == "copy") {
-      copies.push_back(recordOf(copyColumns(), j));
-    } else if (t == "pair") {
-      pairs.push_back(recordOf(pairColumns(), j));
-    } else if (t == "step") {
-      out.steps.push_back(recordOf(stepColumns(), j));
-      out.collectives.insert(out.collectives.end(), rows.begin(), rows.end());
-      out.copies.insert(out.copies.end(), copies.begin(), copies.end());
-      out.pairs.insert(out.pairs.end(), pairs.begin(), pairs.end());
-      rows.clear();
-      copies.clear();
-      pairs.clear();
-    } else if (t == "planned") {
-      out.provenance.plannedSteps = j.value("steps", out.provenance.plannedSteps);
-    } else if (t == "finding") {
-      out.findings.push_back(recordOf(findingColumns(), j));
+    try {
+      const std::string t = j["t"].get<std::string>();
+      if (t == "provenance") {
+        out.provenance = recordOf(provenanceColumns(), j);
+        started = true;
+      } else if (t == "rank") {
+        out.topology.ranks.push_back(recordOf(rankColumns(), j));
+      } else if (t == "node") {
+        core::NodeRecord n = recordOf(nodeColumns(), j);
+        if (j.contains("gpu_links")) n.gpuLinks = j["gpu_links"].get<std::vector<std::string>>();
+        out.topology.nodes.push_back(std::move(n));
+      } else if (t == "scope") {
+        out.scopes.push_back(recordOf(scopeColumns(), j));
+      } else if (t == "row") {
+        rows.push_back(recordOf(collectiveColumns(), j));
+      } else if (t == "copy") {
+        copies.push_back(recordOf(copyColumns(), j));
+      } else if (t == "pair") {
+        pairs.push_back(recordOf(pairColumns(), j));
+      } else if (t == "step") {
+        out.steps.push_back(recordOf(stepColumns(), j));
+        out.collectives.insert(out.collectives.end(), rows.begin(), rows.end());
+        out.copies.insert(out.copies.end(), copies.begin(), copies.end());
+        out.pairs.insert(out.pairs.end(), pairs.begin(), pairs.end());
+        rows.clear();
+        copies.clear();
+        pairs.clear();
+      } else if (t == "planned") {
+        if (j.contains("steps")) out.provenance.plannedSteps = static_cast<int>(integerOf<std::int64_t>(j["steps"]));
+      } else if (t == "finding") {
+        out.findings.push_back(recordOf(findingColumns(), j));
+      }
+    } catch (const json::exception& e) {
+      throw core::UsageError(fmt::format("'{}' is damaged at line {}: {}", journal, number, e.what()));
+    } catch (const core::UsageError& e) {
+      throw core::UsageError(fmt::format("'{}' is damaged at line {}: {}", journal, number, e.what()));
     }
   }
   if (!started) return std::nullopt;  // cut off before its first record: the HDF5 file says as much

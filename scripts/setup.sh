@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
   libhdf5-dev hdf5-tools
   libboost-program-options-dev

@@ -262,6 +262,40 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
   EXPECT_THROW(readResults(path), core::UsageError);
 }
 
+// Found by fuzzing: numbers of the wrong kind and a type that is not text are a damaged journal
+// (a UsageError naming the line), and text that is not UTF-8 (a command line) is journaled anyway.
+TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
+  TempDir dir;
+  const std::string path = dir.file("odd.h5");
+  core::Provenance p = sampleProvenance();
+  p.commandLine = "fabricmap run -o \xff\xfe.h5";
+  {
+    JournalSink journal(path);
+    journal.begin(p, sampleTopology(), {});
+    journal.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false)});
+  }
+  const ResultsFile f = readResults(path);
+  EXPECT_EQ(f.steps.size(), 1u);
+  EXPECT_NE(f.provenance.commandLine.find("fabricmap run -o "), std::string::npos);
+  for (const char* bad : {R"({"t":"step","step":5.5e46})", R"({"t":"step","step":-1,"bytes":-5})",
+                          R"({"t":"planned","steps":"many"})", R"({"t":7})", R"({"t":"node","gpu_links":3})"}) {
+    std::ofstream(journalPath(path), std::ios::app) << bad << "\n";
+    try {
+      readResults(path);
+      FAIL() << bad;
+    } catch (const core::UsageError& e) {
+      EXPECT_TRUE(std::string(e.what()).find("is damaged at line 9") != std::string::npos ||
+                  std::string(e.what()).find("not a fabricmap results journal") != std::string::npos)
+          << bad << ": " << e.what();
+    }
+    // drop the bad line again
+    std::ifstream in(journalPath(path));
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    all.resize(all.size() - std::string(bad).size() - 1);
+    std::ofstream(journalPath(path)) << all;
+  }
+}
+
 TEST(ResultsFile, ForeignFilesAreUsageErrors) {
   TempDir dir;
   const std::string text = dir.file("notes.txt");
