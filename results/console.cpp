@@ -204,11 +204,14 @@ void ConsoleSink::pairStep(const core::StepRecord& step, const std::vector<core:
 
 void ConsoleSink::printMatrix(const char* title, const core::Matrix& m,
                               const std::vector<std::string>& labels, const char* format) {
+  const auto label = [&](int i) {
+    return static_cast<std::size_t>(i) < labels.size() ? labels[static_cast<std::size_t>(i)] : std::to_string(i);
+  };
   fmt::print(out_, "# {}\n#{:>10}", title, "");
-  for (int c = 0; c < m.n; ++c) fmt::print(out_, " {:>9.9}", labels[static_cast<std::size_t>(c)]);
+  for (int c = 0; c < m.n; ++c) fmt::print(out_, " {:>9.9}", label(c));
   fmt::print(out_, "\n");
   for (int r = 0; r < m.n; ++r) {
-    std::string line = fmt::format("#{:>10.10}", labels[static_cast<std::size_t>(r)]);
+    std::string line = fmt::format("#{:>10.10}", label(r));
     for (int c = 0; c < m.n; ++c) {
       const float v = m.at(r, c);
       line += std::isnan(v) ? fmt::format(" {:>9}", "-") : fmt::format(fmt::runtime(format), v);

@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string_view>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "results/h5.h"
@@ -136,6 +139,46 @@ bool readMatrices(hid_t f, core::Matrices& m) {
   return true;
 }
 
+// The matrices must fit the topology they describe (readers index them by rank and node).
+void checkShapes(const ResultsFile& f) {
+  const int ranks = static_cast<int>(f.topology.ranks.size());
+  const int nodes = static_cast<int>(f.topology.nodes.size());
+  const auto fits = [](const core::Matrix& m, int n, const char* what, bool optional) {
+    if ((optional && m.n == 0) || m.n == n) return;
+    throw core::UsageError(fmt::format("{} is {} x {} for {} {}", what, m.n, m.n, n,
+                                       std::string_view(what).find("/node") != std::string_view::npos ? "nodes" : "ranks"));
+  };
+  const core::Matrices& m = f.matrices;
+  if (m.pairsMeasured) {
+    fits(m.rankUnidir, ranks, "/matrix/rank/bw_unidir", false);
+    fits(m.rankBidir, ranks, "/matrix/rank/bw_bidir", false);
+    fits(m.rankLatency, ranks, "/matrix/rank/latency", false);
+    fits(m.rankUnidirWorst, ranks, "/matrix/rank/bw_unidir_worst", true);
+    fits(m.rankLatencyWorst, ranks, "/matrix/rank/latency_worst", true);
+    fits(m.nodeBw, nodes, "/matrix/node/bw", false);
+    fits(m.nodeLatency, nodes, "/matrix/node/latency", false);
+    fits(m.nodeBwWorst, nodes, "/matrix/node/bw_worst", true);
+    fits(m.nodeLatencyWorst, nodes, "/matrix/node/latency_worst", true);
+    const std::size_t cells = static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks);
+    if (m.rankLinkClass.size() != cells || m.rankPeerMedian.size() != static_cast<std::size_t>(ranks)) {
+      throw core::UsageError("/matrix/rank/link_class or peer_median does not match the ranks");
+    }
+    for (core::LinkClass c : m.rankLinkClass) {
+      if (static_cast<std::size_t>(c) >= core::kLinkClasses) throw core::UsageError("/matrix/rank/link_class holds an unknown class");
+    }
+  }
+  fits(m.rankCopyUnidir, ranks, "/matrix/rank/copy_unidir", true);
+  fits(m.rankCopyBidir, ranks, "/matrix/rank/copy_bidir", true);
+  for (const auto& c : m.copies) {
+    if (c.gpus.size() != c.ranks.size()) throw core::UsageError("/matrix/gpu: gpus do not match ranks");
+    for (const auto& method : c.methods) {
+      for (const core::Matrix* x : {&method.writeUnidir, &method.writeBidir, &method.readUnidir, &method.readBidir}) {
+        fits(*x, c.n(), "a /matrix/gpu matrix", false);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ResultsFile readResults(const std::string& path) {
@@ -194,6 +237,7 @@ ResultsFile readResults(const std::string& path) {
     const bool pairs = readMatrices(f, out.matrices);
     const bool copies = readCopyMatrices(f, out.topology.nodes, out.matrices);
     out.hasMatrices = pairs || copies;
+    checkShapes(out);
   } catch (const core::Error& e) {
     throw core::UsageError("'" + path + "' is damaged: " + e.what());
   }

@@ -296,6 +296,27 @@ TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
   }
 }
 
+// Found by fuzzing: a well-formed file whose matrices do not fit its topology (a node matrix
+// larger than the node table) made `show` read past its labels. Such a file is damaged.
+TEST(ResultsFile, MatricesThatDoNotFitTheTopologyAreDamage) {
+  TempDir dir;
+  const std::string path = dir.file("misfit.h5");
+  fs::copy_file(FABRICMAP_TEST_TEMPLATES "/complete-copies-pairs.h5", path);
+  ASSERT_TRUE(readResults(path).hasMatrices);
+  {
+    h5::Handle f = h5::openFile(path, true);
+    H5Ldelete(f.get(), "/matrix/node/bw", H5P_DEFAULT);
+    h5::writeArray(f.get(), "/matrix/node/bw", std::vector<float>(9, 1.0f), 3, 3);
+  }
+  try {
+    readResults(path);
+    FAIL() << "a misfit matrix was read";
+  } catch (const core::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("is damaged: /matrix/node/bw is 3 x 3 for 2 nodes"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ResultsFile, ForeignFilesAreUsageErrors) {
   TempDir dir;
   const std::string text = dir.file("notes.txt");
