@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -158,6 +159,8 @@ struct PairRecord {
   double bwBidir = 0;         // GB/s both directions at once, summed
   double latencyUs = 0;       // one-way latency, half the ping-pong round trip
   std::uint64_t wrong = 0;    // wrong elements in a checked transfer each way
+  double cv = 0;              // largest coefficient of variation of a stream's iteration times
+                              // (a -> b, b -> a, both): above --noise-cv the sample is noisy
 };
 
 // One GPU pair's copies by one method in one copy step: a row of /copies. Rates are GB/s, NaN
@@ -207,6 +210,10 @@ Matrix nanMatrix(int n);
 // measured twice: the worst is then the only sample, the best.
 inline float worstAt(const Matrix& worst, const Matrix& best, int row, int col) {
   return worst.n > 0 ? worst.at(row, col) : best.at(row, col);
+}
+// A cell of a matrix that may be empty (n = 0): NaN there.
+inline float cellOr(const Matrix& m, int row, int col) {
+  return row < m.n && col < m.n ? m.at(row, col) : std::numeric_limits<float>::quiet_NaN();
 }
 
 // One node's GPU-pair copy matrices: /matrix/gpu/<node>. Rows and columns are the node's local
@@ -276,6 +283,11 @@ struct Matrices {
   int copyIters = 0;
   Matrix rankCopyUnidir;  // GB/s, row to column
   Matrix rankCopyBidir;   // GB/s, symmetric
+  // Per cell measured once, how noisy that sample was: the coefficient of variation of its
+  // iteration times (/pairs time_cv); 0 once retested (the samples' agreement then tells), NaN or
+  // n = 0 unknown. Built during the run for the analysis, not written.
+  Matrix rankCv;
+  Matrix nodeCv;
 };
 
 // A bottleneck the analysis found: a row of /findings.

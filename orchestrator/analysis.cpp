@@ -100,9 +100,11 @@ bool badLatency(float v, const core::Expected& e, const AnalysisConfig& c) {
 // How a measured cell compares with its baseline, given its best and worst samples.
 enum class Verdict { kUnmeasured, kFine, kSlow, kNoisy };
 
-Verdict bwVerdict(float best, float worst, const core::Expected& base, const AnalysisConfig& c) {
+// `cv`: the iteration-time variation of a cell measured once (0 when retested, NaN unknown).
+Verdict bwVerdict(float best, float worst, float cv, const core::Expected& base, const AnalysisConfig& c) {
   if (!std::isfinite(best)) return Verdict::kUnmeasured;
   if (!slowBw(best, base, c)) return Verdict::kFine;
+  if (cv > c.noiseCv) return Verdict::kNoisy;  // one noisy sample, no retest: no verdict
   return !std::isfinite(worst) || worst >= c.agreement * best ? Verdict::kSlow : Verdict::kNoisy;
 }
 
@@ -159,7 +161,8 @@ NodeView viewOf(const core::Matrices& m, const core::Expected& base, const Analy
     for (int y = 0; y < bw.n; ++y) {
       const float value = bw.at(x, y);
       if (x == y || !std::isfinite(value)) continue;
-      const Verdict verdict = bwVerdict(value, core::worstAt(m.nodeBwWorst, m.nodeBw, x, y), base, c);
+      const Verdict verdict =
+          bwVerdict(value, core::worstAt(m.nodeBwWorst, m.nodeBw, x, y), core::cellOr(m.nodeCv, x, y), base, c);
       if (verdict == Verdict::kNoisy) {
         noisy.note(topo.nodes[static_cast<std::size_t>(x)].name + " -> " +
                        topo.nodes[static_cast<std::size_t>(y)].name,
@@ -747,7 +750,8 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
         if (!std::isfinite(val)) continue;
         ++measured;
         values.push_back(val);
-        slow += bwVerdict(val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, x, y), inter, c) == Verdict::kSlow;
+        slow += bwVerdict(val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, x, y), core::cellOr(m.rankCv, x, y),
+                          inter, c) == Verdict::kSlow;
       }
     }
     if (measured < 4 || slow < c.attributeShare * measured) continue;
@@ -782,7 +786,8 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
       auto& [count, slowValues] = intra[{topo.ranks[static_cast<std::size_t>(a)].node, cls}];
       ++count;
       const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
-      const Verdict verdict = bwVerdict(val, worst, classBase[static_cast<std::size_t>(cls)], c);
+      const Verdict verdict =
+          bwVerdict(val, worst, core::cellOr(m.rankCv, a, b), classBase[static_cast<std::size_t>(cls)], c);
       if (verdict == Verdict::kSlow) slowValues.push_back(val);
       if (verdict == Verdict::kNoisy) noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
     }
@@ -880,9 +885,10 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
     f.kind = "noisy";
     f.subject = fmt::format("{} {} pair(s)", noisy->count, level);
     f.message = fmt::format(
-        "{} {} pair measurement(s) looked slow once but disagreed with their retests by more than "
-        "{:.0f}% (e.g. {}); not judged: this fabric or host was too noisy to tell",
-        noisy->count, level, 100 * (1 - c.agreement), noisy->example);
+        "{} {} pair measurement(s) looked slow but were noisy: their retests disagreed by more than "
+        "{:.0f}%, or, measured once, their iteration times varied beyond a CV of {:.2g} (e.g. {}); "
+        "not judged: this fabric or host was too noisy to tell (retests may)",
+        noisy->count, level, 100 * (1 - c.agreement), c.noiseCv, noisy->example);
     findings.push_back(std::move(f));
   }
 

@@ -20,6 +20,9 @@ struct AnalysisConfig {
   // Samples of one pair (first measurement and retests) must agree within this share (worst >=
   // 0.75 x best) for a slow verdict; otherwise the pair is noisy and is not judged.
   double agreement = 0.75;
+  // A pair measured once whose iteration times varied beyond this coefficient of variation
+  // (--noise-cv) is noisy: it is not judged slow without a retest (whose agreement then decides).
+  double noiseCv = 0.2;
 };
 
 // Expected figures of a link class measured on this fabric. Without reference specs for the

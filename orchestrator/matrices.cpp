@@ -73,6 +73,8 @@ MatrixBuilder::MatrixBuilder(const core::Topology& topology, const RunConfig& co
 
   m_.nodeBw = core::nanMatrix(nodes);
   m_.nodeLatency = core::nanMatrix(nodes);
+  m_.rankCv = core::nanMatrix(ranks);
+  m_.nodeCv = core::nanMatrix(nodes);
 }
 
 void MatrixBuilder::add(const core::PairRecord& s) {
@@ -89,6 +91,15 @@ void MatrixBuilder::add(const core::PairRecord& s) {
   }
   keep(bw, bwWorst, s.a, s.b, s.bwAB, true);
   keep(bw, bwWorst, s.b, s.a, s.bwBA, true);
+  core::Matrix& cv = node ? m_.nodeCv : m_.rankCv;
+  for (const auto& [x, y] : {std::pair{s.a, s.b}, std::pair{s.b, s.a}}) {
+    float& cell = cv.at(x, y);
+    if (s.sample > 0) {
+      cell = 0;  // retested: whether the samples agree tells the noise now
+    } else if (std::isfinite(s.cv) && !(cell <= static_cast<float>(s.cv))) {
+      cell = static_cast<float>(s.cv);
+    }
+  }
   for (const auto& [x, y] : {std::pair{s.a, s.b}, std::pair{s.b, s.a}}) {
     keep(lat, latWorst, x, y, s.latencyUs, false);
   }
@@ -215,6 +226,7 @@ void completeMatrices(core::Matrices& m, const core::Topology& topology) {
   derive(m.rankUnidirWorst, m.nodeBwWorst, true);
   derive(m.rankLatency, m.nodeLatency, false);
   derive(m.rankLatencyWorst, m.nodeLatencyWorst, false);
+  derive(m.rankCv, m.nodeCv, false);  // how noisy the rank pairs behind each node figure were
 }
 
 }  // namespace fabricmap::orchestrator

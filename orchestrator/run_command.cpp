@@ -279,7 +279,8 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
   const RunConfig& config = steps.config;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const AnalysisConfig analysisConfig{config.slowThreshold, config.latencyFactor};
+  AnalysisConfig analysisConfig{config.slowThreshold, config.latencyFactor};
+  analysisConfig.noiseCv = config.noiseCv;
   // only rank 0 holds the matrices (R x R each)
   std::optional<MatrixBuilder> builder;
   if (rank == 0) builder.emplace(topology, config);

@@ -221,6 +221,7 @@ const std::vector<Column<core::PairRecord>>& pairColumns() {
       FM_COLUMN(R, bwBidir, "bw_bidir", "GB/s"),
       FM_COLUMN(R, latencyUs, "latency_us", "us"),
       FM_COLUMN(R, wrong, "wrong", "elements"),
+      FM_COLUMN(R, cv, "time_cv", ""),
   };
   return kColumns;
 }

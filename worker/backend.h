@@ -62,10 +62,15 @@ struct PairSpec {
 class PairRunner {
  public:
   virtual ~PairRunner() = default;
-  // Streams iters x window messages to the peer, from it, or both ways at once. Returns this
-  // rank's seconds from a handshake with the peer until its part is done; a sender-only side
+  // What a stream took on this rank: seconds from a handshake with the peer until its part was
+  // done, and the coefficient of variation of its iterations' times (how steady it was).
+  struct Timing {
+    double seconds = 0;
+    double cv = 0;
+  };
+  // Streams iters x window messages to the peer, from it, or both ways at once; a sender-only side
   // waits for the receiver's acknowledgement, so its time covers delivery.
-  virtual double stream(int peer, bool send, bool receive) = 0;
+  virtual Timing stream(int peer, bool send, bool receive) = 0;
   // Ping-pong; returns the one-way latency in seconds (round trip / 2), on both sides.
   virtual double pingPong(int peer, bool initiator) = 0;
   // One patterned message from the sender; the receiver returns how many elements arrived wrong.

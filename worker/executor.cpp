@@ -415,6 +415,7 @@ struct PairReport {
   int latency = 0;   // 1 when this rank measured the latency
   double send = 0;   // seconds of its sender-only stream
   double bidir = 0;  // seconds of the bidirectional stream
+  double cv = 0;     // the least steady of its streams: coefficient of variation of iteration times
   double oneWay = 0; // seconds, one-way latency
   std::uint64_t wrong = 0;
 };
@@ -466,12 +467,14 @@ PairResult Executor::run(const core::PairStep& step) {
     const bool first = mine.first == 1;
     // a -> b, then b -> a, then both at once; every node-level stream of a direction runs together
     together();
-    const double ab = runner->stream(peer, first, !first);
+    const PairRunner::Timing ab = runner->stream(peer, first, !first);
     together();
-    const double ba = runner->stream(peer, !first, first);
-    mine.send = first ? ab : ba;
+    const PairRunner::Timing ba = runner->stream(peer, !first, first);
+    mine.send = first ? ab.seconds : ba.seconds;
     together();
-    mine.bidir = runner->stream(peer, true, true);
+    const PairRunner::Timing both = runner->stream(peer, true, true);
+    mine.bidir = both.seconds;
+    mine.cv = std::max({ab.cv, ba.cv, both.cv});
     if (step.latencyIters > 0 && (!nodeLevel || me.localRank == 0)) {
       mine.oneWay = runner->pingPong(peer, first);
       mine.latency = 1;
@@ -509,6 +512,7 @@ PairResult Executor::run(const core::PairStep& step) {
         sendB = std::max(sendB, r.send);
       }
       bidir = std::max(bidir, r.bidir);
+      rec.cv = std::max(rec.cv, r.cv);
       if (r.latency && r.first) rec.latencyUs = r.oneWay * 1e6;
       rec.wrong += r.wrong;
     }

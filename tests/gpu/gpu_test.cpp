@@ -152,8 +152,8 @@ TEST(NcclBackend, PairTransfersBetweenTwoRanks) {
   if (rank < 2) {
     const int peer = 1 - rank;
     const bool first = rank == 0;
-    EXPECT_GT(pairs->stream(peer, first, !first), 0.0);
-    EXPECT_GT(pairs->stream(peer, true, true), 0.0);
+    EXPECT_GT(pairs->stream(peer, first, !first).seconds, 0.0);
+    EXPECT_GT(pairs->stream(peer, true, true).seconds, 0.0);
     EXPECT_GT(pairs->pingPong(peer, first), 0.0);
     EXPECT_EQ(pairs->checkedTransfer(peer, first), 0u);
   }

@@ -102,6 +102,10 @@ std::string describe(const std::vector<core::Finding>& all) {
 
 const AnalysisConfig kDefaults{};
 
+int ofKindIn(const std::vector<core::Finding>& all, const std::string& kind) {
+  return static_cast<int>(std::count_if(all.begin(), all.end(), [&](const auto& f) { return f.kind == kind; }));
+}
+
 TEST(Analysis, CleanFabricRaisesNothing) {
   for (int perNode : {1, 2, 4}) {
     const Fabric f = fabric(4, perNode);
@@ -247,6 +251,40 @@ TEST(Analysis, ADisagreeingRetestIsNoisyNotSlow) {
   bool noted = false;
   for (const auto& x : all) noted = noted || (x.kind == "noisy" && x.severity == "info");
   EXPECT_TRUE(noted) << describe(all);
+}
+
+// A slow pair measured once with noisy iteration times (beyond --noise-cv) is not judged; once
+// retested, the samples' agreement decides (a throttled link is noisy inside but slow every time).
+TEST(Analysis, ANoisySlowPairIsNotJudgedWithoutARetest) {
+  Fabric f = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) { setBw(m, 0, 3, 0.02f); });
+  f.m.rankCv.at(0, 3) = 0.6f;  // measured once, noisy
+  completeMatrices(f.m, f.topology);  // the node figures follow
+  auto all = analyze(f.m, f.topology, kDefaults);
+  EXPECT_TRUE(serious(all).empty()) << describe(all);
+  EXPECT_EQ(ofKindIn(all, "noisy"), 1) << describe(all);
+  AnalysisConfig tolerant = kDefaults;
+  tolerant.noiseCv = 0.8;  // a looser --noise-cv takes the same sample as steady
+  EXPECT_EQ(serious(analyze(f.m, f.topology, tolerant)).size(), 1u);
+
+  // the builder keeps the first sample's variation until a retest arrives
+  MatrixBuilder b(f.topology, parseRunOptions({"--pairwise"}).config);
+  core::PairRecord s;
+  s.level = "rank";
+  s.a = 0;
+  s.b = 3;
+  s.bwAB = s.bwBA = 0.02;
+  s.cv = 0.6;
+  b.add(s);
+  EXPECT_FLOAT_EQ(b.build().rankCv.at(3, 0), 0.6f);
+  s.sample = 1;
+  s.cv = 0.9;  // a retest, as noisy inside, as slow overall
+  b.add(s);
+  EXPECT_FLOAT_EQ(b.build().rankCv.at(0, 3), 0.0f);
+  f.m.rankCv.at(0, 3) = 0.0f;
+  completeMatrices(f.m, f.topology);
+  all = serious(analyze(f.m, f.topology, kDefaults));
+  ASSERT_EQ(all.size(), 1u) << describe(all);
+  EXPECT_EQ(all[0].kind, "link");
 }
 
 TEST(Analysis, ANoisyFabricOnlyNamesGrossSlowdowns) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/pattern_for.h"
+#include "core/stats.h"
 #include "worker/host_check.h"
 
 namespace fabricmap::worker::mpi {
@@ -25,16 +26,23 @@ class MpiPairs final : public PairRunner {
     requests_.resize(2 * static_cast<std::size_t>(std::max(spec.window, 1)));
   }
 
-  double stream(int peer, bool send, bool receive) override {
+  Timing stream(int peer, bool send, bool receive) override {
     sync(peer);
     for (int i = 0; i < spec_.warmup; ++i) window(peer, send, receive);
     sync(peer);
     const double start = MPI_Wtime();
-    for (int i = 0; i < spec_.iters; ++i) window(peer, send, receive);
+    std::vector<double> iterations(static_cast<std::size_t>(spec_.iters));
+    double last = start;
+    for (double& t : iterations) {
+      window(peer, send, receive);
+      const double now = MPI_Wtime();
+      t = now - last;
+      last = now;
+    }
     char ack = 0;
     if (send && !receive) MPI_Recv(&ack, 1, MPI_CHAR, peer, kTagAck, comm_, MPI_STATUS_IGNORE);
     if (receive && !send) MPI_Send(&ack, 1, MPI_CHAR, peer, kTagAck, comm_);
-    return MPI_Wtime() - start;
+    return {MPI_Wtime() - start, core::summarize(std::move(iterations)).cv};
   }
 
   double pingPong(int peer, bool initiator) override {

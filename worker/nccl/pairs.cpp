@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "core/pattern_for.h"
+#include "core/stats.h"
 #include "kernels/patterns.h"
 #include "worker/nccl/device.h"
 
@@ -21,20 +23,26 @@ class NcclPairs final : public PairRunner {
         timeout_(timeoutSeconds) {
     FM_CHECK_CUDA(cudaEventCreate(&start_));
     FM_CHECK_CUDA(cudaEventCreate(&end_));
+    iterationEnds_.resize(static_cast<std::size_t>(std::max(spec_.iters, 0)), nullptr);
+    for (cudaEvent_t& e : iterationEnds_) FM_CHECK_CUDA(cudaEventCreate(&e));
   }
   NcclPairs(const NcclPairs&) = delete;
   NcclPairs& operator=(const NcclPairs&) = delete;
   ~NcclPairs() override {
     cudaEventDestroy(start_);
     cudaEventDestroy(end_);
+    for (cudaEvent_t e : iterationEnds_) cudaEventDestroy(e);
   }
 
-  double stream(int peer, bool send, bool receive) override {
+  Timing stream(int peer, bool send, bool receive) override {
     for (int i = 0; i < spec_.warmup; ++i) window(peer, send, receive);
     wait(peer, "warm-up");
     sync(peer);
     FM_CHECK_CUDA(cudaEventRecord(start_, stream_));
-    for (int i = 0; i < spec_.iters; ++i) window(peer, send, receive);
+    for (cudaEvent_t iterationEnd : iterationEnds_) {
+      window(peer, send, receive);
+      FM_CHECK_CUDA(cudaEventRecord(iterationEnd, stream_));
+    }
     if (send != receive) {
       // one element back from the receiver: the sender's time then covers delivery
       FM_CHECK_NCCL(send ? ncclRecv(recv_, 1, ncclUint8, peer, comm_, stream_)
@@ -42,7 +50,13 @@ class NcclPairs final : public PairRunner {
     }
     FM_CHECK_CUDA(cudaEventRecord(end_, stream_));
     wait(peer, "stream");
-    return elapsedSeconds(start_, end_);
+    std::vector<double> iterations;
+    cudaEvent_t previous = start_;
+    for (cudaEvent_t iterationEnd : iterationEnds_) {
+      iterations.push_back(elapsedSeconds(previous, iterationEnd));
+      previous = iterationEnd;
+    }
+    return {elapsedSeconds(start_, end_), core::summarize(std::move(iterations)).cv};
   }
 
   double pingPong(int peer, bool initiator) override {
@@ -117,6 +131,7 @@ class NcclPairs final : public PairRunner {
   double timeout_;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t end_ = nullptr;
+  std::vector<cudaEvent_t> iterationEnds_;  // one per timed iteration: how steady the stream was
 };
 
 }  // namespace
