@@ -1,9 +1,18 @@
 // HDF5 results reader (see h5_reader.h).
 #include "results/h5_reader.h"
 
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -179,6 +188,56 @@ void checkShapes(const ResultsFile& f) {
   }
 }
 
+// Ends the process (exit 2, one message) when the thread that made it spends more than `limit`
+// seconds of CPU time before the guard goes: libhdf5 1.10 loops forever on some damaged files
+// (tests/fuzz/README.md), and a reader must not hang. CPU time, not wall time: a large file on a
+// slow file system may take long to read but not to compute. The limit can be lowered with
+// FABRICMAP_READ_CPU_LIMIT (seconds; tests use it).
+class CpuTimeGuard {
+ public:
+  CpuTimeGuard(const std::string& path, double limit) {
+    clockid_t clock{};
+    if (pthread_getcpuclockid(pthread_self(), &clock) != 0) return;
+    watcher_ = std::thread([this, clock, limit, message = fmt::format(
+        "fabricmap: error: reading '{}' did not finish after {:g} s of CPU time: the file is damaged "
+        "(the HDF5 library loops on it)\n", path, limit)] {
+      std::unique_lock lock(mutex_);
+      while (!done_) {
+        wake_.wait_for(lock, std::chrono::milliseconds(500));
+        timespec used{};
+        if (!done_ && clock_gettime(clock, &used) == 0 && static_cast<double>(used.tv_sec) + static_cast<double>(used.tv_nsec) * 1e-9 > limit) {
+          // the reader may hold any lock: write the message directly and leave
+          [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, message.data(), message.size());
+          ::_exit(static_cast<int>(core::ExitCode::kUsage));
+        }
+      }
+    });
+  }
+  CpuTimeGuard(const CpuTimeGuard&) = delete;
+  CpuTimeGuard& operator=(const CpuTimeGuard&) = delete;
+  ~CpuTimeGuard() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (watcher_.joinable()) watcher_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread watcher_;
+};
+
+double readCpuLimit() {
+  const char* text = std::getenv("FABRICMAP_READ_CPU_LIMIT");
+  char* end = nullptr;
+  const double v = text != nullptr ? std::strtod(text, &end) : 0.0;
+  return text != nullptr && end != text && v > 0 ? v : 120.0;
+}
+
 }  // namespace
 
 ResultsFile readResults(const std::string& path) {
@@ -192,6 +251,7 @@ ResultsFile readResults(const std::string& path) {
   if (!h5::isHdf5File(path)) {
     throw core::UsageError("'" + path + "' is not an HDF5 file (expected a fabricmap results .h5)");
   }
+  const CpuTimeGuard guard(path, readCpuLimit());
   h5::Handle file;
   try {
     file = h5::openFile(path, false);

@@ -628,6 +628,15 @@ def case_show(args, tmp):
         p = subprocess.run([args.fabricmap, "show", target], capture_output=True, text=True, timeout=30)
         ok, lines = one_error_line(p)
         check(p.returncode == 2 and ok, f"show {target}: {p.returncode} {lines}")
+    # a damaged file on which libhdf5 itself loops forever: the reader's CPU-time guard ends it
+    damaged = os.path.join(os.path.dirname(__file__), "..", "data", "damaged", "hdf5-heap-loop.h5")
+    start = time.monotonic()
+    p = subprocess.run([args.fabricmap, "show", damaged], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, FABRICMAP_READ_CPU_LIMIT="2"))
+    elapsed = time.monotonic() - start
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "did not finish after 2 s of CPU time" in lines[0] and elapsed < 15,
+          f"show of a file libhdf5 loops on: exit {p.returncode} after {elapsed:.1f}s: {lines}")
 
 
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
