@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <type_traits>
 #include <map>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
