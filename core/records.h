@@ -188,6 +188,49 @@ struct CopyRecord {
   std::uint64_t wrong = 0;  // wrong elements in checked copies each way
 };
 
+// One traffic type of the training pattern in one mode: a row of /patterns/training. A training
+// step (one iteration) is every group of the type sending its `messages` messages in order;
+// "concurrent" rows ran with every other type at once, "isolated" rows alone.
+struct TrainingRecord {
+  int step = 0;
+  std::string mode;     // "isolated" or "concurrent"
+  std::string traffic;  // "tp", "pp", "dp", "ep"
+  std::string ops;      // one message: "all_reduce", "all_gather+reduce_scatter" (sequence
+                        // parallel), "reduce_scatter+all_gather" (ZeRO), "sendrecv", "alltoall"
+  int groups = 0;       // groups of this type
+  int nranks = 0;       // ranks per group
+  std::uint64_t bytes = 0;  // counted bytes of one message (per op of a pair, as nccl-tests)
+  int messages = 0;         // messages per step on each group (a pair of ops counts once)
+  int iters = 0;
+  int warmup = 0;
+  TimeStats timeUs;  // per step: the slowest rank's time for all its messages, microseconds
+  double algbw = 0;  // GB/s: bytes x messages (x 2 for a pair of ops) / median time
+  double busbw = 0;  // algbw x the ops' bus factor
+  // concurrent rows: median concurrent time / median isolated time of the same traffic (1: no
+  // interference); NaN on isolated rows or when the isolated run is missing.
+  double interference = std::numeric_limits<double>::quiet_NaN();
+  bool noisy = false;  // iteration times varied beyond --noise-cv
+};
+
+// One point of the scaling sweep: a row of /patterns/scaling. The same all_reduce (fixed bytes
+// per rank) on growing groups: the first n GPUs of every node at once ("gpus"), or every GPU of
+// the first n nodes ("nodes").
+struct ScalingRecord {
+  int step = 0;
+  std::string level;  // "gpus" or "nodes"
+  int n = 0;          // GPUs per node or nodes
+  int groups = 0;     // concurrent groups (one per node for "gpus")
+  int nranks = 0;     // ranks per group
+  std::string op;     // "all_reduce"
+  std::uint64_t bytes = 0;
+  int iters = 0;
+  TimeStats timeUs;  // per iteration, the slowest rank of any group
+  double algbw = 0;
+  double busbw = 0;        // GB/s from the median time
+  double efficiency = 0;   // busbw / busbw of the level's smallest n (NaN when that is missing)
+  bool noisy = false;
+};
+
 // Link classes of rank pairs (the HDF5 enum of /matrix/rank/link_class).
 enum class LinkClass : std::uint8_t { kSelf, kNvswitch, kNvlink, kPcie, kSameNodeHost, kInterNode };
 inline constexpr std::size_t kLinkClasses = 6;

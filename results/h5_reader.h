@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/layout.h"
 #include "core/records.h"
 
 namespace fabricmap::results {
@@ -21,6 +22,12 @@ struct ResultsFile {
   bool hasMatrices = false;  // the matrix phases (copies, pairwise) ran and wrote /matrix
   core::Matrices matrices;
   std::vector<core::Finding> findings;
+  // Training pattern (/patterns/...): the layout it ran with ("" when none), each rank's place in
+  // it, the per-traffic rows and the scaling sweep.
+  std::string layout;
+  std::vector<core::LayoutPlace> layoutPlaces;
+  std::vector<core::TrainingRecord> training;
+  std::vector<core::ScalingRecord> scaling;
   std::string recoveredFrom;  // the journal the run was read from (its HDF5 file was not closed)
 };
 
