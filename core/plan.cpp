@@ -23,6 +23,8 @@ std::optional<Scope> parseScope(std::string_view text) {
 
 std::string_view name(PairLevel level) { return level == PairLevel::kRank ? "rank" : "node"; }
 
+std::string_view name(ScalingLevel level) { return level == ScalingLevel::kGpus ? "gpus" : "nodes"; }
+
 std::string_view name(CopyMethod method) {
   switch (method) {
     case CopyMethod::kCopyEngine: return "ce";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/layout.h"
 #include "core/ops.h"
 
 namespace fabricmap::core {
@@ -69,7 +70,7 @@ std::string_view name(PairLevel level);
 // `members` (pairs computed by circleRound, so a 8,192-rank plan stays small); quick mode and
 // retests list their pairs explicitly.
 struct PairStep {
-  int index = 0;  // step number, after the collectives and copies
+  int index = 0;  // step number, after every other kind
   PairLevel level = PairLevel::kRank;
   int members = 0;  // ranks or nodes taking part in the schedule
   int round = 0;    // circle-method round, when `pairs` is empty
@@ -105,7 +106,7 @@ std::string_view name(CopyMethod method);
 // One pair of GPUs (local ranks `a` < `b`) copying to each other, on every node at once (each
 // node measures one pair at a time, so no two copies of a node share its PCIe switches or links).
 struct CopyStep {
-  int index = 0;              // step number, after the collectives
+  int index = 0;              // step number, after the collectives and the training pattern
   int a = 0;                  // local ranks of the pair
   int b = 1;
   std::uint64_t bytes = 0;    // bytes per copy
@@ -116,13 +117,59 @@ struct CopyStep {
 // Every unordered pair of `localRanks` local ranks, one copy step each, in order (0,1), (0,2), ...
 std::vector<std::pair<int, int>> copyPairs(int localRanks);
 
+// The scaling sweep (--scaling): the same all_reduce on growing groups, one point per step.
+enum class ScalingLevel : std::uint8_t {
+  kGpus,   // the first n local ranks of every node with n or more, every node at once
+  kNodes,  // every rank of the first n nodes, one group
+};
+std::string_view name(ScalingLevel level);  // "gpus", "nodes"
+
+struct ScalingStep {
+  int index = 0;  // step number, after the collectives
+  ScalingLevel level = ScalingLevel::kGpus;
+  int n = 0;                             // GPUs per node or nodes
+  std::vector<std::vector<int>> groups;  // world ranks of each group
+  DType dtype = DType::kFloat;
+  std::uint64_t bytes = 0;  // all_reduce size: the bytes every rank holds
+  int iters = 0;
+  int warmup = 0;
+};
+
+// One traffic type of the training pattern (--patterns training): what each of its groups sends
+// in one training step, message after message.
+struct Traffic {
+  Parallelism kind = Parallelism::kTensor;
+  // The ops of one message, in order: {all_reduce}; {all_gather, reduce_scatter} (sequence
+  // parallel); {reduce_scatter, all_gather} (ZeRO); {sendrecv} (pipeline: even messages go to
+  // the next stage, odd ones back); {alltoall} (experts).
+  std::vector<Op> ops;
+  std::uint64_t bytes = 0;  // requested size of each op (as a collective step's size)
+  int messages = 0;         // per training step
+  std::vector<std::vector<int>> groups;  // world ranks, group order (pipeline: stage order)
+};
+
+// One measurement of the training pattern: one traffic type alone, or all of them at once.
+struct TrainingStep {
+  int index = 0;     // step number, after the scaling points
+  int traffic = -1;  // index into Plan::traffic when isolated; -1: every type concurrently
+  std::uint64_t bytes = 0;  // bytes of all ops one training step makes on each rank
+  int iters = 0;     // timed training steps
+  int warmup = 0;
+};
+
 struct Plan {
   std::vector<ScopePlan> scopes;
   std::vector<CollectiveStep> collectiveSteps;
-  std::vector<CopyStep> copySteps;  // after the collectives
-  std::vector<PairStep> pairSteps;  // after the copies; retests are appended as planned
+  std::vector<ScalingStep> scalingSteps;    // after the collectives
+  Layout layout;                            // of the training pattern
+  DType trafficDtype = DType::kBfloat16;    // its element type
+  std::vector<Traffic> traffic;             // its traffic types
+  std::vector<TrainingStep> trainingSteps;  // after the scaling points
+  std::vector<CopyStep> copySteps;          // after the training pattern
+  std::vector<PairStep> pairSteps;          // after the copies; retests are appended as planned
   int stepCount() const {
-    return static_cast<int>(collectiveSteps.size() + copySteps.size() + pairSteps.size());
+    return static_cast<int>(collectiveSteps.size() + scalingSteps.size() + trainingSteps.size() +
+                            copySteps.size() + pairSteps.size());
   }
 };
 

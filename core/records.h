@@ -229,6 +229,7 @@ struct ScalingRecord {
   double busbw = 0;        // GB/s from the median time
   double efficiency = 0;   // busbw / busbw of the level's smallest n (NaN when that is missing)
   bool noisy = false;
+  std::uint64_t wrong = 0;  // wrong output elements over every group (the all_reduce is checked)
 };
 
 // Link classes of rank pairs (the HDF5 enum of /matrix/rank/link_class).

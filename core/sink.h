@@ -2,8 +2,10 @@
 // the run command feeds every sink the same records in the same order.
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include "core/layout.h"
 #include "core/records.h"
 
 namespace fabricmap::core {
@@ -19,6 +21,13 @@ class RecordSink {
   virtual void copyStep(const StepRecord& step, const std::vector<CopyRecord>& copies) = 0;
   // One finished pairwise round and its pairs.
   virtual void pairStep(const StepRecord& step, const std::vector<PairRecord>& pairs) = 0;
+  // The training pattern's layout ("tp=2,pp=1,dp=4,ep=1") and each rank's place in it, before
+  // its first step.
+  virtual void layout(const std::string& layout, const std::vector<LayoutPlace>& places) = 0;
+  // One finished scaling point (one row) and one finished training-pattern measurement (a row
+  // per traffic type).
+  virtual void scalingStep(const StepRecord& step, const std::vector<ScalingRecord>& rows) = 0;
+  virtual void trainingStep(const StepRecord& step, const std::vector<TrainingRecord>& rows) = 0;
   // The plan grew (retests of suspect pairs are planned after the first pass).
   virtual void planExtended(int plannedSteps) = 0;
   // The pairwise and copy matrices and the bottleneck findings, once all pairs are measured

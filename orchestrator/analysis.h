@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/layout.h"
 #include "core/records.h"
 #include "worker/watchdog.h"
 
@@ -23,6 +24,9 @@ struct AnalysisConfig {
   // A pair measured once whose iteration times varied beyond this coefficient of variation
   // (--noise-cv) is noisy: it is not judged slow without a retest (whose agreement then decides).
   double noiseCv = 0.2;
+  // A full node's all_reduce below this share of the busbw its smallest group reached is a
+  // scaling finding (a bridged-pairs node collapses past 2 GPUs).
+  double minScalingEfficiency = 0.8;
 };
 
 // Expected figures of a link class measured on this fabric. Without reference specs for the
@@ -72,6 +76,28 @@ core::Finding hangFinding(int step, const std::string& what, double waitedSecond
 core::Finding corruptionFinding(const core::CollectiveRecord& row, const core::Topology& topology);
 core::Finding corruptionFinding(const core::PairRecord& pair, const core::Topology& topology);
 core::Finding corruptionFinding(const core::CopyRecord& copy, const core::Topology& topology);
+
+// ---- the training pattern and the scaling sweep (pattern_analysis.cpp)
+
+// A layout whose tensor-parallel groups span nodes (kind `layout`, severity warning): the
+// classic mistake on PCIe or bridged servers; none when every TP group stays inside a node.
+std::vector<core::Finding> layoutFindings(const core::Layout& layout, const core::Topology& topology);
+
+// Each rank's place in `layout` (the /patterns/layout rows).
+std::vector<core::LayoutPlace> layoutPlaces(const core::Layout& layout);
+
+// Fills the interference of concurrent rows: their median time over the isolated median of the
+// same traffic type among `isolated` (NaN when that was not measured).
+void fillInterference(std::vector<core::TrainingRecord>& concurrent, const std::vector<core::TrainingRecord>& isolated);
+
+// Fills the efficiency of `row`: its busbw over the busbw of the smallest n of its level among
+// `earlier` and itself (the sweep runs smallest first); NaN without a usable baseline.
+void fillEfficiency(core::ScalingRecord& row, const std::vector<core::ScalingRecord>& earlier);
+
+// The scaling verdicts: a full node (the largest GPU count of the sweep) whose efficiency is
+// below c.minScalingEfficiency is a warning (kind `scaling`), or only an info finding when that
+// point or its baseline was noisy (not judged without a steady measurement).
+std::vector<core::Finding> scalingFindings(const std::vector<core::ScalingRecord>& rows, const AnalysisConfig& c);
 
 // The claimed-vs-measured part of analyze(), appended to `findings`.
 void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topology, const AnalysisConfig& c,

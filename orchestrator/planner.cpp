@@ -85,6 +85,8 @@ core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
 core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
   core::Plan plan;
   if (config.collectives) planCollectives(config, topology, plan);
+  if (config.scaling) planScaling(config, topology, plan);
+  if (config.training) planTraining(config, topology, plan);
   if (config.copies) planCopies(config, topology, plan);
   if (config.pairwise) planPairs(config, topology, plan);
   return plan;
@@ -168,6 +170,166 @@ void planCollectives(const RunConfig& config, const core::Topology& topology, co
         }
       }
     }
+  }
+}
+
+namespace {
+
+// 2, 4, 8, ... below `largest`, then `largest` itself (from `first`).
+std::vector<int> doublings(int first, int largest) {
+  std::vector<int> ns;
+  for (int n = first; n < largest; n *= 2) ns.push_back(n);
+  if (largest >= first) ns.push_back(largest);
+  return ns;
+}
+
+// World ranks of each node, by local rank.
+std::vector<std::vector<int>> ranksByNode(const core::Topology& topology) {
+  std::vector<std::vector<int>> nodes(topology.nodes.size());
+  std::vector<const core::RankRecord*> sorted;
+  for (const auto& r : topology.ranks) sorted.push_back(&r);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->localRank < b->localRank; });
+  for (const auto* r : sorted) nodes.at(static_cast<std::size_t>(r->node)).push_back(r->rank);
+  return nodes;
+}
+
+}  // namespace
+
+void planScaling(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
+  const std::vector<std::vector<int>> nodes = ranksByNode(topology);
+  const core::DType dtype = core::DType::kFloat;
+  const std::uint64_t ts = core::traits(dtype).size;
+  core::ScalingStep base;
+  base.dtype = dtype;
+  base.bytes = std::max<std::uint64_t>(config.scalingBytes / ts * ts, ts);
+  base.iters = config.iters;
+  base.warmup = config.warmup;
+  const auto add = [&](core::ScalingLevel level, int n, std::vector<std::vector<int>> groups) {
+    core::ScalingStep step = base;
+    step.index = plan.stepCount();
+    step.level = level;
+    step.n = n;
+    step.groups = std::move(groups);
+    plan.scalingSteps.push_back(std::move(step));
+  };
+  int local = 0;
+  for (const auto& node : nodes) local = std::max(local, static_cast<int>(node.size()));
+  for (int n : doublings(2, local)) {
+    std::vector<std::vector<int>> groups;
+    for (const auto& node : nodes) {
+      if (static_cast<int>(node.size()) >= n) groups.emplace_back(node.begin(), node.begin() + n);
+    }
+    add(core::ScalingLevel::kGpus, n, std::move(groups));
+  }
+  if (nodes.size() >= 2) {
+    for (int n : doublings(1, static_cast<int>(nodes.size()))) {
+      std::vector<int> group;
+      for (int i = 0; i < n; ++i) group.insert(group.end(), nodes[static_cast<std::size_t>(i)].begin(), nodes[static_cast<std::size_t>(i)].end());
+      if (group.size() >= 2) add(core::ScalingLevel::kNodes, n, {std::move(group)});
+    }
+  }
+  if (plan.scalingSteps.empty() && !config.collectives && !config.training && !config.pairwise && !config.copies) {
+    throw core::UsageError("--scaling needs 2 or more ranks on a node or 2 or more nodes; start it with mpirun -np 2 or more");
+  }
+}
+
+core::Layout trainingLayout(const RunConfig& config, const core::Topology& topology) {
+  const int world = static_cast<int>(topology.ranks.size());
+  core::Layout layout;
+  if (!config.layout.empty()) {
+    layout = core::parseLayout(config.layout);
+  } else {
+    // the common layout: tensor parallelism inside each node, data parallelism across nodes
+    const int local = topology.nodes.empty() ? 1 : topology.nodes.front().ranks;
+    for (const auto& n : topology.nodes) {
+      if (n.ranks != local) {
+        throw core::UsageError(fmt::format("the nodes hold different numbers of ranks ({} has {}, {} has {}): give "
+                                           "the training pattern's --layout tp=T,pp=P,dp=D",
+                                           topology.nodes.front().name, local, n.name, n.ranks));
+      }
+    }
+    layout.tp = local;
+    layout.dp = std::max(world / std::max(local, 1), 1);
+  }
+  if (const std::string why = core::layoutProblem(layout, world); !why.empty()) {
+    throw core::UsageError(fmt::format("--layout {}: {}", core::formatLayout(layout), why));
+  }
+  if (config.strictLayout) {
+    const auto crossing = core::tpGroupsCrossingNodes(layout, topology);
+    if (!crossing.empty()) {
+      const auto groups = core::groupsOf(layout, core::Parallelism::kTensor);
+      throw core::UsageError(fmt::format(
+          "--layout {}: tensor-parallel group {} (ranks {}) crosses nodes, refused by --strict-layout (TP "
+          "traffic would go over the network; use a TP size that divides the ranks per node)",
+          core::formatLayout(layout), crossing.front(),
+          core::formatRanks(groups[static_cast<std::size_t>(crossing.front())])));
+    }
+  }
+  return layout;
+}
+
+void planTraining(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
+  const core::Layout layout = trainingLayout(config, topology);
+  plan.layout = layout;
+  plan.trafficDtype = config.trainDtype;
+  const std::uint64_t ts = core::traits(config.trainDtype).size;
+  const std::uint64_t h = static_cast<std::uint64_t>(config.hidden);
+  // one micro-batch's activations: b x s x h elements
+  const std::uint64_t activation = static_cast<std::uint64_t>(config.microBatch) *
+                                   static_cast<std::uint64_t>(config.seqLen) * h * ts;
+  const auto add = [&](core::Parallelism kind, int size, std::vector<core::Op> ops, std::uint64_t bytes, int messages) {
+    if (size < 2) return;
+    core::Traffic t;
+    t.kind = kind;
+    t.ops = std::move(ops);
+    t.bytes = bytes;
+    t.messages = messages;
+    t.groups = core::groupsOf(layout, kind);
+    for (core::Op op : t.ops) {
+      if (core::shapeOf(op, bytes, ts, size).block == 0) {
+        throw core::UsageError(fmt::format("training pattern: {} messages of {} are too small for {} on {} ranks",
+                                           core::name(kind), describeSize(bytes), core::traits(op).name, size));
+      }
+    }
+    plan.traffic.push_back(std::move(t));
+  };
+  // Megatron-LM: per layer two all_reduces forward and two backward (attention and MLP); with
+  // sequence parallelism each becomes an all_gather + reduce_scatter pair.
+  add(core::Parallelism::kTensor, layout.tp,
+      config.sequenceParallel ? std::vector<core::Op>{core::Op::kAllGather, core::Op::kReduceScatter}
+                              : std::vector<core::Op>{core::Op::kAllReduce},
+      activation, 4 * config.layers);
+  // one micro-batch's activations forward to the next stage, its gradients back
+  add(core::Parallelism::kPipeline, layout.pp, {core::Op::kSendRecv}, activation, 2);
+  // the stage's gradients (12 h^2 parameters per layer, split over TP) in buckets
+  const std::uint64_t gradients = std::max<std::uint64_t>(
+      12 * h * h * static_cast<std::uint64_t>(config.layers) * ts / static_cast<std::uint64_t>(layout.tp), ts);
+  const std::uint64_t buckets = (gradients + config.bucketBytes - 1) / config.bucketBytes;
+  const std::uint64_t bucket = ((gradients + buckets - 1) / buckets + ts - 1) / ts * ts;
+  add(core::Parallelism::kData, layout.dp,
+      config.zero ? std::vector<core::Op>{core::Op::kReduceScatter, core::Op::kAllGather}
+                  : std::vector<core::Op>{core::Op::kAllReduce},
+      bucket, static_cast<int>(std::min<std::uint64_t>(buckets, 1u << 20)));
+  // tokens to their top-k experts and back, forward and backward, per layer
+  add(core::Parallelism::kExpert, layout.ep, {core::Op::kAllToAll},
+      activation * static_cast<std::uint64_t>(config.topK), 4 * config.layers);
+  if (plan.traffic.empty()) {
+    throw core::UsageError(fmt::format("training pattern: the layout {} has no group of 2 or more ranks",
+                                       core::formatLayout(layout)));
+  }
+  // each type alone, then all at once (its interference is relative to them)
+  const int types = static_cast<int>(plan.traffic.size());
+  for (int t = 0; t <= types; ++t) {
+    core::TrainingStep step;
+    step.index = plan.stepCount();
+    step.traffic = t < types ? t : -1;
+    for (int k = 0; k < types; ++k) {
+      const core::Traffic& traffic = plan.traffic[static_cast<std::size_t>(k)];
+      if (step.traffic < 0 || step.traffic == k) step.bytes += traffic.bytes * traffic.ops.size() * static_cast<std::uint64_t>(traffic.messages);
+    }
+    step.iters = config.trainIters;
+    step.warmup = config.trainWarmup;
+    plan.trainingSteps.push_back(step);
   }
 }
 
@@ -281,6 +443,15 @@ double stepDeadline(const core::PairStep& step, const RunConfig& config) {
   return deadlineFor(bytes + step.latencyIters * 1e-3 * kSlowestRate, config);
 }
 
+double stepDeadline(const core::ScalingStep& step, const RunConfig& config) {
+  return deadlineFor(2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup), config);
+}
+
+double stepDeadline(const core::TrainingStep& step, const RunConfig& config) {
+  // all_reduce moves about twice its size per rank
+  return deadlineFor(2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup), config);
+}
+
 std::uint64_t peakBytesPerRank(const core::Plan& plan) {
   // Backends keep their largest input and output buffers for the whole sweep, so the footprint is
   // the largest input plus the largest output, possibly of different steps.
@@ -299,10 +470,26 @@ std::uint64_t peakBytesPerRank(const core::Plan& plan) {
     input = std::max(input, std::max(step.bytes, step.latencyBytes));
     output = std::max(output, std::max(step.bytes, step.latencyBytes));
   }
+  for (const auto& step : plan.scalingSteps) {
+    input = std::max(input, step.bytes);
+    output = std::max(output, step.bytes);
+  }
+  // the training pattern's buffers: every traffic type's input and output at once
+  std::uint64_t training = 0;
+  const std::size_t ts = core::traits(plan.trafficDtype).size;
+  for (const auto& t : plan.traffic) {
+    const int n = t.groups.empty() ? 1 : static_cast<int>(t.groups.front().size());
+    std::uint64_t largest = 0;
+    for (core::Op op : t.ops) {
+      const core::OpShape s = core::shapeOf(op, t.bytes, ts, n);
+      largest = std::max({largest, s.inputElems * ts, s.outputElems * ts});
+    }
+    training += 2 * largest;
+  }
   // a copy step's source and destination live while it runs, next to the kept buffers
   std::uint64_t copies = 0;
   for (const auto& step : plan.copySteps) copies = std::max(copies, 2 * step.bytes);
-  return input + output + copies;
+  return input + output + std::max(copies, training);
 }
 
 void checkMemory(const core::Plan& plan, const core::Topology& topology) {

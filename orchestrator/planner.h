@@ -16,12 +16,25 @@ namespace fabricmap::orchestrator {
 core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
                           const std::vector<core::ScopePlan>& earlier, int minGroup = 2);
 
-// The collective steps, then the GPU-pair copies, then the pairwise rounds, as the configuration asks.
+// The collective steps, the scaling points, the training pattern, the GPU-pair copies, then the
+// pairwise rounds, as the configuration asks.
 core::Plan makePlan(const RunConfig& config, const core::Topology& topology);
 
 // Collective steps: for each active scope, op, dtype, reduction op (reducing ops only), size,
 // then out-of-place before in-place. Throws UsageError when the root lies outside a group.
 void planCollectives(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// Scaling points: all_reduce of config.scalingBytes on the first 2, 4, ... local ranks of every
+// node (up to the largest node), then on every rank of the first 1, 2, 4, ... nodes (2+ nodes).
+void planScaling(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// The training pattern's layout: --layout, or TP over each node's ranks and DP across nodes.
+// Throws UsageError when it does not fit the job, or (--strict-layout) a TP group crosses nodes.
+core::Layout trainingLayout(const RunConfig& config, const core::Topology& topology);
+
+// The training pattern: its traffic types (TP, PP, DP, EP with a group of 2+ ranks; sizes from
+// the model shape in `config`), one isolated step per type, then one step with all at once.
+void planTraining(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
 
 // GPU-pair copy steps: every pair of local ranks of the largest node, one pair per step (every
 // node measures its own pair of that step at once). Nodes with one rank have nothing to copy;
@@ -49,6 +62,8 @@ inline constexpr double kSlowestRate = 50e6;  // B/s
 double stepDeadline(const core::CollectiveStep& step, const RunConfig& config);
 double stepDeadline(const core::CopyStep& step, const RunConfig& config);
 double stepDeadline(const core::PairStep& step, const RunConfig& config);
+double stepDeadline(const core::ScalingStep& step, const RunConfig& config);
+double stepDeadline(const core::TrainingStep& step, const RunConfig& config);
 
 // Largest buffer footprint of any step on one rank, in bytes (input + output).
 std::uint64_t peakBytesPerRank(const core::Plan& plan);

@@ -42,6 +42,21 @@ void Progress::extend(const core::Plan& plan) {
                                       core::formatBytes(s.bytes), s.inPlace ? "in-place" : "out-of-place")};
     totalWeight_ += w;
   }
+  for (const auto& s : plan.scalingSteps) {
+    if (steps_.contains(s.index)) continue;
+    const double w = (s.iters + s.warmup + 2) * (static_cast<double>(s.bytes) + kStepOverheadBytes);
+    steps_[s.index] = {w, fmt::format("scaling all_reduce {} on {} {}", core::formatBytes(s.bytes), s.n,
+                                      core::name(s.level))};
+    totalWeight_ += w;
+  }
+  for (const auto& s : plan.trainingSteps) {
+    if (steps_.contains(s.index)) continue;
+    const double w = (s.iters + s.warmup) * (static_cast<double>(s.bytes) + kStepOverheadBytes);
+    const std::string what = s.traffic < 0 ? std::string("all traffic at once")
+                                           : std::string(core::name(plan.traffic[static_cast<std::size_t>(s.traffic)].kind)) + " alone";
+    steps_[s.index] = {w, fmt::format("training {} ({})", what, core::formatLayout(plan.layout))};
+    totalWeight_ += w;
+  }
   for (const auto& s : plan.copySteps) {
     if (steps_.contains(s.index)) continue;
     // per method: write and read, each a -> b, b -> a and both ways at once

@@ -141,7 +141,8 @@ core::Provenance resumedProvenance(core::Provenance recorded, int plannedSteps, 
 }
 
 Replay::Replay(const results::ResultsFile& file)
-    : rows_(byStep(file.collectives)), copies_(byStep(file.copies)), pairs_(byStep(file.pairs)) {
+    : rows_(byStep(file.collectives)), copies_(byStep(file.copies)), pairs_(byStep(file.pairs)),
+      scaling_(byStep(file.scaling)), training_(byStep(file.training)) {
   for (const auto& s : file.steps) steps_[s.step] = s;
   for (const auto& f : file.findings) {
     if (f.kind == "hang") carried_.push_back(f);
@@ -178,6 +179,8 @@ std::vector<char> Replay::match(const core::Plan& plan, int from, bool strict) c
     flags[static_cast<std::size_t>(planned.step - from)] = why.empty() ? 1 : 0;
   };
   for (const auto& s : plan.collectiveSteps) judge(worker::stepHeader(plan, s), {});
+  for (const auto& s : plan.scalingSteps) judge(worker::stepHeader(s), {});
+  for (const auto& s : plan.trainingSteps) judge(worker::stepHeader(plan, s), {});
   for (const auto& s : plan.copySteps) judge(worker::stepHeader(s), {});
   for (const auto& s : plan.pairSteps) judge(worker::stepHeader(s), core::pairsOf(s));
   return flags;
@@ -193,6 +196,14 @@ worker::CopyResult Replay::result(const core::CopyStep& step) const {
 
 worker::PairResult Replay::result(const core::PairStep& step) const {
   return {steps_.at(step.index), rowsOf(pairs_, step.index)};
+}
+
+worker::ScalingResult Replay::result(const core::ScalingStep& step) const {
+  return {steps_.at(step.index), rowsOf(scaling_, step.index)};
+}
+
+worker::TrainingResult Replay::result(const core::TrainingStep& step) const {
+  return {steps_.at(step.index), rowsOf(training_, step.index)};
 }
 
 }  // namespace fabricmap::orchestrator

@@ -61,6 +61,8 @@ class Replay {
   worker::StepResult result(const core::CollectiveStep& step) const;
   worker::CopyResult result(const core::CopyStep& step) const;
   worker::PairResult result(const core::PairStep& step) const;
+  worker::ScalingResult result(const core::ScalingStep& step) const;
+  worker::TrainingResult result(const core::TrainingStep& step) const;
 
   // Findings of the stopped run that no step record reproduces: hangs (data corruption comes
   // back with the replayed rows; the analysis runs again at the end).
@@ -75,6 +77,8 @@ class Replay {
   std::map<int, std::vector<core::CollectiveRecord>> rows_;
   std::map<int, std::vector<core::CopyRecord>> copies_;
   std::map<int, std::vector<core::PairRecord>> pairs_;
+  std::map<int, std::vector<core::ScalingRecord>> scaling_;
+  std::map<int, std::vector<core::TrainingRecord>> training_;
   std::vector<core::Finding> carried_;
 };
 

@@ -100,7 +100,10 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
   const auto note = [&](const std::string& why) {
     if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
   };
-  if (!plan.pairSteps.empty() || !plan.copySteps.empty()) return;
+  if (!plan.pairSteps.empty() || !plan.copySteps.empty() || !plan.scalingSteps.empty() ||
+      !plan.trainingSteps.empty()) {
+    return;
+  }
   for (const auto& step : plan.collectiveSteps) {
     const std::string why = executor.waiver(step);
     if (why.empty()) return;
@@ -271,6 +274,66 @@ void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& ste
   }
 }
 
+AnalysisConfig analysisConfigOf(const RunConfig& config) {
+  AnalysisConfig c{config.slowThreshold, config.latencyFactor};
+  c.noiseCv = config.noiseCv;
+  return c;
+}
+
+// The scaling sweep, then its verdict on rank 0.
+void runScalingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, std::vector<WrongResult>& wrong) {
+  std::vector<core::ScalingRecord> done;  // rank 0
+  const bool root = steps.resuming.root;
+  for (const core::ScalingStep& step : plan.scalingSteps) {
+    worker::ScalingResult result = steps.run(step, executor);
+    if (!root) continue;
+    for (auto& row : result.rows) {
+      row.noisy = row.timeUs.cv > steps.config.noiseCv;
+      fillEfficiency(row, done);
+      result.step.noisy = result.step.noisy || row.noisy;
+      if (row.wrong > 0) {
+        wrong.push_back({fmt::format("scaling all_reduce on {} {} (step {}): {} wrong elements", row.n, row.level,
+                                     row.step, row.wrong)});
+      }
+    }
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.scalingStep(result.step, result.rows); });
+    done.insert(done.end(), result.rows.begin(), result.rows.end());
+  }
+  if (!root) return;
+  for (const core::Finding& f : scalingFindings(done, analysisConfigOf(steps.config))) {
+    steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+  }
+}
+
+// The training pattern: its layout (and a warning when TP groups span nodes), each traffic type
+// alone, then all at once with their interference.
+void runTrainingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps) {
+  const bool root = steps.resuming.root;
+  if (root && !plan.trainingSteps.empty()) {
+    steps.sinks.each([&](core::RecordSink& s) { s.layout(core::formatLayout(plan.layout), layoutPlaces(plan.layout)); });
+    for (const core::Finding& f : layoutFindings(plan.layout, steps.topology)) {
+      steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+    }
+  }
+  std::vector<core::TrainingRecord> isolated;  // rank 0
+  for (const core::TrainingStep& step : plan.trainingSteps) {
+    worker::TrainingResult result = steps.run(step, executor);
+    if (!root) continue;
+    for (auto& row : result.rows) {
+      row.noisy = row.timeUs.cv > steps.config.noiseCv;
+      result.step.noisy = result.step.noisy || row.noisy;
+    }
+    if (step.traffic < 0) {
+      fillInterference(result.rows, isolated);
+    } else {
+      isolated.insert(isolated.end(), result.rows.begin(), result.rows.end());
+    }
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.trainingStep(result.step, result.rows); });
+  }
+}
+
 // The matrix phases: the GPU-pair copies, every planned pairwise round, then retests of the pairs
 // that looked slow (rank 0 decides which and tells everyone), then the matrices and the findings
 // on rank 0.
@@ -279,8 +342,7 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
   const RunConfig& config = steps.config;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  AnalysisConfig analysisConfig{config.slowThreshold, config.latencyFactor};
-  analysisConfig.noiseCv = config.noiseCv;
+  const AnalysisConfig analysisConfig = analysisConfigOf(config);
   // only rank 0 holds the matrices (R x R each)
   std::optional<MatrixBuilder> builder;
   if (rank == 0) builder.emplace(topology, config);
@@ -477,6 +539,8 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
                                      row.group, row.wrong, row.wrongRanks)});
       }
     }
+    runScalingSteps(plan, executor, steps, wrong);
+    runTrainingSteps(plan, executor, steps);
     if (!plan.copySteps.empty() || !plan.pairSteps.empty()) runMatrices(topology, plan, executor, steps, wrong);
     progress.end();
     if (root) resuming.publish();  // every step was in the file already

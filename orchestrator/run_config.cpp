@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/layout.h"
 #include "orchestrator/commands.h"
 #include "core/units.h"
 
@@ -37,12 +38,19 @@ struct Suite {
   const char* copyBytes;  // host memory copies (--copies on the mpi backend)
   const char* gpuCopyBytes;
   int copyIters;
+  int seqLen;  // training pattern shape: host memory, then GPUs
+  int hidden;
+  int gpuSeqLen;
+  int gpuHidden;
+  int trainIters;
+  const char* scalingBytes;
+  const char* gpuScalingBytes;
 };
 
 // quick: a whole sweep in well under a minute on a small host; full: up to 1 GiB, nccl-tests' -f 2.
 constexpr Suite kSuites[] = {
-    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100, "1G", "256M", "16M", "256M", 10},
-    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000, "8G", "1G", "64M", "1G", 20},
+    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100, "1G", "256M", "16M", "256M", 10, 512, 1024, 2048, 4096, 10, "8M", "256M"},
+    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000, "8G", "1G", "64M", "1G", 20, 1024, 2048, 4096, 8192, 20, "64M", "1G"},
 };
 
 const Suite& suiteNamed(const std::string& name) {
@@ -124,6 +132,26 @@ po::options_description describeOptions() {
      "a pair is slow below this fraction of its link class's baseline, in (0, 1]")
     ("latency-factor", po::value<double>()->default_value(2.0),
      "latency is bad above this multiple of its link class's baseline, >= 1")
+    ("patterns", po::value<std::string>(),
+     "phases to run, a comma list: collectives, copies, pairwise, training (like the phase "
+     "switches: only those run)")
+    ("layout", po::value<std::string>(),
+     "training pattern: tp=T,pp=P,dp=D[,ep=E] in Megatron-LM rank order (TP innermost); "
+     "default tp = ranks per node, dp = nodes")
+    ("strict-layout", "refuse a layout whose tensor-parallel groups cross nodes (default: a warning finding)")
+    ("micro-batch", po::value<int>()->default_value(1), "training pattern: sequences per micro-batch (b)")
+    ("seq-len", po::value<int>(), "training pattern: tokens per sequence (s; quick suite: 512 host, 2048 GPUs)")
+    ("hidden", po::value<int>(), "training pattern: hidden size (h; quick suite: 1024 host, 4096 GPUs)")
+    ("layers", po::value<int>()->default_value(2), "training pattern: layers simulated per pipeline stage")
+    ("top-k", po::value<int>()->default_value(2), "training pattern: experts per token (EP alltoall)")
+    ("sequence-parallel", "training pattern: TP as all_gather + reduce_scatter pairs (Megatron sequence parallelism)")
+    ("dp-mode", po::value<std::string>()->default_value("allreduce"),
+     "training pattern: allreduce (DDP buckets) or zero (reduce_scatter + all_gather, ZeRO/FSDP)")
+    ("bucket-bytes", po::value<std::string>()->default_value("25M"), "training pattern: DP gradient bucket size")
+    ("train-dtype", po::value<std::string>()->default_value("bfloat16"), "training pattern: element type")
+    ("train-iters", po::value<int>(), "training pattern: timed training steps per measurement (quick suite: 10)")
+    ("scaling", "run the scaling sweep: one all_reduce on 2, 4, ... GPUs of every node and on 1, 2, 4, ... nodes")
+    ("scaling-bytes", po::value<std::string>(), "scaling sweep: all_reduce size per rank (quick suite: 8M host, 256M GPUs)")
     ("resume", po::value<std::string>(),
      "finish the incomplete run recorded in FILE.h5: run only the steps it lacks, with its "
      "configuration, on the same rank layout, and mark it complete")
@@ -187,6 +215,49 @@ std::uint64_t parsePositiveInteger(const std::string& text, const char* what) {
     throw core::UsageError(fmt::format("{} must be an integer > 1 (got '{}')", what, text));
   }
   return v;
+}
+
+// The training pattern's and the scaling sweep's options (sizes the backend does not set).
+void parseTraining(const po::variables_map& vm, const Suite& suite, RunConfig& c) {
+  const auto positive = [&](const char* name, int fallback) {
+    const int v = vm.count(name) ? vm[name].as<int>() : fallback;
+    if (v < 1) throw core::UsageError(fmt::format("--{} must be at least 1 (got {})", name, v));
+    return v;
+  };
+  const bool trainingOption = vm.count("layout") + vm.count("strict-layout") + vm.count("sequence-parallel") > 0;
+  if (vm.count("layout")) {
+    c.layout = vm["layout"].as<std::string>();
+    c.layout = core::formatLayout(core::parseLayout(c.layout));  // normalized; throws on bad input
+  }
+  if (trainingOption && !c.training) {
+    throw core::UsageError("--layout, --strict-layout and --sequence-parallel shape the training pattern: add "
+                           "--patterns training");
+  }
+  c.strictLayout = vm.count("strict-layout") > 0;
+  c.microBatch = positive("micro-batch", 1);
+  c.seqLen = positive("seq-len", suite.seqLen);
+  c.seqLenGiven = vm.count("seq-len") > 0;
+  c.hidden = positive("hidden", suite.hidden);
+  c.hiddenGiven = vm.count("hidden") > 0;
+  c.layers = positive("layers", 2);
+  c.topK = positive("top-k", 2);
+  c.sequenceParallel = vm.count("sequence-parallel") > 0;
+  const std::string dpMode = vm["dp-mode"].as<std::string>();
+  if (dpMode != "allreduce" && dpMode != "zero") {
+    throw core::UsageError("unknown --dp-mode '" + dpMode + "' (allreduce or zero)");
+  }
+  c.zero = dpMode == "zero";
+  c.bucketBytes = core::parseBytes(vm["bucket-bytes"].as<std::string>(), "--bucket-bytes");
+  if (c.bucketBytes < 1024) throw core::UsageError("--bucket-bytes must be at least 1K");
+  const auto dtype = core::parseDType(vm["train-dtype"].as<std::string>());
+  if (!dtype) throw core::UsageError("unknown --train-dtype '" + vm["train-dtype"].as<std::string>() + "'");
+  c.trainDtype = *dtype;
+  c.trainIters = positive("train-iters", suite.trainIters);
+  c.scalingBytes = core::parseBytes(vm.count("scaling-bytes") ? vm["scaling-bytes"].as<std::string>()
+                                                              : std::string(suite.scalingBytes),
+                                    "--scaling-bytes");
+  c.scalingBytesGiven = vm.count("scaling-bytes") > 0;
+  if (c.scalingBytes < 64) throw core::UsageError("--scaling-bytes must be at least 64 bytes");
 }
 
 }  // namespace
@@ -352,10 +423,25 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     if (launches < 0) throw core::UsageError("-G/--cudagraph must not be negative");
     c.cudaGraph = c.cudaGraph || launches > 0;
   }
-  c.phasesGiven = vm.count("collectives") + vm.count("pairwise") + vm.count("copies") > 0;
-  c.collectives = !c.phasesGiven || vm.count("collectives") > 0;
-  c.pairwise = !c.phasesGiven || vm.count("pairwise") > 0;
-  c.copies = vm.count("copies") > 0;
+  std::set<std::string> patterns;
+  if (vm.count("patterns")) {
+    for (const std::string& p : splitList(vm["patterns"].as<std::string>())) {
+      if (p != "collectives" && p != "copies" && p != "pairwise" && p != "training") {
+        throw core::UsageError("unknown pattern '" + p + "' in --patterns (collectives, copies, pairwise, training)");
+      }
+      patterns.insert(p);
+    }
+    if (patterns.empty()) throw core::UsageError("--patterns needs at least one of collectives, copies, pairwise, training");
+  }
+  const auto asked = [&](const char* phase) { return vm.count(phase) > 0 || patterns.count(phase) > 0; };
+  c.phasesGiven = !patterns.empty() || vm.count("collectives") + vm.count("pairwise") + vm.count("copies") +
+                                           vm.count("scaling") > 0;
+  c.collectives = !c.phasesGiven || asked("collectives");
+  c.pairwise = !c.phasesGiven || asked("pairwise");
+  c.copies = asked("copies");
+  c.training = asked("training");
+  c.scaling = vm.count("scaling") > 0;
+  parseTraining(vm, *suite, c);
   c.copyBytes = core::parseBytes(str("copy-bytes", suite->copyBytes), "--copy-bytes");
   c.copyBytesGiven = vm.count("copy-bytes") > 0;
   if (c.copyBytes < 4) throw core::UsageError("--copy-bytes must be at least 4 bytes");
@@ -454,6 +540,9 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
   if (!c.copyBytesGiven) c.copyBytes = core::parseBytes(suite.gpuCopyBytes, "suite size");
   if (!c.maxBytesGiven) c.maxBytes = core::parseBytes(suite.gpuMaxBytes, "suite size");
   if (!c.pairBytesGiven) c.pairBytes = core::parseBytes(suite.gpuPairBytes, "suite size");
+  if (!c.seqLenGiven) c.seqLen = suite.gpuSeqLen;
+  if (!c.hiddenGiven) c.hidden = suite.gpuHidden;
+  if (!c.scalingBytesGiven) c.scalingBytes = core::parseBytes(suite.gpuScalingBytes, "suite size");
   if (!c.pairWindowGiven) {
     c.pairWindow = static_cast<int>(std::clamp<std::uint64_t>(kPairVolumePerIteration / c.pairBytes, 1, 64));
   }
@@ -555,6 +644,27 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
   j["retests"] = c.retests;
   j["slow_threshold"] = c.slowThreshold;
   j["latency_factor"] = c.latencyFactor;
+  // the pattern keys only when asked for: a file recorded before they existed resumes unchanged
+  if (c.training) {
+    j["training"] = true;
+    j["layout"] = c.layout;
+    j["strict_layout"] = c.strictLayout;
+    j["micro_batch"] = c.microBatch;
+    j["seq_len"] = c.seqLen;
+    j["hidden"] = c.hidden;
+    j["layers"] = c.layers;
+    j["top_k"] = c.topK;
+    j["sequence_parallel"] = c.sequenceParallel;
+    j["dp_mode"] = c.zero ? "zero" : "allreduce";
+    j["bucket_bytes"] = c.bucketBytes;
+    j["train_dtype"] = core::traits(c.trainDtype).name;
+    j["train_iters"] = c.trainIters;
+    j["train_warmup_iters"] = c.trainWarmup;
+  }
+  if (c.scaling) {
+    j["scaling"] = true;
+    j["scaling_bytes"] = c.scalingBytes;
+  }
   j["step_timeout"] = c.stepTimeout;
   j["noise_cv"] = c.noiseCv;
   // a file measured with injected faults says so

@@ -63,11 +63,34 @@ struct RunConfig {
   double slowThreshold = 0.9;     // slow below this fraction of the class baseline
   double latencyFactor = 2.0;     // bad latency above this multiple of the class baseline
 
+  // the training pattern (--patterns training): every traffic type of a parallel layout,
+  // isolated and concurrent; message sizes from a model shape
+  bool training = false;
+  std::string layout;         // "tp=T,pp=P,dp=D[,ep=E]"; empty: tp = ranks per node, dp = nodes
+  bool strictLayout = false;  // refuse a layout whose TP groups cross nodes
+  int microBatch = 1;
+  int seqLen = 0;             // tokens per sequence (suite: 512 host, 2048 GPUs)
+  int hidden = 0;             // hidden size (suite: 1024 host, 4096 GPUs)
+  int layers = 2;             // transformer layers simulated per pipeline stage
+  int topK = 2;               // experts per token (EP traffic)
+  bool sequenceParallel = false;  // TP as all_gather + reduce_scatter instead of all_reduce
+  bool zero = false;              // DP as reduce_scatter + all_gather (ZeRO/FSDP) instead of all_reduce
+  std::uint64_t bucketBytes = 25ull << 20;  // DP gradient bucket
+  core::DType trainDtype = core::DType::kBfloat16;
+  int trainIters = 0;  // timed training steps per measurement
+  int trainWarmup = 2;
+  // the scaling sweep (--scaling): all_reduce of scalingBytes on 2, 4, ... GPUs and 1, 2, ... nodes
+  bool scaling = false;
+  std::uint64_t scalingBytes = 0;  // suite: 8M host, 256M GPUs
+
   // which suite-derived sizes were given explicitly (backend defaults do not override them)
   bool maxBytesGiven = false;
   bool pairBytesGiven = false;
   bool pairWindowGiven = false;
   bool copyBytesGiven = false;
+  bool seqLenGiven = false;
+  bool hiddenGiven = false;
+  bool scalingBytesGiven = false;
 };
 
 struct ParsedRun {
@@ -84,7 +107,9 @@ std::string runHelpText();
 
 // The suite's sizes for the backend the run uses, where the user did not set them: on GPUs
 // (nccl) the collectives go up to 1 GiB (full: 8 GiB), pairs stream 256 MiB (full: 1 GiB), each
-// GPU-pair copy moves 256 MiB (full: 1 GiB), and the copy matrix runs unless phases were chosen.
+// GPU-pair copy moves 256 MiB (full: 1 GiB), the training pattern has a 7B model's shape (full:
+// a 70B model's), the scaling all_reduce moves 256 MiB (full: 1 GiB), and the copy matrix runs
+// unless phases were chosen.
 void applyBackendDefaults(RunConfig& config, std::string_view backend);
 
 // "corrupt:rank=1:op=all_reduce[:step=N]" -> Fault (kinds corrupt, error, stall, crash). Throws

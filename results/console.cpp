@@ -202,6 +202,55 @@ void ConsoleSink::pairStep(const core::StepRecord& step, const std::vector<core:
   std::fflush(out_);
 }
 
+void ConsoleSink::layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) {
+  flushPending();
+  fmt::print(out_, "#\n# training pattern, layout {} over {} ranks (Megatron-LM order: TP innermost, then PP, DP)\n",
+             layout, places.size());
+  std::fflush(out_);
+}
+
+void ConsoleSink::scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) {
+  flushPending();
+  ++stepsRun_;
+  if (step.noisy) noisy_.push_back(fmt::format("scaling {} {}", step.scope, step.op));
+  checked_ = true;  // the all_reduce is checked
+  for (const auto& r : rows) wrong_ += r.wrong;
+  if (scalingSteps_++ == 0 && !rows.empty()) {
+    fmt::print(out_, "#\n# scaling: all_reduce of {} per rank on growing groups (the slowest group shown); efficiency = "
+                     "busbw / busbw of the smallest group\n",
+               core::formatBytes(rows.front().bytes));
+    fmt::print(out_, "# {:>6} {:>5} {:>14} {:>12} {:>9} {:>9} {:>10}\n", "level", "n", "groups x ranks", "time (us)",
+               "algbw", "busbw", "efficiency");
+  }
+  for (const auto& r : rows) {
+    fmt::print(out_, "  {:>6} {:>5} {:>14} {:>12.1f} {:>9.2f} {:>9.2f} {:>10.2f}{}\n", r.level, r.n,
+               fmt::format("{} x {}", r.groups, r.nranks), r.timeUs.median, r.algbw, r.busbw, r.efficiency,
+               r.noisy ? "  noisy" : "");
+  }
+  std::fflush(out_);
+}
+
+void ConsoleSink::trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) {
+  flushPending();
+  ++stepsRun_;
+  if (step.noisy) noisy_.push_back(fmt::format("training {} {}", step.scope, step.op));
+  if (trainingSteps_++ == 0 && !rows.empty()) {
+    fmt::print(out_, "# per training step, {} steps timed; time = the slowest rank's; interference = concurrent / "
+                     "isolated time\n",
+               rows.front().iters);
+    fmt::print(out_, "# {:>10} {:>7} {:>25} {:>14} {:>10} {:>5} {:>12} {:>9} {:>9} {:>12}\n", "mode", "traffic",
+               "ops", "groups x ranks", "message", "msgs", "time (us)", "algbw", "busbw", "interference");
+  }
+  for (const auto& r : rows) {
+    fmt::print(out_, "  {:>10} {:>7} {:>25} {:>14} {:>10} {:>5} {:>12.1f} {:>9.2f} {:>9.2f} {:>12}{}\n", r.mode,
+               r.traffic, r.ops, fmt::format("{} x {}", r.groups, r.nranks), core::formatBytes(r.bytes), r.messages,
+               r.timeUs.median, r.algbw, r.busbw,
+               std::isnan(r.interference) ? std::string("-") : fmt::format("{:.2f}", r.interference),
+               r.noisy ? "  noisy" : "");
+  }
+  std::fflush(out_);
+}
+
 void ConsoleSink::printMatrix(const char* title, const core::Matrix& m,
                               const std::vector<std::string>& labels, const char* format) {
   const auto label = [&](int i) {
@@ -344,6 +393,23 @@ void ConsoleSink::finish(bool complete) {
   std::fflush(out_);
 }
 
+namespace {
+
+template <class R>
+std::map<int, std::vector<R>> byStep(const std::vector<R>& rows) {
+  std::map<int, std::vector<R>> out;
+  for (const R& r : rows) out[r.step].push_back(r);
+  return out;
+}
+
+template <class R>
+std::vector<R> rowsOf(const std::map<int, std::vector<R>>& rows, int step) {
+  const auto it = rows.find(step);
+  return it != rows.end() ? it->second : std::vector<R>{};
+}
+
+}  // namespace
+
 void printResults(std::FILE* out, const ResultsFile& file) {
   ConsoleSink sink(out);
   fmt::print(out, "# {}: schema v{}, created {}, {}\n", file.path, file.provenance.schemaVersion,
@@ -355,25 +421,26 @@ void printResults(std::FILE* out, const ResultsFile& file) {
     fmt::print(out, "# read from its journal {} (the run ended before closing the file)\n", file.recoveredFrom);
   }
   sink.begin(file.provenance, file.topology, file.scopes);
-  std::map<int, std::vector<core::CollectiveRecord>> rowsByStep;
-  for (const auto& r : file.collectives) rowsByStep[r.step].push_back(r);
-  std::map<int, std::vector<core::PairRecord>> pairsByStep;
-  for (const auto& p : file.pairs) pairsByStep[p.step].push_back(p);
-  std::map<int, std::vector<core::CopyRecord>> copiesByStep;
-  for (const auto& c : file.copies) copiesByStep[c.step].push_back(c);
+  const auto rowsByStep = byStep(file.collectives);
+  const auto pairsByStep = byStep(file.pairs);
+  const auto copiesByStep = byStep(file.copies);
+  const auto scalingByStep = byStep(file.scaling);
+  const auto trainingByStep = byStep(file.training);
+  bool layoutShown = false;
   for (const auto& s : file.steps) {
     if (s.kind == "copy") {
-      auto it = copiesByStep.find(s.step);
-      sink.copyStep(s, it != copiesByStep.end() ? it->second : std::vector<core::CopyRecord>{});
-      continue;
+      sink.copyStep(s, rowsOf(copiesByStep, s.step));
+    } else if (s.kind == "pairwise") {
+      sink.pairStep(s, rowsOf(pairsByStep, s.step));
+    } else if (s.kind == "scaling") {
+      sink.scalingStep(s, rowsOf(scalingByStep, s.step));
+    } else if (s.kind == "training") {
+      if (!layoutShown) sink.layout(file.layout, file.layoutPlaces);
+      layoutShown = true;
+      sink.trainingStep(s, rowsOf(trainingByStep, s.step));
+    } else {
+      sink.step(s, rowsOf(rowsByStep, s.step));
     }
-    if (s.kind == "pairwise") {
-      auto it = pairsByStep.find(s.step);
-      sink.pairStep(s, it != pairsByStep.end() ? it->second : std::vector<core::PairRecord>{});
-      continue;
-    }
-    auto it = rowsByStep.find(s.step);
-    sink.step(s, it != rowsByStep.end() ? it->second : std::vector<core::CollectiveRecord>{});
   }
   if (file.hasMatrices) {
     sink.analysis(file.matrices, file.findings);

@@ -24,6 +24,9 @@ class ConsoleSink final : public core::RecordSink {
   void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
   void copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) override;
   void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
+  void layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) override;
+  void scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) override;
+  void trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) override;
   void planExtended(int) override {}
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finding(const core::Finding& finding) override;
@@ -53,6 +56,8 @@ class ConsoleSink final : public core::RecordSink {
   void printCopies(const core::Matrices& m);
 
   int copySteps_ = 0;
+  int scalingSteps_ = 0;
+  int trainingSteps_ = 0;
   int pairRounds_ = 0;
   int pairRetests_ = 0;
   std::string blockKey_;

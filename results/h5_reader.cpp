@@ -294,6 +294,10 @@ ResultsFile readResults(const std::string& path) {
     out.pairs = readTable(f, kPairsTable, pairColumns());
     out.findings = readTable(f, kFindingsTable, findingColumns());
     out.copies = readTable(f, kCopiesTable, copyColumns());
+    out.layoutPlaces = readTable(f, kLayoutTable, layoutColumns());
+    if (!out.layoutPlaces.empty()) out.layout = attributeOr<std::string>(f, kLayoutTable, "layout", "");
+    out.training = readTable(f, kTrainingTable, trainingColumns());
+    out.scaling = readTable(f, kScalingTable, scalingColumns());
     const bool pairs = readMatrices(f, out.matrices);
     const bool copies = readCopyMatrices(f, out.topology.nodes, out.matrices);
     out.hasMatrices = pairs || copies;

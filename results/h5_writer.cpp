@@ -218,6 +218,8 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
   writeTable(f, kCopiesTable, copyColumns(), std::vector<core::CopyRecord>{});
   writeTable(f, kPairsTable, pairColumns(), std::vector<core::PairRecord>{});
   writeTable(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{});
+  writeTable(f, kTrainingTable, trainingColumns(), std::vector<core::TrainingRecord>{});
+  writeTable(f, kScalingTable, scalingColumns(), std::vector<core::ScalingRecord>{});
   h5::flush(f);
   // the file takes its name once it is a results file: a run killed before never leaves one
   // that cannot be read
@@ -243,6 +245,21 @@ void H5Sink::copyStep(const core::StepRecord& step, const std::vector<core::Copy
 
 void H5Sink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
   appendStep(file_.get(), step, kPairsTable, pairColumns(), pairs);
+}
+
+void H5Sink::layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) {
+  const hid_t f = file_.get();
+  writeTable(f, kLayoutTable, layoutColumns(), places);
+  h5::writeAttributeAt(f, kLayoutTable, "layout", layout);
+  h5::flush(f);
+}
+
+void H5Sink::scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) {
+  appendStep(file_.get(), step, kScalingTable, scalingColumns(), rows);
+}
+
+void H5Sink::trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) {
+  appendStep(file_.get(), step, kTrainingTable, trainingColumns(), rows);
 }
 
 void H5Sink::planExtended(int plannedSteps) {

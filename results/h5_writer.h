@@ -30,6 +30,9 @@ class H5Sink final : public core::RecordSink {
   void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
   void copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) override;
   void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
+  void layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) override;
+  void scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) override;
+  void trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) override;
   void planExtended(int plannedSteps) override;
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finding(const core::Finding& finding) override;

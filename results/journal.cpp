@@ -133,6 +133,20 @@ void JournalSink::pairStep(const core::StepRecord& step, const std::vector<core:
   append(stepLines(step, "pair", pairColumns(), pairs));
 }
 
+void JournalSink::layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) {
+  std::string out = json{{"t", "layout"}, {"layout", layout}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  for (const auto& p : places) out += line("place", layoutColumns(), p);
+  append(out);
+}
+
+void JournalSink::scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) {
+  append(stepLines(step, "scaling", scalingColumns(), rows));
+}
+
+void JournalSink::trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) {
+  append(stepLines(step, "training", trainingColumns(), rows));
+}
+
 void JournalSink::planExtended(int plannedSteps) { append(json{{"t", "planned"}, {"steps", plannedSteps}}.dump() + "\n"); }
 
 void JournalSink::finding(const core::Finding& finding) { append(line("finding", findingColumns(), finding)); }
@@ -168,6 +182,8 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
   std::vector<core::CollectiveRecord> rows;
   std::vector<core::CopyRecord> copies;
   std::vector<core::PairRecord> pairs;
+  std::vector<core::ScalingRecord> scaling;
+  std::vector<core::TrainingRecord> training;
   bool started = false;
   std::string text;
   for (int number = 1; std::getline(in, text); ++number) {
@@ -195,14 +211,26 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
         copies.push_back(recordOf(copyColumns(), j));
       } else if (t == "pair") {
         pairs.push_back(recordOf(pairColumns(), j));
+      } else if (t == "scaling") {
+        scaling.push_back(recordOf(scalingColumns(), j));
+      } else if (t == "training") {
+        training.push_back(recordOf(trainingColumns(), j));
+      } else if (t == "layout") {
+        out.layout = j.value("layout", std::string());
+      } else if (t == "place") {
+        out.layoutPlaces.push_back(recordOf(layoutColumns(), j));
       } else if (t == "step") {
         out.steps.push_back(recordOf(stepColumns(), j));
         out.collectives.insert(out.collectives.end(), rows.begin(), rows.end());
         out.copies.insert(out.copies.end(), copies.begin(), copies.end());
         out.pairs.insert(out.pairs.end(), pairs.begin(), pairs.end());
+        out.scaling.insert(out.scaling.end(), scaling.begin(), scaling.end());
+        out.training.insert(out.training.end(), training.begin(), training.end());
         rows.clear();
         copies.clear();
         pairs.clear();
+        scaling.clear();
+        training.clear();
       } else if (t == "planned") {
         if (j.contains("steps")) out.provenance.plannedSteps = static_cast<int>(integerOf<std::int64_t>(j["steps"]));
       } else if (t == "finding") {

@@ -164,6 +164,10 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["collectives"] = arrayOf(collectiveColumns(), file.collectives);
   j["copies"] = arrayOf(copyColumns(), file.copies);
   j["pairs"] = arrayOf(pairColumns(), file.pairs);
+  j["patterns"]["layout"] = file.layout.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file.layout);
+  j["patterns"]["layout_places"] = arrayOf(layoutColumns(), file.layoutPlaces);
+  j["patterns"]["training"] = arrayOf(trainingColumns(), file.training);
+  j["patterns"]["scaling"] = arrayOf(scalingColumns(), file.scaling);
   j["matrices"] = file.hasMatrices ? matricesJson(file.matrices) : nlohmann::ordered_json(nullptr);
   j["findings"] = arrayOf(findingColumns(), file.findings);
   return j;

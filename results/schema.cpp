@@ -252,6 +252,75 @@ const std::vector<Column<core::CopyRecord>>& copyColumns() {
   return kColumns;
 }
 
+const std::vector<Column<core::LayoutPlace>>& layoutColumns() {
+  using R = core::LayoutPlace;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, rank, "rank", ""),
+      FM_COLUMN(R, tpGroup, "tp_group", ""),
+      FM_COLUMN(R, tpIndex, "tp_index", ""),
+      FM_COLUMN(R, ppGroup, "pp_group", ""),
+      FM_COLUMN(R, ppIndex, "pp_index", ""),
+      FM_COLUMN(R, dpGroup, "dp_group", ""),
+      FM_COLUMN(R, dpIndex, "dp_index", ""),
+      FM_COLUMN(R, epGroup, "ep_group", ""),
+      FM_COLUMN(R, epIndex, "ep_index", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::TrainingRecord>>& trainingColumns() {
+  using R = core::TrainingRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, step, "step", ""),
+      FM_COLUMN(R, mode, "mode", ""),
+      FM_COLUMN(R, traffic, "traffic", ""),
+      FM_COLUMN(R, ops, "ops", ""),
+      FM_COLUMN(R, groups, "groups", ""),
+      FM_COLUMN(R, nranks, "nranks", ""),
+      FM_COLUMN(R, bytes, "bytes", "B"),
+      FM_COLUMN(R, messages, "messages", ""),
+      FM_COLUMN(R, iters, "iters", ""),
+      FM_COLUMN(R, warmup, "warmup", ""),
+      FM_COLUMN(R, timeUs.min, "time_min", "us"),
+      FM_COLUMN(R, timeUs.median, "time_median", "us"),
+      FM_COLUMN(R, timeUs.mean, "time_mean", "us"),
+      FM_COLUMN(R, timeUs.max, "time_max", "us"),
+      FM_COLUMN(R, timeUs.p95, "time_p95", "us"),
+      FM_COLUMN(R, timeUs.cv, "time_cv", ""),
+      FM_COLUMN(R, algbw, "algbw", "GB/s"),
+      FM_COLUMN(R, busbw, "busbw", "GB/s"),
+      FM_COLUMN(R, interference, "interference", ""),
+      FM_COLUMN(R, noisy, "noisy", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::ScalingRecord>>& scalingColumns() {
+  using R = core::ScalingRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, step, "step", ""),
+      FM_COLUMN(R, level, "level", ""),
+      FM_COLUMN(R, n, "n", ""),
+      FM_COLUMN(R, groups, "groups", ""),
+      FM_COLUMN(R, nranks, "nranks", ""),
+      FM_COLUMN(R, op, "op", ""),
+      FM_COLUMN(R, bytes, "bytes", "B"),
+      FM_COLUMN(R, iters, "iters", ""),
+      FM_COLUMN(R, timeUs.min, "time_min", "us"),
+      FM_COLUMN(R, timeUs.median, "time_median", "us"),
+      FM_COLUMN(R, timeUs.mean, "time_mean", "us"),
+      FM_COLUMN(R, timeUs.max, "time_max", "us"),
+      FM_COLUMN(R, timeUs.p95, "time_p95", "us"),
+      FM_COLUMN(R, timeUs.cv, "time_cv", ""),
+      FM_COLUMN(R, algbw, "algbw", "GB/s"),
+      FM_COLUMN(R, busbw, "busbw", "GB/s"),
+      FM_COLUMN(R, efficiency, "efficiency", ""),
+      FM_COLUMN(R, noisy, "noisy", ""),
+      FM_COLUMN(R, wrong, "wrong", "elements"),
+  };
+  return kColumns;
+}
+
 const std::vector<Column<core::Finding>>& findingColumns() {
   using R = core::Finding;
   static const std::vector<Column<R>> kColumns{

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/layout.h"
 #include "core/records.h"
 #include "results/h5.h"
 
@@ -23,6 +24,9 @@ inline constexpr const char* kPairsTable = "/pairs";
 inline constexpr const char* kCopiesTable = "/copies";
 inline constexpr const char* kGpuMatrixGroup = "/matrix/gpu";  // one group per node
 inline constexpr const char* kFindingsTable = "/findings";
+inline constexpr const char* kLayoutTable = "/patterns/layout";      // attribute "layout"
+inline constexpr const char* kTrainingTable = "/patterns/training";
+inline constexpr const char* kScalingTable = "/patterns/scaling";
 inline constexpr const char* kRankMatrixGroup = "/matrix/rank";
 inline constexpr const char* kNodeMatrixGroup = "/matrix/node";
 inline constexpr const char* kCompleteAttribute = "complete";
@@ -45,6 +49,9 @@ const std::vector<Column<core::CollectiveRecord>>& collectiveColumns();
 const std::vector<Column<core::PairRecord>>& pairColumns();
 const std::vector<Column<core::CopyRecord>>& copyColumns();
 const std::vector<Column<core::Finding>>& findingColumns();
+const std::vector<Column<core::LayoutPlace>>& layoutColumns();
+const std::vector<Column<core::TrainingRecord>>& trainingColumns();
+const std::vector<Column<core::ScalingRecord>>& scalingColumns();
 
 template <class R>
 std::vector<h5::ColumnSpec> specsOf(const std::vector<Column<R>>& columns) {

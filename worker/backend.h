@@ -108,6 +108,27 @@ class CopyRunner {
   virtual std::uint64_t checkedCopy(core::CopyMethod method, bool source, bool write) = 0;
 };
 
+// One traffic type of the training pattern as this rank takes part in it.
+struct TrafficSpec {
+  MPI_Comm group = MPI_COMM_NULL;  // this rank's group of the type (pipeline: in stage order)
+  std::vector<core::Op> ops;       // the ops of one message, in order
+  core::DType dtype = core::DType::kBfloat16;
+  std::uint64_t bytes = 0;         // requested size of each op
+  int messages = 0;                // per training step
+};
+
+// The training pattern's traffic on this rank: every type on its own group, able to run at the
+// same time as the others. The data is not checked (the collective sweep checks every op).
+class TrafficRunner {
+ public:
+  virtual ~TrafficRunner() = default;
+  // One training step of the types marked in `active` (indices into the specs), all started at
+  // once, each sending its messages one after the other (sendrecv: even messages to the next
+  // stage and from the previous one, odd ones back). Returns per type the seconds from the start
+  // until this rank's part was done; 0 for inactive types.
+  virtual std::vector<double> step(const std::vector<bool>& active) = 0;
+};
+
 // What a backend needs to know about its rank when it is created.
 struct BackendContext {
   int localRank = 0;                 // index among the ranks of this node
@@ -134,6 +155,9 @@ class Backend {
   // Copies between the two ranks of `pair` (same node, rank 0 is the pair's `a`). Collective
   // over `pair`: both map each other's buffers.
   virtual std::unique_ptr<CopyRunner> prepareCopies(MPI_Comm pair, const CopySpec& spec) = 0;
+  // Buffers (and, for GPUs, a stream and communicator per type) for the training pattern.
+  // Collective over each spec's group.
+  virtual std::unique_ptr<TrafficRunner> prepareTraffic(const std::vector<TrafficSpec>& specs) = 0;
 };
 
 }  // namespace fabricmap::worker

@@ -24,14 +24,6 @@
 namespace fabricmap::worker {
 namespace {
 
-// What each rank sends rank 0 after a step (raw bytes: homogeneous cluster).
-struct RankReport {
-  int group = -1;   // -1: not in a group this step
-  int leader = 0;   // 1 on group rank 0, which carries the group's timing
-  std::uint64_t wrong = 0;
-  double min = 0, median = 0, mean = 0, max = 0, p95 = 0, cv = 0;  // seconds
-};
-
 std::vector<double> durationsFromCompletions(const std::vector<double>& completion) {
   std::vector<double> d(completion.size());
   double prev = 0.0;
@@ -43,6 +35,14 @@ std::vector<double> durationsFromCompletions(const std::vector<double>& completi
 }
 
 }  // namespace
+
+// What each rank sends rank 0 after a collective step (raw bytes: homogeneous cluster).
+struct Executor::RankReport {
+  int group = -1;   // -1: not in a group this step
+  int leader = 0;   // 1 on group rank 0, which carries the group's timing
+  std::uint64_t wrong = 0;
+  double min = 0, median = 0, mean = 0, max = 0, p95 = 0, cv = 0;  // seconds
+};
 
 CollectiveSpec specFor(const core::CollectiveStep& step, int nranks) {
   CollectiveSpec spec;
@@ -132,6 +132,37 @@ core::StepRecord stepHeader(const core::PairStep& step) {
   return rec;
 }
 
+core::StepRecord stepHeader(const core::ScalingStep& step) {
+  core::StepRecord rec;
+  rec.step = step.index;
+  rec.kind = "scaling";
+  rec.scope = std::string(core::name(step.level));
+  rec.op = fmt::format("all_reduce n={}", step.n);
+  rec.dtype = std::string(core::traits(step.dtype).name);
+  rec.redop = "sum";
+  rec.bytes = step.bytes;
+  rec.groups = static_cast<int>(step.groups.size());
+  return rec;
+}
+
+core::StepRecord stepHeader(const core::Plan& plan, const core::TrainingStep& step) {
+  core::StepRecord rec;
+  rec.step = step.index;
+  rec.kind = "training";
+  rec.scope = step.traffic < 0 ? "concurrent" : "isolated";
+  for (std::size_t t = 0; t < plan.traffic.size(); ++t) {
+    if (step.traffic >= 0 && static_cast<std::size_t>(step.traffic) != t) continue;
+    if (!rec.op.empty()) rec.op += '+';
+    rec.op += core::name(plan.traffic[t].kind);
+    rec.groups += static_cast<int>(plan.traffic[t].groups.size());
+  }
+  rec.op += " " + core::formatLayout(plan.layout);
+  rec.dtype = std::string(core::traits(plan.trafficDtype).name);
+  rec.redop = "sum";
+  rec.bytes = step.bytes;
+  return rec;
+}
+
 Executor::Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
                    const core::Topology& topology, std::vector<core::Fault> faults)
     : world_(world), backend_(backend), plan_(plan), topology_(topology), faults_(std::move(faults)) {
@@ -167,6 +198,43 @@ std::string Executor::waiver(const core::CollectiveStep& step) const {
   return {};
 }
 
+Executor::RankReport Executor::measureCollective(const core::CollectiveStep& step, const Communicator& group, int groupId) {
+  RankReport mine;
+  MPI_Comm comm = group.get();
+  const int n = group.size();
+  CollectiveSpec spec = specFor(step, n);
+  std::unique_ptr<CollectiveRunner> runner = backend_.prepare(comm, spec);
+  runner->fill();
+  report(step.index, StepPhase::kMeasuring);
+  sleepingBarrier(comm);  // slow fillers must not make the others spin
+  for (int i = 0; i < step.warmup; ++i) runner->runOnce();
+  MPI_Barrier(comm);
+  std::vector<double> completion = runner->timeIterations(step.iters);
+  std::vector<double> slowest(completion.size());
+  MPI_Reduce(completion.data(), slowest.data(), static_cast<int>(completion.size()), MPI_DOUBLE,
+             MPI_MAX, 0, comm);
+  if (step.check) {
+    runner->fill();
+    runner->runOnce();
+    for (const core::Fault& f : faults_) {
+      if (f.kind == core::Fault::Kind::kCorrupt && matches(f, step.index, step.op)) runner->corruptOutput(0);
+    }
+    mine.wrong = runner->countWrong();
+  }
+  mine.group = groupId;
+  if (group.rank() == 0) {
+    const core::TimeStats s = core::summarize(durationsFromCompletions(slowest));
+    mine.leader = 1;
+    mine.min = s.min;
+    mine.median = s.median;
+    mine.mean = s.mean;
+    mine.max = s.max;
+    mine.p95 = s.p95;
+    mine.cv = s.cv;
+  }
+  return mine;
+}
+
 StepResult Executor::run(const core::CollectiveStep& step) {
   const auto start = std::chrono::steady_clock::now();
   const core::ScopePlan& scope = plan_.scopes.at(static_cast<std::size_t>(step.scopeIndex));
@@ -184,41 +252,7 @@ StepResult Executor::run(const core::CollectiveStep& step) {
   injectAtStart(step.index, step.op);
   enterScope(step.scopeIndex);
   RankReport mine;
-  if (group_ >= 0) {
-    MPI_Comm comm = groupComm_.get();
-    const int n = groupComm_.size();
-    const int groupRank = groupComm_.rank();
-    CollectiveSpec spec = specFor(step, n);
-    std::unique_ptr<CollectiveRunner> runner = backend_.prepare(comm, spec);
-    runner->fill();
-    report(step.index, StepPhase::kMeasuring);
-    sleepingBarrier(comm);  // slow fillers must not make the others spin
-    for (int i = 0; i < step.warmup; ++i) runner->runOnce();
-    MPI_Barrier(comm);
-    std::vector<double> completion = runner->timeIterations(step.iters);
-    std::vector<double> slowest(completion.size());
-    MPI_Reduce(completion.data(), slowest.data(), static_cast<int>(completion.size()), MPI_DOUBLE,
-               MPI_MAX, 0, comm);
-    if (step.check) {
-      runner->fill();
-      runner->runOnce();
-      for (const core::Fault& f : faults_) {
-        if (f.kind == core::Fault::Kind::kCorrupt && matches(f, step.index, step.op)) runner->corruptOutput(0);
-      }
-      mine.wrong = runner->countWrong();
-    }
-    mine.group = group_;
-    if (groupRank == 0) {
-      const core::TimeStats s = core::summarize(durationsFromCompletions(slowest));
-      mine.leader = 1;
-      mine.min = s.min;
-      mine.median = s.median;
-      mine.mean = s.mean;
-      mine.max = s.max;
-      mine.p95 = s.p95;
-      mine.cv = s.cv;
-    }
-  }
+  if (group_ >= 0) mine = measureCollective(step, groupComm_, group_);
 
   report(step.index, StepPhase::kDone);
   // Everyone waits here, asleep, until the last group is done. (A non-blocking gather alone would
@@ -528,6 +562,155 @@ PairResult Executor::run(const core::PairStep& step) {
   s.groups = static_cast<int>(result.pairs.size());
   s.status = anyWrong ? "wrong" : "ok";
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+namespace {
+
+// This rank's group among `groups` and its position there; -1, 0 when it has none.
+std::pair<int, int> placeIn(const std::vector<std::vector<int>>& groups, int rank) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto it = std::find(groups[g].begin(), groups[g].end(), rank);
+    if (it != groups[g].end()) return {static_cast<int>(g), static_cast<int>(it - groups[g].begin())};
+  }
+  return {-1, 0};
+}
+
+Communicator splitInto(MPI_Comm world, const std::vector<std::vector<int>>& groups, int rank) {
+  const auto [group, key] = placeIn(groups, rank);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_split(world, group >= 0 ? group : MPI_UNDEFINED, key, &comm);
+  return Communicator(comm);
+}
+
+}  // namespace
+
+ScalingResult Executor::run(const core::ScalingStep& step) {
+  const auto start = std::chrono::steady_clock::now();
+  ScalingResult result;
+  result.step = stepHeader(step);
+  injectAtStart(step.index, core::Op::kAllReduce);
+  core::CollectiveStep collective;
+  collective.index = step.index;
+  collective.op = core::Op::kAllReduce;
+  collective.dtype = step.dtype;
+  collective.bytes = step.bytes;
+  collective.iters = step.iters;
+  collective.warmup = step.warmup;
+  const Communicator comm = splitInto(world_, step.groups, rank_);
+  RankReport mine;
+  if (comm.member()) mine = measureCollective(collective, comm, placeIn(step.groups, rank_).first);
+  report(step.index, StepPhase::kDone);
+  sleepingBarrier(world_);
+  std::vector<RankReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+  MPI_Gather(&mine, sizeof(RankReport), MPI_BYTE, all.data(), sizeof(RankReport), MPI_BYTE, 0, world_);
+  if (rank_ != 0) return result;
+
+  core::ScalingRecord row;
+  row.step = step.index;
+  row.level = result.step.scope;
+  row.n = step.n;
+  row.groups = static_cast<int>(step.groups.size());
+  row.op = "all_reduce";
+  row.iters = step.iters;
+  std::vector<int> wrongRanks;
+  for (const RankReport& rep : all) {
+    if (rep.group < 0) continue;
+    row.wrong += rep.wrong;
+    if (!rep.leader || rep.median * 1e6 < row.timeUs.median) continue;
+    // the slowest group speaks for the point: the sweep is as fast as its worst node
+    const int n = static_cast<int>(step.groups[static_cast<std::size_t>(rep.group)].size());
+    const core::OpShape shape = core::shapeOf(core::Op::kAllReduce, step.bytes, core::traits(step.dtype).size, n);
+    row.nranks = n;
+    row.bytes = shape.bytes;
+    row.timeUs = {rep.min * 1e6, rep.median * 1e6, rep.mean * 1e6, rep.max * 1e6, rep.p95 * 1e6, rep.cv};
+    row.algbw = core::algbwGBs(shape.bytes, rep.median);
+    row.busbw = core::busbwGBs(core::Op::kAllReduce, shape.bytes, rep.median, n);
+  }
+  result.step.status = row.wrong > 0 ? "wrong" : "ok";
+  result.step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.rows.push_back(std::move(row));
+  return result;
+}
+
+TrafficRunner& Executor::traffic() {
+  if (traffic_) return *traffic_;
+  std::vector<TrafficSpec> specs;
+  for (const core::Traffic& t : plan_.traffic) {
+    trafficComms_.push_back(splitInto(world_, t.groups, rank_));
+    TrafficSpec spec;
+    spec.group = trafficComms_.back().get();
+    spec.ops = t.ops;
+    spec.dtype = plan_.trafficDtype;
+    spec.bytes = t.bytes;
+    spec.messages = t.messages;
+    specs.push_back(std::move(spec));
+  }
+  traffic_ = backend_.prepareTraffic(specs);
+  return *traffic_;
+}
+
+TrainingResult Executor::run(const core::TrainingStep& step) {
+  const auto start = std::chrono::steady_clock::now();
+  TrainingResult result;
+  result.step = stepHeader(plan_, step);
+  injectAtStart(step.index, std::nullopt);
+  TrafficRunner& runner = traffic();
+  const std::size_t types = plan_.traffic.size();
+  std::vector<bool> active(types);
+  for (std::size_t t = 0; t < types; ++t) active[t] = step.traffic < 0 || static_cast<std::size_t>(step.traffic) == t;
+  report(step.index, StepPhase::kMeasuring);
+  for (int i = 0; i < step.warmup; ++i) {
+    MPI_Barrier(world_);
+    runner.step(active);
+  }
+  // seconds[t * iters + i]: type t in training step i, on this rank
+  const std::size_t iters = static_cast<std::size_t>(step.iters);
+  std::vector<double> seconds(types * iters);
+  for (std::size_t i = 0; i < iters; ++i) {
+    MPI_Barrier(world_);  // every type of every group starts together
+    const std::vector<double> s = runner.step(active);
+    for (std::size_t t = 0; t < types; ++t) seconds[t * iters + i] = s[t];
+  }
+  std::vector<double> slowest(rank_ == 0 ? seconds.size() : 0);
+  MPI_Reduce(seconds.data(), slowest.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, 0, world_);
+  report(step.index, StepPhase::kDone);
+  if (rank_ != 0) return result;
+
+  const std::size_t ts = core::traits(plan_.trafficDtype).size;
+  for (std::size_t t = 0; t < types; ++t) {
+    if (!active[t]) continue;
+    const core::Traffic& traffic = plan_.traffic[t];
+    const int n = static_cast<int>(traffic.groups.front().size());
+    core::TrainingRecord row;
+    row.step = step.index;
+    row.mode = result.step.scope;
+    row.traffic = std::string(core::name(traffic.kind));
+    std::uint64_t counted = 0;  // every op of one message
+    for (core::Op op : traffic.ops) {
+      if (!row.ops.empty()) row.ops += '+';
+      row.ops += core::traits(op).name;
+      const std::uint64_t bytes = core::shapeOf(op, traffic.bytes, ts, n).bytes;
+      counted += bytes;
+      row.bytes = bytes;
+    }
+    row.groups = static_cast<int>(traffic.groups.size());
+    row.nranks = n;
+    row.messages = traffic.messages;
+    row.iters = step.iters;
+    row.warmup = step.warmup;
+    std::vector<double> samples(slowest.begin() + static_cast<std::ptrdiff_t>(t * iters),
+                                slowest.begin() + static_cast<std::ptrdiff_t>((t + 1) * iters));
+    const core::TimeStats s = core::summarize(samples);
+    row.timeUs = {s.min * 1e6, s.median * 1e6, s.mean * 1e6, s.max * 1e6, s.p95 * 1e6, s.cv};
+    const std::uint64_t total = counted * static_cast<std::uint64_t>(traffic.messages);
+    row.algbw = core::algbwGBs(total, s.median);
+    // the ops of a message share one bus factor: (n-1)/n for all_gather and reduce_scatter
+    row.busbw = core::busbwGBs(traffic.ops.front(), total, s.median, n);
+    result.rows.push_back(std::move(row));
+  }
+  result.step.status = "unchecked";
+  result.step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
 
 #include "core/plan.h"
@@ -29,6 +30,16 @@ struct CopyResult {
   std::vector<core::CopyRecord> copies; // rank 0 only: one per node and method
 };
 
+struct ScalingResult {
+  core::StepRecord step;                   // rank 0 only
+  std::vector<core::ScalingRecord> rows;   // rank 0 only: the slowest group's figures
+};
+
+struct TrainingResult {
+  core::StepRecord step;                   // rank 0 only
+  std::vector<core::TrainingRecord> rows;  // rank 0 only: one per traffic type that ran
+};
+
 // The spec a group of `nranks` runs for `step` (shape and test pattern included).
 CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
 // What every pair of a pairwise round streams.
@@ -39,6 +50,8 @@ PairSpec pairSpecFor(const core::PairStep& step);
 core::StepRecord stepHeader(const core::Plan& plan, const core::CollectiveStep& step);
 core::StepRecord stepHeader(const core::CopyStep& step);
 core::StepRecord stepHeader(const core::PairStep& step);
+core::StepRecord stepHeader(const core::ScalingStep& step);
+core::StepRecord stepHeader(const core::Plan& plan, const core::TrainingStep& step);
 
 class Executor {
  public:
@@ -65,7 +78,21 @@ class Executor {
   // Ranks without a partner this round sleep until the pairs are done.
   PairResult run(const core::PairStep& step);
 
+  // One scaling point: every group runs the all_reduce at once; collective over the world
+  // communicator like run() above.
+  ScalingResult run(const core::ScalingStep& step);
+
+  // One measurement of the training pattern: `iters` training steps of the step's traffic types,
+  // each step started on every rank together (a world barrier); collective over the world
+  // communicator like run() above.
+  TrainingResult run(const core::TrainingStep& step);
+
  private:
+  struct RankReport;
+  // Warm-up, timed iterations and check of `step` in this rank's `group` (group id `groupId`).
+  RankReport measureCollective(const core::CollectiveStep& step, const Communicator& group, int groupId);
+  // This rank's communicator of every traffic type and the runner over them, made once.
+  TrafficRunner& traffic();
   void enterScope(int scopeIndex);
   // Whether `fault` applies to this rank in step `index` (op: a collective's, none otherwise).
   bool matches(const core::Fault& fault, int index, std::optional<core::Op> op) const;
@@ -86,6 +113,8 @@ class Executor {
   int scopeIndex_ = -1;
   int group_ = -1;  // this rank's group in the current scope, -1 if none
   Communicator groupComm_;
+  std::vector<Communicator> trafficComms_;  // per Plan::traffic entry
+  std::unique_ptr<TrafficRunner> traffic_;
 };
 
 }  // namespace fabricmap::worker

@@ -10,6 +10,7 @@
 #include "worker/mpi/collective.h"
 #include "worker/mpi/copies.h"
 #include "worker/mpi/pairs.h"
+#include "worker/mpi/traffic.h"
 
 namespace fabricmap::worker::mpi {
 namespace {
@@ -40,6 +41,10 @@ class MpiBackend final : public Backend {
 
   std::unique_ptr<CopyRunner> prepareCopies(MPI_Comm pair, const CopySpec& spec) override {
     return makeCopyRunner(pair, spec);
+  }
+
+  std::unique_ptr<TrafficRunner> prepareTraffic(const std::vector<TrafficSpec>& specs) override {
+    return makeTrafficRunner(specs);
   }
 
   std::unique_ptr<CollectiveRunner> prepare(MPI_Comm group, const CollectiveSpec& spec) override {

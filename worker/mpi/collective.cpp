@@ -12,7 +12,6 @@
 #include "worker/host_check.h"
 
 namespace fabricmap::worker::mpi {
-namespace {
 
 MPI_Datatype mpiType(core::DType t) {
   using core::DType;
@@ -30,6 +29,8 @@ MPI_Datatype mpiType(core::DType t) {
   }
   throw FM_FAULT("no MPI datatype for " + std::string(core::traits(t).name));
 }
+
+namespace {
 
 MPI_Op mpiOp(core::RedOp op) {
   switch (op) {

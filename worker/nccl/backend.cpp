@@ -15,6 +15,7 @@
 #include "worker/nccl/copies.h"
 #include "worker/nccl/device.h"
 #include "worker/nccl/pairs.h"
+#include "worker/nccl/traffic.h"
 
 namespace fabricmap::worker::nccl {
 namespace {
@@ -100,6 +101,12 @@ class NcclBackend final : public Backend {
     input_.reserve(bytes);
     output_.reserve(bytes);
     return makePairRunner(world, comm, stream_->get(), spec, input_.data(), output_.data(), timeout_);
+  }
+
+  std::unique_ptr<TrafficRunner> prepareTraffic(const std::vector<TrafficSpec>& specs) override {
+    std::vector<ncclComm_t> comms;
+    for (const TrafficSpec& s : specs) comms.push_back(commFor(s.group));
+    return makeTrafficRunner(specs, comms, timeout_);
   }
 
  private:

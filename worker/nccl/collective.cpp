@@ -26,7 +26,7 @@ class NcclCollective final : public CollectiveRunner {
   NcclCollective(MPI_Comm group, ncclComm_t comm, cudaStream_t stream, const CollectiveSpec& spec,
                  std::byte* input, std::byte* output, double timeoutSeconds, bool cudaGraph)
       : comm_(comm), stream_(stream), spec_(spec), in_(input), out_(output), timeout_(timeoutSeconds),
-        graph_(cudaGraph), type_(ncclType(spec.dtype)), op_(ncclOp(spec.redop)) {
+        graph_(cudaGraph), op_(ncclOp(spec.redop)) {
     MPI_Comm_rank(group, &rank_);
     MPI_Comm_size(group, &n_);
     ts_ = core::traits(spec.dtype).size;
@@ -129,40 +129,8 @@ class NcclCollective final : public CollectiveRunner {
   }
 
   void launch() {
-    const std::size_t count = spec_.shape.block;
-    const void* send = inputBuffer();
-    void* recv = outputBuffer();
-    switch (spec_.op) {
-      case core::Op::kAllReduce:
-        FM_CHECK_NCCL(ncclAllReduce(send, recv, count, type_, op_, comm_, stream_));
-        break;
-      case core::Op::kAllGather:
-        FM_CHECK_NCCL(ncclAllGather(send, out_, count, type_, comm_, stream_));
-        break;
-      case core::Op::kReduceScatter:
-        FM_CHECK_NCCL(ncclReduceScatter(send, recv, count, type_, op_, comm_, stream_));
-        break;
-      case core::Op::kBroadcast:
-        FM_CHECK_NCCL(ncclBroadcast(send, recv, count, type_, spec_.root, comm_, stream_));
-        break;
-      case core::Op::kReduce:
-        FM_CHECK_NCCL(ncclReduce(send, recv, count, type_, op_, spec_.root, comm_, stream_));
-        break;
-      case core::Op::kAllToAll:
-        FM_CHECK_NCCL(ncclGroupStart());
-        for (int peer = 0; peer < n_; ++peer) {
-          FM_CHECK_NCCL(ncclSend(block(in_, peer), count, type_, peer, comm_, stream_));
-          FM_CHECK_NCCL(ncclRecv(block(out_, peer), count, type_, peer, comm_, stream_));
-        }
-        FM_CHECK_NCCL(ncclGroupEnd());
-        break;
-      case core::Op::kSendRecv:
-        FM_CHECK_NCCL(ncclGroupStart());
-        FM_CHECK_NCCL(ncclSend(in_, count, type_, (rank_ + 1) % n_, comm_, stream_));
-        FM_CHECK_NCCL(ncclRecv(out_, count, type_, (rank_ - 1 + n_) % n_, comm_, stream_));
-        FM_CHECK_NCCL(ncclGroupEnd());
-        break;
-    }
+    enqueueOp(spec_.op, inputBuffer(), outputBuffer(), spec_.shape.block, spec_.dtype, op_, spec_.root, rank_, n_, comm_,
+              stream_);
   }
 
   ncclComm_t comm_;
@@ -172,7 +140,6 @@ class NcclCollective final : public CollectiveRunner {
   std::byte* out_;
   double timeout_;
   bool graph_;
-  ncclDataType_t type_;
   ncclRedOp_t op_;
   int rank_ = 0;
   int n_ = 1;
@@ -181,6 +148,44 @@ class NcclCollective final : public CollectiveRunner {
 };
 
 }  // namespace
+
+void enqueueOp(core::Op op, const std::byte* send, std::byte* recv, std::size_t count, core::DType dtype,
+               ncclRedOp_t redop, int root, int rank, int n, ncclComm_t comm, cudaStream_t stream) {
+  const ncclDataType_t type = ncclType(dtype);
+  const std::size_t block = count * core::traits(dtype).size;
+  switch (op) {
+    case core::Op::kAllReduce:
+      FM_CHECK_NCCL(ncclAllReduce(send, recv, count, type, redop, comm, stream));
+      break;
+    case core::Op::kAllGather:
+      FM_CHECK_NCCL(ncclAllGather(send, recv, count, type, comm, stream));
+      break;
+    case core::Op::kReduceScatter:
+      FM_CHECK_NCCL(ncclReduceScatter(send, recv, count, type, redop, comm, stream));
+      break;
+    case core::Op::kBroadcast:
+      FM_CHECK_NCCL(ncclBroadcast(send, recv, count, type, root, comm, stream));
+      break;
+    case core::Op::kReduce:
+      FM_CHECK_NCCL(ncclReduce(send, recv, count, type, redop, root, comm, stream));
+      break;
+    case core::Op::kAllToAll:
+      FM_CHECK_NCCL(ncclGroupStart());
+      for (int peer = 0; peer < n; ++peer) {
+        const std::size_t offset = static_cast<std::size_t>(peer) * block;
+        FM_CHECK_NCCL(ncclSend(send + offset, count, type, peer, comm, stream));
+        FM_CHECK_NCCL(ncclRecv(recv + offset, count, type, peer, comm, stream));
+      }
+      FM_CHECK_NCCL(ncclGroupEnd());
+      break;
+    case core::Op::kSendRecv:
+      FM_CHECK_NCCL(ncclGroupStart());
+      FM_CHECK_NCCL(ncclSend(send, count, type, (rank + 1) % n, comm, stream));
+      FM_CHECK_NCCL(ncclRecv(recv, count, type, (rank - 1 + n) % n, comm, stream));
+      FM_CHECK_NCCL(ncclGroupEnd());
+      break;
+  }
+}
 
 std::unique_ptr<CollectiveRunner> makeCollective(MPI_Comm group, ncclComm_t comm, cudaStream_t stream,
                                                  const CollectiveSpec& spec, std::byte* input,

@@ -12,6 +12,12 @@
 
 namespace fabricmap::worker::nccl {
 
+// Enqueues one op of the table on `stream` (nccl-tests' calls): `count` elements per block
+// (OpShape::block); alltoall's blocks lie one after the other in `send` and `recv`; sendrecv
+// sends to group rank + 1 and receives from rank - 1, around the ring.
+void enqueueOp(core::Op op, const std::byte* send, std::byte* recv, std::size_t count, core::DType dtype,
+               ncclRedOp_t redop, int root, int rank, int n, ncclComm_t comm, cudaStream_t stream);
+
 // `input` and `output` are device memory holding at least the spec's element counts; they, the
 // communicator (over `group`'s ranks) and the stream outlive the runner. With `cudaGraph` the
 // timed iterations are captured into a CUDA graph once and launched as one (nccl-tests' -G).
