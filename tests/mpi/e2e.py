@@ -3,7 +3,7 @@
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
-       hang, frozen-rank, frozen-root, crash, kill-root, resume
+       hang, frozen-rank, frozen-root, crash, kill-root, resume, training
 """
 import argparse
 import json
@@ -620,6 +620,113 @@ def case_resume(args, tmp):
           f"resume after the killed resume: exit {p.returncode}: {p.stderr[-400:]}")
 
 
+def patterns(path):
+    """The /patterns tables of a results file, as lists of dicts."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name in ("layout", "training", "scaling"):
+            d = f["patterns/" + name][:] if "patterns/" + name in f else []
+            out[name] = [{k: (text(row[k]) if d.dtype[k].kind == "O" else row[k].item()) for k in d.dtype.names}
+                         for row in d]
+        out["layout_text"] = text(f["patterns/layout"].attrs["layout"]) if "patterns/layout" in f else None
+    return out
+
+
+def check_training(path, layout, types, ops):
+    """Every traffic type of the layout recorded alone and with the others, with positive figures;
+    the concurrent rows carry their interference against the isolated ones."""
+    pt = patterns(path)
+    check(pt["layout_text"] == layout, f"layout {pt['layout_text']} != {layout}")
+    check([r["rank"] for r in pt["layout"]] == list(range(8)), f"layout rows {pt['layout']}")
+    rows = pt["training"]
+    for mode in ("isolated", "concurrent"):
+        got = sorted(r["traffic"] for r in rows if r["mode"] == mode)
+        check(got == sorted(types), f"{layout} {mode} traffic {got}, expected {types}")
+    for r in rows:
+        check(r["time_median"] > 0 and r["busbw"] > 0 and r["messages"] > 0 and math.isfinite(r["busbw"]),
+              f"{layout} row {r}")
+        check(r["ops"] == ops.get(r["traffic"], r["ops"]), f"{layout} {r['traffic']} ops {r['ops']}")
+        if r["mode"] == "concurrent":
+            alone = [a for a in rows if a["mode"] == "isolated" and a["traffic"] == r["traffic"]][0]
+            check(abs(r["interference"] - r["time_median"] / alone["time_median"]) < 1e-9,
+                  f"interference {r['interference']} of {r['traffic']}")
+        else:
+            check(math.isnan(r["interference"]), f"isolated row with interference {r}")
+    return pt
+
+
+def case_training(args, tmp):
+    """The training pattern on 8 ranks in 2 emulated nodes of 4 (tp=2,pp=2,dp=2 with the scaling
+    sweep; tp=4,dp=2 with sequence parallelism and ZeRO), a TP group across nodes (a warning, or
+    a refusal with --strict-layout), bad layouts, and a run stopped in the pattern and resumed."""
+    base = ["--ranks-per-node", "4", "--seq-len", "128", "--hidden", "256", "--train-iters", "4",
+            "--step-timeout", "60", "--progress", "off"]
+    first = os.path.join(tmp, "t3d.h5")
+    p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "--layout", "tp=2,pp=2,dp=2", "--scaling",
+                         "--scaling-bytes", "1M", "-n", "5", "-o", first] + base, timeout=180)
+    check(p.returncode == 0, f"tp=2,pp=2,dp=2: exit {p.returncode}: {p.stderr[-600:]}")
+    check("training pattern, layout tp=2,pp=2,dp=2,ep=1" in p.stdout and "interference" in p.stdout,
+          f"console: {p.stdout[-1500:]}")
+    pt = check_training(first, "tp=2,pp=2,dp=2,ep=1", ["tp", "pp", "dp"], {"tp": "all_reduce", "pp": "sendrecv"})
+    # messages: activations 1 x 128 x 256 x 2 B; gradients 12 x 256^2 x 2 layers x 2 B / tp 2, one bucket
+    sizes = {r["traffic"]: (r["bytes"], r["messages"], r["nranks"], r["groups"]) for r in pt["training"]}
+    check(sizes == {"tp": (65536, 8, 2, 4), "pp": (65536, 2, 2, 4), "dp": (1572864, 1, 2, 4)}, f"sizes {sizes}")
+    scaling = pt["scaling"]
+    check([(r["level"], r["n"], r["groups"], r["nranks"]) for r in scaling] ==
+          [("gpus", 2, 2, 2), ("gpus", 4, 2, 4), ("nodes", 1, 1, 4), ("nodes", 2, 1, 8)], f"scaling {scaling}")
+    check(all(r["busbw"] > 0 and r["wrong"] == 0 for r in scaling), f"scaling figures {scaling}")
+    check(scaling[0]["efficiency"] == 1.0 and scaling[2]["efficiency"] == 1.0, "a level's smallest point is its baseline")
+    check(abs(scaling[1]["efficiency"] - scaling[1]["busbw"] / scaling[0]["busbw"]) < 1e-9, "efficiency")
+    attrs, t = read(first)
+    check(attrs["complete"] == True and [s["kind"] for s in t["steps"]] == ["scaling"] * 4 + ["training"] * 4,
+          f"steps {[s['kind'] for s in t['steps']]}")
+    shown = subprocess.run([args.fabricmap, "show", first], capture_output=True, text=True, timeout=60)
+    check(shown.returncode == 0 and "concurrent" in shown.stdout and "efficiency" in shown.stdout,
+          f"show: {shown.stdout[-800:]}")
+
+    second = os.path.join(tmp, "t2d.h5")
+    p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "--layout", "tp=4,dp=2", "--sequence-parallel",
+                         "--dp-mode", "zero", "-o", second] + base, timeout=180)
+    check(p.returncode == 0, f"tp=4,dp=2: exit {p.returncode}: {p.stderr[-600:]}")
+    check_training(second, "tp=4,pp=1,dp=2,ep=1", ["tp", "dp"],
+                   {"tp": "all_gather+reduce_scatter", "dp": "reduce_scatter+all_gather"})
+    check(not [f for f in read(second)[1]["findings"] if f["kind"] == "layout"], "tp=4 inside nodes got a layout finding")
+
+    # TP across the two nodes: measured with a warning; refused when strict
+    wide = os.path.join(tmp, "wide.h5")
+    p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "--layout", "tp=8", "-o", wide] + base,
+               timeout=180)
+    check(p.returncode == 0, f"tp=8: exit {p.returncode}: {p.stderr[-600:]}")
+    layout_findings = [f for f in read(wide)[1]["findings"] if f["kind"] == "layout"]
+    check(len(layout_findings) == 1 and layout_findings[0]["severity"] == "warning" and
+          "ranks 0-7" in layout_findings[0]["message"], f"layout findings {layout_findings}")
+    for extra, expected in ((["--layout", "tp=8", "--strict-layout"], "strict-layout"),
+                            (["--layout", "tp=3,dp=2"], "the job has 8 ranks"),
+                            (["--layout", "tp=2,dp=4,ep=3"], "does not divide"),
+                            (["--layout", "tp=2,dp=x"], "positive integer")):
+        bad = os.path.join(tmp, "bad.h5")
+        p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "-o", bad] + base + extra, timeout=60)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and expected in lines[0] and not os.path.exists(bad),
+              f"{extra}: exit {p.returncode} {lines}")
+
+    # stopped in the concurrent step, resumed: the same step list as a clean run
+    stopped = os.path.join(tmp, "stopped.h5")
+    clean_steps = step_list(first)[1]
+    cmd = ["run", "--patterns", "training", "--layout", "tp=2,pp=2,dp=2", "--scaling", "--scaling-bytes", "1M", "-n", "5"]
+    p = mpirun(args, 8, [args.fabricmap] + cmd + base[:-4] + ["--step-timeout", str(TIMEOUT), "--inject-fault",
+                                                              "stall:rank=5:step=7", "-o", stopped], timeout=120)
+    check(p.returncode == 3, f"stalled run: exit {p.returncode}: {p.stderr[-600:]}")
+    check(len(step_list(stopped)[1]) == 7, f"stalled run kept {step_list(stopped)[1]}")
+    p = mpirun(args, 8, [args.fabricmap, "run", "--resume", stopped], timeout=180)
+    check(p.returncode == 0, f"resume: exit {p.returncode}: {p.stderr[-600:]}")
+    resumed = step_list(stopped)[1]
+    check([st[:-1] for st in resumed] == [st[:-1] for st in clean_steps],
+          f"resumed steps differ from a clean run's:\n{resumed}\n{clean_steps}")
+    check(len([r for r in patterns(stopped)["training"] if r["mode"] == "concurrent"]) == 3,
+          "the resumed concurrent step is missing rows")
+
+
 def case_show(args, tmp):
     notes = os.path.join(tmp, "notes.txt")
     with open(notes, "w") as f:
@@ -644,7 +751,7 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
          "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
-         "resume": case_resume}
+         "resume": case_resume, "training": case_training}
 
 
 def main():
