@@ -7,11 +7,14 @@ A case is a function of the parsed arguments, registered in CASES; it opens the 
 needs, records failed checks with check() and carries on, so one run reports every failure.
 """
 import argparse
+import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -341,6 +344,56 @@ def case_pairwise_ucx(args):
     expect_only("node1 limited, UCX pml", findings, "node", 1)
 
 
+TRAINING_ARGS = ["--patterns", "training", "--layout", "tp=2,dp=4", "--seq-len", "128", "--hidden", "512",
+                 "--train-iters", "4", "--progress", "off"]
+
+
+def training_run(args, label, limit=None):
+    """The training pattern (tp=2 inside each node, dp=4 across the 4 nodes) on a fresh cluster
+    with `limit(c)` applied; returns {(mode, traffic): row} and the results file's copy path."""
+    with cluster.Cluster(nodes=args.nodes) as c:
+        if limit is not None:
+            limit(c)
+        out = c.path(f"{label}.h5")
+        if fabricmap_run(args, c, out, TRAINING_ARGS, ranks_per_node=2) is None:
+            return None, None
+        rows = {(r["mode"], r["traffic"]): r for r in read_table(out, "patterns/training")}
+        kept = os.path.join(tempfile.gettempdir(), f"fabricmap-cluster-{os.getpid()}-{label}.h5")
+        shutil.copy(out, kept)
+    print(f"  {label}: " + "; ".join(f"{m} {t} {r['time_median']:.0f} us (x{r['interference']:.2f})"
+                                     for (m, t), r in sorted(rows.items())), flush=True)
+    return rows, kept
+
+
+def case_training_throttled(args):
+    """node1's link throttled: the data-parallel reduction, which crosses the nodes, slows down
+    alone and beside the tensor-parallel traffic, while the TP traffic inside the nodes does not;
+    the predicted step time rises with it."""
+    clean, clean_file = training_run(args, "training-clean")
+    slow, slow_file = training_run(args, "training-throttled", lambda c: c.limit_node(1, LIMIT, "both"))
+    if clean is None or slow is None:
+        return
+    try:
+        for key in (("isolated", "dp"), ("concurrent", "dp")):
+            check(slow[key]["time_median"] > 3 * clean[key]["time_median"],
+                  f"{key}: throttled {slow[key]['time_median']:.0f} us vs clean {clean[key]['time_median']:.0f} us")
+        check(slow[("isolated", "tp")]["time_median"] < 3 * clean[("isolated", "tp")]["time_median"],
+              "the TP traffic inside the nodes slowed with the network")
+        predicted = {}
+        for label, path in (("clean", clean_file), ("throttled", slow_file)):
+            p = subprocess.run([args.fabricmap, "predict", path, "--model", "llama-7b", "--tp", "2", "--dp", "4",
+                                "--peak-tflops", "100", "--json"], capture_output=True, text=True, timeout=60)
+            if not check(p.returncode == 0, f"predict {label}: exit {p.returncode}: {p.stderr[-600:]}"):
+                return
+            predicted[label] = json.loads(p.stdout)
+        step = {k: predict_step_seconds(v) for k, v in predicted.items()}
+        print(f"  predicted step time: clean {step['clean']:.3f} s, throttled {step['throttled']:.3f} s", flush=True)
+        check(step["throttled"] > 1.5 * step["clean"], f"predicted step times {step}")
+    finally:
+        for path in (clean_file, slow_file):
+            os.remove(path)
+
+
 def is_fabricmap(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -394,7 +447,8 @@ def case_frozen_node(args):
 CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits,
          "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
-         "pairwise-ucx": case_pairwise_ucx, "frozen-node": case_frozen_node}
+         "pairwise-ucx": case_pairwise_ucx, "frozen-node": case_frozen_node,
+         "training-throttled": case_training_throttled}
 
 
 def main():

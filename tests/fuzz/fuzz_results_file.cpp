@@ -104,6 +104,9 @@ std::vector<h5::ColumnSpec> tableSpecs(const std::string& path) {
   if (path == kPairsTable) return specsOf(pairColumns());
   if (path == kCopiesTable) return specsOf(copyColumns());
   if (path == kFindingsTable) return specsOf(findingColumns());
+  if (path == kLayoutTable) return specsOf(layoutColumns());
+  if (path == kTrainingTable) return specsOf(trainingColumns());
+  if (path == kScalingTable) return specsOf(scalingColumns());
   return {};
 }
 
