@@ -4,7 +4,7 @@
 #   - nvidia-smi and `nvidia-smi topo -m`, and `fabricmap topo` (discovered and parsed);
 #   - the GPU tests (kernels and the NCCL backend, exact results for every op and type);
 #   - a NCCL collective sweep with correctness checks, one rank per GPU (one GPU: --min-group 1);
-#   - the pairwise matrices when there are 2+ GPUs;
+#   - the pairwise matrices, the training pattern and the scaling sweep when there are 2+ GPUs;
 #   - the GPU-pair copy matrix (copy engine and SM kernel, write and read; on one GPU, two ranks
 #     share it, which still runs every call of the copy path);
 #   - device-to-device and host-device copy bandwidth (bench/gpu_copy_bw).
@@ -56,6 +56,15 @@ step nccl-sweep mpirun -np "$gpus" --bind-to none "$bin/fabricmap" run --backend
 if [ "$gpus" -ge 2 ]; then
   step nccl-pairwise mpirun -np "$gpus" --bind-to none "$bin/fabricmap" run --backend nccl --pairwise \
     --pair-bytes 256M --pair-iters 10 -o "$out/nccl-pairwise.h5"
+fi
+if [ "$gpus" -ge 2 ]; then
+  # the training pattern (every traffic type on its own stream and communicator, alone and all at
+  # once) and the scaling sweep; with 4+ GPUs a layout of TP pairs and DP across them
+  layout="tp=$gpus"
+  [ "$gpus" -ge 4 ] && layout="tp=2,dp=$((gpus / 2))"
+  step nccl-training mpirun -np "$gpus" --bind-to none "$bin/fabricmap" run --backend nccl --patterns training \
+    --layout "$layout" --scaling -o "$out/nccl-training.h5"
+  step nccl-training-show sh -c "$bin/fabricmap show '$out/nccl-training.h5' > '$out/nccl-training.txt'"
 fi
 copy_ranks=$gpus
 [ "$gpus" -eq 1 ] && copy_ranks=2
