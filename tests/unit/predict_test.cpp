@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "orchestrator/commands.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -471,6 +472,31 @@ TEST(PredictBadInput, ValidateNamesTheProblem) {
   for (const char* bad : {"", "T", "-1T", "0", "1X", "abc", "1TT", "nan", "inf"}) {
     EXPECT_THROW(parseCount(bad, "--tokens"), core::UsageError) << bad;
   }
+}
+
+TEST(PredictBadInput, CommandRefusesBeforeReading) {
+  const auto message = [](std::vector<std::string> args) {
+    try {
+      predictCommand(args);
+    } catch (const core::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"x.h5", "--model", "llama-8b"}).find("unknown model 'llama-8b' (presets: llama-7b"),
+            std::string::npos);
+  EXPECT_NE(message({"x.h5", "--tp", "2"}).find("no model"), std::string::npos);
+  EXPECT_NE(message({"--model", "llama-7b"}).find("no results file"), std::string::npos);
+  EXPECT_NE(message({"x.h5", "--model", "llama-7b", "--layout", "tp=2", "--tp", "2"}).find("not both"),
+            std::string::npos);
+  EXPECT_NE(message({"x.h5", "--model", "llama-7b", "--params", "7B"}).find("not both"), std::string::npos);
+  EXPECT_NE(message({"x.h5", "--model", "llama-7b", "--dp", "3"}).find("global batch 1024 is not a multiple"),
+            std::string::npos);
+  EXPECT_NE(message({"x.h5", "--model", "llama-7b", "--dp-mode", "fsdp"}).find("unknown --dp-mode"), std::string::npos);
+  EXPECT_NE(message({"x.h5", "--model", "llama-7b", "--tokens", "lots"}).find("invalid --tokens"), std::string::npos);
+  EXPECT_NE(message({"x.h5", "--model", "llama-7b", "--tp", "x"}).find("usage: fabricmap predict"), std::string::npos);
+  // a file that is not there: the reader's message, exit 2
+  EXPECT_NE(message({"/nonexistent/absent.h5", "--model", "llama-7b", "--peak-tflops", "989"}), "no error");
 }
 
 }  // namespace
