@@ -3,7 +3,7 @@
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
-       hang, frozen-rank, frozen-root, crash, kill-root, resume, training
+       hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict
 """
 import argparse
 import json
@@ -746,12 +746,74 @@ def case_show(args, tmp):
           f"show of a file libhdf5 loops on: exit {p.returncode} after {elapsed:.1f}s: {lines}")
 
 
+def case_predict(args, tmp):
+    """`predict` on a file this run measures: scopes chosen, figures sourced, unknowns explained."""
+    out = os.path.join(tmp, "measured.h5")
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "--ranks-per-node", "2", "--collectives", "--ops", "all_reduce,sendrecv",
+                "-b", "4M", "-e", "32M", "-f", "2", "-n", "3", "-w", "1", "--progress", "off", "-o", out])
+    check(p.returncode == 0, f"run exit {p.returncode}: {p.stderr}")
+
+    def predict(*extra):
+        return subprocess.run([args.fabricmap, "predict", out] + list(extra), capture_output=True, text=True,
+                              timeout=60)
+
+    base = ["--model", "llama-7b", "--layout", "tp=2,pp=2,dp=2", "--global-batch", "64", "--peak-tflops", "989",
+            "--price-per-gpu-hour", "2.5"]
+    j = predict(*base, "--json")
+    check(j.returncode == 0, f"predict --json exit {j.returncode}: {j.stderr}")
+    doc = json.loads(j.stdout) if j.returncode == 0 else {"predictions": [{}]}
+    pr = doc["predictions"][0]
+    traffic = {t["type"]: t for t in pr.get("traffic", [])}
+    # nodes of 2 ranks: TP pairs {0,1} inside a node, PP {0,2} and DP {0,4} one rank per node
+    for kind, scope, op in (("tp", "intra", "all_reduce"), ("pp", "inter", "sendrecv"), ("dp", "inter", "all_reduce")):
+        t = traffic.get(kind, {})
+        check(t.get("status") == "ok" and t.get("scope") == scope, f"predict {kind}: {t}")
+        leg = (t.get("legs") or [{}])[0]
+        check(leg.get("op") == op and leg.get("busbw_gbs", 0) > 0 and out in leg.get("source", ""),
+              f"predict {kind} leg {leg}")
+    check(traffic.get("tp", {}).get("legs", [{}])[0].get("bytes_per_message") == 32 << 20, "tp message 32 MiB")
+    check(traffic.get("ep", {}).get("status") == "none", "dense model has no ep traffic")
+    exposed = sum(t["exposed_seconds"] for t in traffic.values() if t["status"] == "ok")
+    check(pr.get("step_seconds") is not None
+          and math.isclose(pr["step_seconds"], pr["compute_seconds"] + exposed, rel_tol=1e-9),
+          f"step = compute + exposed: {pr.get('step_seconds')}")
+    check(pr.get("cost") is not None and math.isclose(pr["cost"], 2.5 * pr["gpu_hours"], rel_tol=1e-9), "cost")
+    text_run = predict(*base)
+    check(text_run.returncode == 0 and "interpolated (log-log)" in text_run.stdout and "GPU utilization" in text_run.stdout,
+          f"predict text: {text_run.stdout}")
+    # two providers side by side
+    both = subprocess.run([args.fabricmap, "predict", out, out] + base, capture_output=True, text=True, timeout=60)
+    check(both.returncode == 0 and both.stdout.count(out) >= 3 and "step time s" in both.stdout,
+          f"side by side: {both.stdout}")
+    # what the file did not measure is unknown with the reason, never guessed
+    moe = predict("--model", "mixtral-8x7b", "--layout", "tp=2,dp=2,ep=2", "--global-batch", "64",
+                  "--peak-tflops", "989", "--json")
+    check(moe.returncode == 0, f"mixtral exit {moe.returncode}: {moe.stderr}")
+    if moe.returncode == 0:
+        m = json.loads(moe.stdout)["predictions"][0]
+        ep = [t for t in m["traffic"] if t["type"] == "ep"][0]
+        check(ep["status"] == "unknown" and "alltoall not measured" in ep["reason"], f"ep: {ep}")
+        check(m["step_seconds"] is None and "step time unknown" in m["unknown_reason"], "mixtral step unknown")
+    # bad input: one message, exit 2
+    for extra in (base[:-4] + [],  # a host-memory file records no GPU: --peak-tflops is needed
+                  ["--model", "llama-8b", "--dp", "2", "--peak-tflops", "989"],
+                  ["--model", "llama-7b", "--dp", "3", "--peak-tflops", "989"]):
+        bad = predict(*extra)
+        ok, lines = one_error_line(bad)
+        check(bad.returncode == 2 and ok, f"predict {extra}: exit {bad.returncode} {lines}")
+    missing = subprocess.run([args.fabricmap, "predict", os.path.join(tmp, "absent.h5")] + base,
+                             capture_output=True, text=True, timeout=60)
+    ok, lines = one_error_line(missing)
+    check(missing.returncode == 2 and ok, f"predict of a missing file: exit {missing.returncode} {lines}")
+
+
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
          "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
          "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
          "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
-         "resume": case_resume, "training": case_training}
+         "resume": case_resume, "training": case_training, "predict": case_predict}
 
 
 def main():

@@ -1,0 +1,195 @@
+// Training-step prediction (`fabricmap predict`): what a model and a parallel layout send per step
+// (bytes and message sizes of TP, PP, DP and EP traffic, Megatron-LM style), how long that takes
+// on the bandwidth curves a results file measured, and what the step, a training run and its cost
+// come to. Pure code: the command reads the files and prints.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/layout.h"
+#include "core/ops.h"
+#include "core/records.h"
+#include "results/h5_reader.h"
+
+namespace fabricmap::orchestrator {
+
+// The architecture figures a prediction needs. Experts: every layer is an MoE layer whose FFN is
+// `experts` SwiGLU experts of `ffn` (3 x hidden x ffn parameters each), `topK` of them per token.
+struct ModelSpec {
+  std::string name;   // preset name, or "custom"
+  double params = 0;  // total parameters
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;    // attention heads; 0: unknown (then TP is not checked against them)
+  int ffn = 0;      // FFN hidden size; 0: unknown (needed only for MoE)
+  int experts = 1;  // 1: dense model
+  int topK = 1;
+  bool moe() const { return experts > 1; }
+  double expertParams() const;  // parameters in experts (0 for a dense model)
+  double activeParams() const;  // parameters one token passes through (params for dense)
+};
+
+// A preset: the model and the sequence length and global batch (sequences) it was trained with.
+struct ModelPreset {
+  ModelSpec model;
+  int seq = 0;
+  int globalBatch = 0;
+  std::string_view source;  // where the figures come from
+};
+const std::vector<ModelPreset>& modelPresets();
+std::optional<ModelPreset> findPreset(std::string_view name);
+
+enum class DpMode { kAllReduce, kZero };
+
+struct PredictConfig {
+  ModelSpec model;
+  std::string modelSource = "custom";  // where the model's figures come from (a preset's source)
+  int seq = 4096;
+  int microBatch = 1;
+  int globalBatch = 1024;
+  std::string dtype = "bf16";      // activations and parameters: bf16, fp16, fp32
+  std::string gradDtype = "bf16";  // gradients as DP reduces them
+  core::Layout layout;
+  bool sequenceParallel = false;
+  DpMode dpMode = DpMode::kAllReduce;
+  std::uint64_t bucketBytes = 25ull << 20;
+  double overlap = 0;  // share of DP (and expert-DP) communication hidden behind compute
+  double mfu = 0.4;
+  std::optional<double> peakTflops;  // per GPU; unset: from the GPU model recorded in the file
+  double tokens = 1e12;              // tokens to train, for days, GPU-hours and cost
+  std::optional<double> pricePerGpuHour;
+};
+
+// Bytes per element of "bf16", "fp16", "fp32" (and aliases core::parseDType knows); throws
+// UsageError for others.
+int dtypeBytes(std::string_view dtype);
+// Throws UsageError naming the first problem: non-positive sizes, a layout the batch or the model
+// cannot be split over, fractions out of range.
+void validate(const PredictConfig& c);
+int microBatchesPerStep(const PredictConfig& c);  // global batch / (micro-batch x dp)
+
+// "1T", "300B", "1.5e12", "7B": counts with decimal suffixes K M B (or G) T. Throws UsageError
+// naming `what`.
+double parseCount(std::string_view text, std::string_view what);
+
+// One op of a traffic type's message: an all_reduce, or one half of a pair (all_gather +
+// reduce_scatter). `bytes` is counted as nccl-tests counts it (algbw = bytes / time).
+struct TrafficLeg {
+  core::Op op;
+  std::uint64_t bytes = 0;
+};
+
+// What one group of a kind sends per training step: `messages` messages, each its legs in turn.
+struct Traffic {
+  std::string type;  // "tp", "pp", "dp", "edp" (expert gradients), "ep"
+  int groupSize = 1;
+  std::uint64_t messages = 0;  // per step, each group
+  std::vector<TrafficLeg> legs;
+  bool overlappable = false;  // DP kinds: --overlap hides part of it
+  std::string what;           // how the messages were counted, for people
+  std::string none;           // why there is no such traffic (tp=1, ...); empty when there is
+};
+// Every traffic type of the model and layout, in the order tp, pp, dp, (edp, ep for MoE); a type
+// without traffic says why in `none`.
+std::vector<Traffic> trafficOf(const PredictConfig& c);
+
+// The groups of a traffic type as world ranks (core::groupsOf; "edp": the ranks of each DP group
+// that hold the same experts).
+std::vector<std::vector<int>> groupsFor(const core::Layout& layout, std::string_view type);
+// The measured scope that fits groups placed on nodes of `ranksPerNode` consecutive ranks: "intra"
+// when every group fits in one node, "inter" when every group has one rank per node, else "world".
+std::string scopeFor(const std::vector<std::vector<int>>& groups, int ranksPerNode);
+
+// A bandwidth curve: busbw (from the median time) per message size of one scope and op, the
+// median over its groups, sizes ascending.
+struct Curve {
+  std::string scope;
+  core::Op op = core::Op::kAllReduce;
+  std::string dtype;  // the element type measured
+  bool inPlace = false;
+  int groups = 0;
+  int nranks = 0;
+  std::vector<std::uint64_t> sizes;
+  std::vector<double> busbw;  // GB/s
+};
+// The curve of `scope`/`op` in `rows`: rows of `dtype` (nccl-tests name) when measured, else of the
+// type measured most; out-of-place rows when there are any, else in-place; rows with wrong
+// results or no positive busbw left out. Empty: nothing usable was measured.
+std::optional<Curve> curveOf(const std::vector<core::CollectiveRecord>& rows, std::string_view scope, core::Op op,
+                             std::string_view dtype);
+
+// busbw at `bytes` on a curve: log-log interpolation between the measured sizes around it (a
+// power law between neighbours), the measured figure at a measured size, the nearest end's figure
+// beyond the measured range by at most 2x; nothing (with the reason) further out.
+struct CurvePoint {
+  std::optional<double> busbw;
+  std::string how;     // "measured at 4 MiB", "interpolated (log-log) at 6 MiB between 4 MiB and 8 MiB", ...
+  std::string reason;  // why there is no figure
+};
+CurvePoint busbwAt(const Curve& curve, std::uint64_t bytes);
+
+struct LegResult {
+  TrafficLeg leg;
+  std::optional<double> busbw;    // GB/s
+  std::optional<double> seconds;  // per step: messages x bytes x bus factor / busbw
+  std::string source;             // the measurement the figure came from
+  std::string reason;             // why unknown
+};
+
+struct TrafficResult {
+  Traffic traffic;
+  std::string status;  // "ok", "unknown", "none"
+  std::string scope;   // measured scope used
+  std::vector<LegResult> legs;
+  std::optional<double> interference;  // concurrent / isolated, from /patterns/training
+  std::string interferenceSource;
+  std::optional<double> seconds;         // per step, interference included
+  std::optional<double> exposedSeconds;  // what adds to the step (DP: x (1 - overlap))
+  std::string reason;                    // why unknown, or none's reason
+};
+
+struct Prediction {
+  std::string file;
+  int ranksPerNode = 0;
+  int fileRanks = 0;
+  std::string gpu;  // the GPU model the peak came from, "" when given or unknown
+  double peakTflops = 0;
+  std::string peakSource;
+  std::vector<TrafficResult> traffic;
+  double computeSeconds = 0;
+  std::optional<double> commSeconds;     // all traffic, nothing hidden
+  std::optional<double> exposedSeconds;  // what adds to compute
+  std::optional<double> stepSeconds;
+  std::optional<double> utilization;  // compute / step
+  std::optional<double> tokensPerSecond;
+  double steps = 0;  // steps to train --tokens tokens
+  std::optional<double> days;
+  std::optional<double> gpuHours;
+  std::optional<double> cost;
+  std::string unknownReason;  // why the step time is unknown
+  std::vector<std::string> notes;
+};
+
+// The peak dense 16-bit tensor TFLOP/s of a GPU by its device name; nullopt when unknown.
+struct PeakFigure {
+  double tflops = 0;
+  std::string model;  // as topologies/specs.h names it, "H100 SXM"
+};
+std::optional<PeakFigure> peakTflopsOf(std::string_view gpuName);
+
+// Ranks per node of a results file's topology (its emulated block size, else the smallest node).
+int ranksPerNodeOf(const core::Topology& topology);
+
+// The prediction for one results file. Throws UsageError when the peak is neither given nor known
+// from the file's GPUs, or when the file measured nothing any needed traffic could use.
+Prediction predict(const PredictConfig& c, const results::ResultsFile& file);
+
+// `fabricmap predict --json` (README.md documents it).
+nlohmann::ordered_json predictionsToJson(const PredictConfig& c, const std::vector<Prediction>& predictions);
+
+}  // namespace fabricmap::orchestrator

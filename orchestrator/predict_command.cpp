@@ -1,0 +1,348 @@
+// `fabricmap predict FILE.h5 [FILE2.h5 ...] --model M --tp T --pp P --dp D [--json]`: a training
+// step's communication, time, utilization and cost from the bandwidth each file measured; several
+// files (providers) side by side.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "orchestrator/commands.h"
+#include "orchestrator/predict.h"
+#include "results/h5_reader.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+constexpr const char* kPredictUsage =
+    "usage: fabricmap predict FILE.h5 [FILE2.h5 ...] (--model M | --params N --layers L --hidden H)\n"
+    "                         [--tp T --pp P --dp D --ep E | --layout tp=T,pp=P,dp=D,ep=E] [options] [--json]";
+
+std::string presetNames() {
+  std::vector<std::string> names;
+  for (const ModelPreset& p : modelPresets()) names.push_back(p.model.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string number(double v) { return std::fabs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
+std::string number(const std::optional<double>& v) { return v ? number(*v) : "unknown"; }
+
+std::string count(double v) {
+  if (v >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
+  if (v >= 1e9) return fmt::format("{:.3g}B", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.3g}K", v / 1e3);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string bytesOf(double b) {
+  return b < 9.2e18 ? core::formatBytes(static_cast<std::uint64_t>(std::llround(b))) : fmt::format("{:.3g} B", b);
+}
+
+std::string opsOf(const Traffic& t) {
+  std::vector<std::string_view> names;
+  for (const TrafficLeg& leg : t.legs) names.push_back(core::traits(leg.op).name);
+  return names.empty() ? "-" : fmt::format("{}", fmt::join(names, "+"));
+}
+
+// a figure per leg, "a / b" for a pair of ops
+template <typename F>
+std::string perLeg(const TrafficResult& t, F figure) {
+  std::vector<std::string> figures;
+  for (const LegResult& leg : t.legs) figures.push_back(figure(leg));
+  return figures.empty() ? "-" : fmt::format("{}", fmt::join(figures, " / "));
+}
+
+PredictConfig configFrom(const boost::program_options::variables_map& vm) {
+  PredictConfig c;
+  const bool explicitModel = vm.count("params") || vm.count("layers") || vm.count("hidden");
+  if (vm.count("model")) {
+    if (explicitModel) throw core::UsageError("give --model or --params/--layers/--hidden, not both");
+    const std::string name = vm["model"].as<std::string>();
+    const auto preset = findPreset(name);
+    if (!preset) throw core::UsageError(fmt::format("unknown model '{}' (presets: {})", name, presetNames()));
+    for (const char* arch : {"heads", "ffn", "experts", "top-k"}) {
+      if (vm.count(arch))
+        throw core::UsageError(fmt::format("--{} describes a custom model; {} is a preset", arch, name));
+    }
+    c.model = preset->model;
+    c.modelSource = std::string(preset->source);
+    c.seq = preset->seq;
+    c.globalBatch = preset->globalBatch;
+  } else {
+    if (!vm.count("params") || !vm.count("layers") || !vm.count("hidden")) {
+      throw core::UsageError(
+          fmt::format("no model: give --model ({}) or --params, --layers and --hidden", presetNames()));
+    }
+    c.model.name = "custom";
+    c.modelSource = "--params, --layers, --hidden";
+    c.model.params = parseCount(vm["params"].as<std::string>(), "--params");
+    c.model.layers = vm["layers"].as<int>();
+    c.model.hidden = vm["hidden"].as<int>();
+    if (vm.count("heads")) c.model.heads = vm["heads"].as<int>();
+    if (vm.count("ffn")) c.model.ffn = vm["ffn"].as<int>();
+    if (vm.count("experts")) c.model.experts = vm["experts"].as<int>();
+    if (vm.count("top-k")) c.model.topK = vm["top-k"].as<int>();
+    if (vm.count("heads") && c.model.heads < 1) throw core::UsageError("--heads must be positive");
+    if (vm.count("ffn") && c.model.ffn < 1) throw core::UsageError("--ffn must be positive");
+  }
+  if (vm.count("seq")) c.seq = vm["seq"].as<int>();
+  if (vm.count("micro-batch")) c.microBatch = vm["micro-batch"].as<int>();
+  if (vm.count("global-batch")) c.globalBatch = vm["global-batch"].as<int>();
+  c.dtype = vm["dtype"].as<std::string>();
+  c.gradDtype = vm.count("grad-dtype") ? vm["grad-dtype"].as<std::string>() : c.dtype;
+
+  const bool dims = vm.count("tp") || vm.count("pp") || vm.count("dp") || vm.count("ep");
+  if (vm.count("layout")) {
+    if (dims) throw core::UsageError("give --layout or --tp/--pp/--dp/--ep, not both");
+    c.layout = core::parseLayout(vm["layout"].as<std::string>());
+  } else {
+    if (vm.count("tp")) c.layout.tp = vm["tp"].as<int>();
+    if (vm.count("pp")) c.layout.pp = vm["pp"].as<int>();
+    if (vm.count("dp")) c.layout.dp = vm["dp"].as<int>();
+    if (vm.count("ep")) c.layout.ep = vm["ep"].as<int>();
+  }
+  c.sequenceParallel = vm.count("sequence-parallel") > 0;
+  const std::string mode = vm["dp-mode"].as<std::string>();
+  if (mode == "allreduce")
+    c.dpMode = DpMode::kAllReduce;
+  else if (mode == "zero")
+    c.dpMode = DpMode::kZero;
+  else
+    throw core::UsageError(fmt::format("unknown --dp-mode '{}' (allreduce or zero)", mode));
+  c.bucketBytes = core::parseBytes(vm["bucket-bytes"].as<std::string>(), "--bucket-bytes");
+  c.overlap = vm["overlap"].as<double>();
+  c.mfu = vm["mfu"].as<double>();
+  if (vm.count("peak-tflops")) c.peakTflops = vm["peak-tflops"].as<double>();
+  c.tokens = parseCount(vm["tokens"].as<std::string>(), "--tokens");
+  if (vm.count("price-per-gpu-hour")) c.pricePerGpuHour = vm["price-per-gpu-hour"].as<double>();
+  validate(c);
+  return c;
+}
+
+void printHeader(std::ostream& out, const PredictConfig& c) {
+  const ModelSpec& m = c.model;
+  out << fmt::format(
+      "# fabricmap predict: {}, {} parameters ({} layers, hidden {}{}{}), {}, sequence {}\n", m.name, count(m.params),
+      m.layers, m.hidden, m.heads > 0 ? fmt::format(", {} heads", m.heads) : "",
+      m.moe() ? fmt::format(", {} experts top-{}, {} active", m.experts, m.topK, count(m.activeParams())) : "", c.dtype,
+      c.seq);
+  out << fmt::format("# model figures: {}\n", c.modelSource);
+  out << fmt::format(
+      "# layout {}: {} GPUs; micro-batch {}, global batch {} = {} micro-batches per data-parallel rank, "
+      "{} tokens per step{}\n",
+      core::formatLayout(c.layout), c.layout.worldSize(), c.microBatch, c.globalBatch, microBatchesPerStep(c),
+      count(static_cast<double>(c.globalBatch) * c.seq), c.sequenceParallel ? ", sequence parallel" : "");
+  out << fmt::format("# gradients: {} of {} in {} buckets, {:.0f}% of it hidden behind compute (--overlap)\n",
+                     c.dpMode == DpMode::kZero ? "reduce_scatter + all_gather (ZeRO)" : "all_reduce", c.gradDtype,
+                     core::formatBytes(c.bucketBytes), c.overlap * 100);
+}
+
+void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
+  out << fmt::format("#\n# file {}: {} ranks, {} per node; peak {} TFLOP/s ({}), MFU {:.2f}\n#\n", p.file, p.fileRanks,
+                     p.ranksPerNode, number(p.peakTflops), p.peakSource, c.mfu);
+  out << fmt::format("# {:<7} {:<26} {:>5} {:>6} {:>21} {:>10} {:>11} {:>15} {:>11} {:>11}\n", "traffic", "op", "group",
+                     "scope", "bytes/message", "msgs/step", "bytes/step", "busbw (GB/s)", "time (s)", "exposed (s)");
+  for (const TrafficResult& t : p.traffic) {
+    if (t.status == "none") {
+      out << fmt::format("  {:<7} none: {}\n", t.traffic.type, t.reason);
+      continue;
+    }
+    double perStep = 0;
+    for (const TrafficLeg& leg : t.traffic.legs)
+      perStep += static_cast<double>(leg.bytes) * static_cast<double>(t.traffic.messages);
+    out << fmt::format("  {:<7} {:<26} {:>5} {:>6} {:>21} {:>10} {:>11} {:>15} {:>11} {:>11}\n", t.traffic.type,
+                       opsOf(t.traffic), t.traffic.groupSize, t.scope,
+                       perLeg(t, [](const LegResult& l) { return core::formatBytes(l.leg.bytes); }), t.traffic.messages,
+                       bytesOf(perStep),
+                       perLeg(t, [](const LegResult& l) { return l.busbw ? fmt::format("{:.2f}", *l.busbw) : "?"; }),
+                       number(t.seconds), number(t.exposedSeconds));
+  }
+  out << "#\n# how each figure was obtained:\n";
+  for (const TrafficResult& t : p.traffic) {
+    if (t.status == "none") continue;
+    out << fmt::format("#   {}: {}\n", t.traffic.type, t.traffic.what);
+    for (const LegResult& leg : t.legs) {
+      out << fmt::format("#     {} busbw: {}\n", core::traits(leg.leg.op).name,
+                         leg.busbw ? leg.source : "unknown: " + leg.reason);
+    }
+    if (t.interference) out << fmt::format("#     interference {}\n", t.interferenceSource);
+  }
+  out << "#\n# summary\n";
+  out << fmt::format(
+      "#   compute          {:>12} s   6 x {} params x {} tokens / ({} GPUs x {} TFLOP/s x MFU {:.2f})\n",
+      number(p.computeSeconds), count(c.model.activeParams()), count(static_cast<double>(c.globalBatch) * c.seq),
+      c.layout.worldSize(), number(p.peakTflops), c.mfu);
+  if (!p.stepSeconds) {
+    out << fmt::format("#   step time             unknown   {}\n", p.unknownReason);
+  } else {
+    std::vector<std::string> parts;
+    for (const TrafficResult& t : p.traffic) {
+      if (t.status != "ok") continue;
+      parts.push_back(
+          fmt::format("{} {}{}", t.traffic.type, number(t.seconds),
+                      t.traffic.overlappable && c.overlap > 0 ? fmt::format(" x (1 - {:.2f})", c.overlap) : ""));
+    }
+    out << fmt::format("#   communication    {:>12} s   exposed {} s{}{}\n", number(p.commSeconds),
+                       number(p.exposedSeconds), parts.empty() ? "" : ": ", fmt::join(parts, " + "));
+    out << fmt::format("#   step time        {:>12} s   compute + exposed communication\n", number(p.stepSeconds));
+    out << fmt::format("#   GPU utilization  {:>11.1f} %   compute / step (MFU over the whole step {:.1f} %)\n",
+                       *p.utilization * 100, *p.utilization * c.mfu * 100);
+    out << fmt::format("#   throughput       {:>12} tokens/s\n", number(p.tokensPerSecond));
+    out << fmt::format(
+        "#   to train {} tokens: {} steps, {} days, {} GPU-hours{}\n", count(c.tokens), number(p.steps), number(p.days),
+        number(p.gpuHours),
+        p.cost ? fmt::format(", cost {} at {}/GPU-hour", number(p.cost), number(*c.pricePerGpuHour)) : "");
+  }
+  for (const std::string& note : p.notes) out << "# note: " << note << "\n";
+}
+
+// Several files: a column per file, a row per figure; sources and reasons after the table.
+void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vector<Prediction>& ps) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+  const auto row = [&](std::string label, auto figure) {
+    std::vector<std::string> cells;
+    for (const Prediction& p : ps) cells.push_back(figure(p));
+    rows.emplace_back(std::move(label), std::move(cells));
+  };
+  row("ranks per node", [](const Prediction& p) { return fmt::format("{}", p.ranksPerNode); });
+  row("peak TFLOP/s", [](const Prediction& p) { return number(p.peakTflops); });
+  for (std::size_t i = 0; i < ps.front().traffic.size(); ++i) {
+    const TrafficResult& first = ps.front().traffic[i];
+    const std::string type = first.traffic.type;
+    if (first.status == "none") {
+      row(type, [](const Prediction&) { return std::string("none"); });
+      continue;
+    }
+    row(fmt::format("{} {} ({} x {})", type, opsOf(first.traffic), first.traffic.messages,
+                    perLeg(first, [](const LegResult& l) { return core::formatBytes(l.leg.bytes); })),
+        [](const Prediction&) { return std::string(); });
+    row("  scope", [i](const Prediction& p) { return p.traffic[i].scope; });
+    row("  busbw GB/s", [i](const Prediction& p) {
+      return perLeg(p.traffic[i], [](const LegResult& l) { return l.busbw ? fmt::format("{:.2f}", *l.busbw) : "?"; });
+    });
+    row("  time s", [i](const Prediction& p) { return number(p.traffic[i].seconds); });
+  }
+  row("compute s", [](const Prediction& p) { return number(p.computeSeconds); });
+  row("communication exposed s", [](const Prediction& p) { return number(p.exposedSeconds); });
+  row("step time s", [](const Prediction& p) { return number(p.stepSeconds); });
+  row("GPU utilization %", [](const Prediction& p) {
+    return p.utilization ? fmt::format("{:.1f}", *p.utilization * 100) : std::string("unknown");
+  });
+  row("tokens/s", [](const Prediction& p) { return number(p.tokensPerSecond); });
+  row(fmt::format("days for {} tokens", count(c.tokens)), [](const Prediction& p) { return number(p.days); });
+  row("GPU-hours", [](const Prediction& p) { return number(p.gpuHours); });
+  if (c.pricePerGpuHour) row("cost", [](const Prediction& p) { return number(p.cost); });
+
+  std::size_t labelWidth = 0;
+  for (const auto& [label, cells] : rows) labelWidth = std::max(labelWidth, label.size());
+  std::vector<std::size_t> widths;
+  for (std::size_t f = 0; f < ps.size(); ++f) {
+    std::size_t w = ps[f].file.size();
+    for (const auto& [label, cells] : rows) w = std::max(w, cells[f].size());
+    widths.push_back(w);
+  }
+  out << fmt::format("#\n# {:<{}}", "", labelWidth);
+  for (std::size_t f = 0; f < ps.size(); ++f) out << fmt::format("  {:>{}}", ps[f].file, widths[f]);
+  out << "\n";
+  for (const auto& [label, cells] : rows) {
+    out << fmt::format("  {:<{}}", label, labelWidth);
+    for (std::size_t f = 0; f < ps.size(); ++f) out << fmt::format("  {:>{}}", cells[f], widths[f]);
+    out << "\n";
+  }
+  out << "#\n# how each figure was obtained:\n";
+  for (const Prediction& p : ps) {
+    out << fmt::format("#   {}: peak {} TFLOP/s ({})\n", p.file, number(p.peakTflops), p.peakSource);
+    for (const TrafficResult& t : p.traffic) {
+      if (t.status == "none") continue;
+      for (const LegResult& leg : t.legs) {
+        out << fmt::format("#     {} {}: {}\n", t.traffic.type, core::traits(leg.leg.op).name,
+                           leg.busbw ? leg.source : "unknown: " + leg.reason);
+      }
+      if (t.interference) out << fmt::format("#     {} interference {}\n", t.traffic.type, t.interferenceSource);
+    }
+    if (!p.unknownReason.empty()) out << fmt::format("#     {}\n", p.unknownReason);
+    for (const std::string& note : p.notes) out << "#     note: " << note << "\n";
+  }
+}
+
+}  // namespace
+
+int predictCommand(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description opts("fabricmap predict options");
+  // clang-format off
+  opts.add_options()
+    ("help,h", "show this help")
+    ("json", "print JSON (documented in README.md)")
+    ("model", po::value<std::string>(),
+     "model preset: llama-7b, llama-13b, llama-70b, gpt3-175b, llama-405b, mixtral-8x7b")
+    ("params", po::value<std::string>(), "custom model: parameters (7B, 6.7e9)")
+    ("layers", po::value<int>(), "custom model: transformer layers")
+    ("hidden", po::value<int>(), "custom model: hidden size")
+    ("heads", po::value<int>(), "custom model: attention heads (checked against --tp)")
+    ("ffn", po::value<int>(), "custom MoE model: each expert's FFN size (SwiGLU: 3 x hidden x ffn parameters)")
+    ("experts", po::value<int>(), "custom MoE model: experts per layer (every layer MoE)")
+    ("top-k", po::value<int>(), "custom MoE model: experts per token")
+    ("seq", po::value<int>(), "sequence length (default: the preset's, else 4096)")
+    ("micro-batch", po::value<int>(), "sequences per micro-batch (default 1)")
+    ("global-batch", po::value<int>(), "sequences per step (default: the preset's, else 1024)")
+    ("dtype", po::value<std::string>()->default_value("bf16"), "activations and parameters: bf16, fp16, fp32")
+    ("grad-dtype", po::value<std::string>(), "gradients as reduced (default --dtype; Megatron-LM reduces bf16 "
+                                              "training's gradients in fp32 unless --grad-reduce-in-bf16)")
+    ("tp", po::value<int>(), "tensor-parallel size (default 1)")
+    ("pp", po::value<int>(), "pipeline-parallel size (default 1)")
+    ("dp", po::value<int>(), "data-parallel size (default 1)")
+    ("ep", po::value<int>(), "expert-parallel size, dividing dp (default 1)")
+    ("layout", po::value<std::string>(), "all four at once: tp=T,pp=P,dp=D[,ep=E]")
+    ("sequence-parallel", "Megatron sequence parallelism: TP all_gather + reduce_scatter instead of all_reduce")
+    ("dp-mode", po::value<std::string>()->default_value("allreduce"),
+     "allreduce (DDP) or zero (distributed optimizer: reduce_scatter + all_gather)")
+    ("bucket-bytes", po::value<std::string>()->default_value("25M"), "gradient bucket size (K/M/G = 1024^n)")
+    ("overlap", po::value<double>()->default_value(0.0), "share of DP communication hidden behind compute, 0..1")
+    ("mfu", po::value<double>()->default_value(0.4), "model FLOPs utilization of the compute, 0..1")
+    ("peak-tflops", po::value<double>(), "peak dense TFLOP/s per GPU (default: the GPU model recorded in the file)")
+    ("price-per-gpu-hour", po::value<double>(), "price of one GPU-hour: the training cost is reported")
+    ("tokens", po::value<std::string>()->default_value("1T"), "tokens to train (1T, 300B, 2e12)")
+    ("file", po::value<std::vector<std::string>>(), "results files");
+  // clang-format on
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  try {
+    refusePlaceholders(args);
+    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw core::UsageError(fmt::format("{} ({})", e.what(), kPredictUsage));
+  }
+  if (vm.count("help")) {
+    std::cout << kPredictUsage << "\n\n" << opts;
+    return 0;
+  }
+  if (!vm.count("file")) throw core::UsageError(fmt::format("no results file given ({})", kPredictUsage));
+  const PredictConfig config = configFrom(vm);
+  std::vector<Prediction> predictions;
+  for (const std::string& path : vm["file"].as<std::vector<std::string>>()) {
+    predictions.push_back(predict(config, results::readResults(path)));
+  }
+  std::ostringstream out;
+  if (vm.count("json")) {
+    out << predictionsToJson(config, predictions).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  } else {
+    printHeader(out, config);
+    if (predictions.size() == 1)
+      printOne(out, config, predictions.front());
+    else
+      printSideBySide(out, config, predictions);
+  }
+  std::cout << out.str();
+  return 0;
+}
+
+}  // namespace fabricmap::orchestrator
