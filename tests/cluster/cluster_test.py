@@ -344,8 +344,13 @@ def case_pairwise_ucx(args):
     expect_only("node1 limited, UCX pml", findings, "node", 1)
 
 
-TRAINING_ARGS = ["--patterns", "training", "--layout", "tp=2,dp=4", "--seq-len", "128", "--hidden", "512",
-                 "--train-iters", "4", "--progress", "off"]
+# TP pairs inside each node, DP across the 4 nodes; a small all_reduce sweep gives predict its curves
+TRAINING_ARGS = ["--patterns", "collectives,training", "--layout", "tp=2,dp=4", "--seq-len", "128", "--hidden", "512",
+                 "--train-iters", "4", "--ops", "all_reduce", "--scopes", "intra,inter", "--out-of-place",
+                 "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1", "--progress", "off"]
+# a model whose messages fall inside that sweep: TP 128 KiB activations, DP ~1 MB gradient buckets
+PREDICT_ARGS = ["--params", "10M", "--layers", "4", "--hidden", "512", "--seq", "128", "--global-batch", "8",
+                "--layout", "tp=2,dp=4", "--bucket-bytes", "1M", "--peak-tflops", "100", "--json"]
 
 
 def training_run(args, label, limit=None):
@@ -381,12 +386,14 @@ def case_training_throttled(args):
               "the TP traffic inside the nodes slowed with the network")
         predicted = {}
         for label, path in (("clean", clean_file), ("throttled", slow_file)):
-            p = subprocess.run([args.fabricmap, "predict", path, "--model", "llama-7b", "--tp", "2", "--dp", "4",
-                                "--peak-tflops", "100", "--json"], capture_output=True, text=True, timeout=60)
+            p = subprocess.run([args.fabricmap, "predict", path] + PREDICT_ARGS, capture_output=True, text=True,
+                               timeout=60)
             if not check(p.returncode == 0, f"predict {label}: exit {p.returncode}: {p.stderr[-600:]}"):
                 return
-            predicted[label] = json.loads(p.stdout)
-        step = {k: predict_step_seconds(v) for k, v in predicted.items()}
+            predicted[label] = json.loads(p.stdout)["predictions"][0]
+        step = {k: v["step_seconds"] for k, v in predicted.items()}
+        if not check(None not in step.values(), f"predicted step unknown: {predicted}"):
+            return
         print(f"  predicted step time: clean {step['clean']:.3f} s, throttled {step['throttled']:.3f} s", flush=True)
         check(step["throttled"] > 1.5 * step["clean"], f"predicted step times {step}")
     finally:

@@ -661,9 +661,12 @@ def case_training(args, tmp):
     a refusal with --strict-layout), bad layouts, and a run stopped in the pattern and resumed."""
     base = ["--ranks-per-node", "4", "--seq-len", "128", "--hidden", "256", "--train-iters", "4",
             "--step-timeout", "60", "--progress", "off"]
+    # with a small sweep of the ops the layout uses, for predict's curves
+    full = ["run", "--patterns", "collectives,training", "--layout", "tp=2,pp=2,dp=2", "--scaling", "--scaling-bytes",
+            "1M", "-n", "5", "-w", "1", "--ops", "all_reduce,sendrecv", "--scopes", "intra,inter", "--out-of-place",
+            "-b", "16K", "-e", "1M", "-f", "4"]
     first = os.path.join(tmp, "t3d.h5")
-    p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "--layout", "tp=2,pp=2,dp=2", "--scaling",
-                         "--scaling-bytes", "1M", "-n", "5", "-o", first] + base, timeout=180)
+    p = mpirun(args, 8, [args.fabricmap] + full + ["-o", first] + base, timeout=180)
     check(p.returncode == 0, f"tp=2,pp=2,dp=2: exit {p.returncode}: {p.stderr[-600:]}")
     check("training pattern, layout tp=2,pp=2,dp=2,ep=1" in p.stdout and "interference" in p.stdout,
           f"console: {p.stdout[-1500:]}")
@@ -678,8 +681,30 @@ def case_training(args, tmp):
     check(scaling[0]["efficiency"] == 1.0 and scaling[2]["efficiency"] == 1.0, "a level's smallest point is its baseline")
     check(abs(scaling[1]["efficiency"] - scaling[1]["busbw"] / scaling[0]["busbw"]) < 1e-9, "efficiency")
     attrs, t = read(first)
-    check(attrs["complete"] == True and [s["kind"] for s in t["steps"]] == ["scaling"] * 4 + ["training"] * 4,
-          f"steps {[s['kind'] for s in t['steps']]}")
+    kinds = [s["kind"] for s in t["steps"]]
+    check(attrs["complete"] == True and kinds == ["collective"] * 16 + ["scaling"] * 4 + ["training"] * 4,
+          f"steps {kinds}")
+    # predict prices every traffic type of the layout on the file's curves, with the concurrent
+    # pattern's interference: a complete JSON
+    pr = subprocess.run([args.fabricmap, "predict", first, "--params", "20M", "--layers", "4", "--hidden", "256",
+                         "--seq", "128", "--global-batch", "8", "--layout", "tp=2,pp=2,dp=2", "--bucket-bytes", "512K",
+                         "--peak-tflops", "50", "--price-per-gpu-hour", "2", "--json"],
+                        capture_output=True, text=True, timeout=60)
+    check(pr.returncode == 0, f"predict: exit {pr.returncode}: {pr.stderr[-600:]}")
+    doc = json.loads(pr.stdout) if pr.returncode == 0 else {"predictions": [{"traffic": []}]}
+    prediction = doc["predictions"][0]
+    measured = {r["traffic"]: r["interference"] for r in pt["training"] if r["mode"] == "concurrent"}
+    for t in prediction["traffic"]:
+        if t["type"] in ("tp", "pp", "dp"):
+            check(t["status"] == "ok" and t["exposed_seconds"] > 0 and all(l["busbw_gbs"] > 0 for l in t["legs"]),
+                  f"predict {t['type']}: {t}")
+            check(t["interference"] is not None and math.isclose(t["interference"], measured[t["type"]], rel_tol=1e-9),
+                  f"predict {t['type']} interference {t['interference']} vs measured {measured.get(t['type'])}")
+        else:
+            check(t["status"] == "none", f"predict {t['type']}: {t['status']}")
+    for key in ("compute_seconds", "step_seconds", "gpu_utilization", "tokens_per_second", "days", "gpu_hours", "cost"):
+        check(isinstance(prediction.get(key), (int, float)) and prediction[key] > 0, f"predict {key}: {prediction.get(key)}")
+    check(prediction.get("unknown_reason") == "", f"predict unknown: {prediction.get('unknown_reason')}")
     shown = subprocess.run([args.fabricmap, "show", first], capture_output=True, text=True, timeout=60)
     check(shown.returncode == 0 and "concurrent" in shown.stdout and "efficiency" in shown.stdout,
           f"show: {shown.stdout[-800:]}")
@@ -713,11 +738,12 @@ def case_training(args, tmp):
     # stopped in the concurrent step, resumed: the same step list as a clean run
     stopped = os.path.join(tmp, "stopped.h5")
     clean_steps = step_list(first)[1]
-    cmd = ["run", "--patterns", "training", "--layout", "tp=2,pp=2,dp=2", "--scaling", "--scaling-bytes", "1M", "-n", "5"]
-    p = mpirun(args, 8, [args.fabricmap] + cmd + base[:-4] + ["--step-timeout", str(TIMEOUT), "--inject-fault",
-                                                              "stall:rank=5:step=7", "-o", stopped], timeout=120)
+    concurrent = [st[0] for st in clean_steps if st[1] == "training" and st[2] == "concurrent"][0]
+    p = mpirun(args, 8, [args.fabricmap] + full + base[:-4] + ["--step-timeout", str(TIMEOUT), "--inject-fault",
+                                                               f"stall:rank=5:step={concurrent}", "-o", stopped],
+               timeout=120)
     check(p.returncode == 3, f"stalled run: exit {p.returncode}: {p.stderr[-600:]}")
-    check(len(step_list(stopped)[1]) == 7, f"stalled run kept {step_list(stopped)[1]}")
+    check(len(step_list(stopped)[1]) == concurrent, f"stalled run kept {step_list(stopped)[1]}")
     p = mpirun(args, 8, [args.fabricmap, "run", "--resume", stopped], timeout=180)
     check(p.returncode == 0, f"resume: exit {p.returncode}: {p.stderr[-600:]}")
     resumed = step_list(stopped)[1]
