@@ -14,6 +14,8 @@ packages=(
   python3 python3-h5py
   iproute2 util-linux
   ucx-utils
+  slurmctld slurmd slurm-client munge
+  chromium
 )
 
 missing=()
