@@ -23,6 +23,8 @@ struct HostProbe {
   std::vector<std::uint64_t> cpuMask = {};  // that mask, 64 CPUs per word (empty: unknown)
   std::uint64_t memAvailableBytes = 0;  // MemAvailable of the host
   int sharedLeader = -1;  // lowest world rank sharing memory with this rank (its node's leader)
+  int visibleGpus = 0;    // GPUs this rank may use: gpuCount, or fewer by CUDA_VISIBLE_DEVICES
+  std::string tool = {};  // "fabricmap <version> (<git revision>)" this rank runs
 };
 
 struct RankRecord {
@@ -79,6 +81,9 @@ struct Provenance {
   std::string ncclEnvironment;  // the NCCL_* variables rank 0 ran with, "NAME=value" per line
   std::string slurmJobId;
   std::string slurmNodelist;
+  std::string slurmPartition;    // SLURM_JOB_PARTITION
+  std::string slurmGpusPerNode;  // SLURM_GPUS_PER_NODE as Slurm gives it ("8", "h100:8")
+  std::string launcher;          // "srun", "mpirun" or "unknown": what started the ranks
   std::string hostnames;  // comma-separated, node order
   int worldSize = 0;
   int nodeCount = 0;

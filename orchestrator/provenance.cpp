@@ -71,6 +71,10 @@ core::Provenance makeProvenance(const std::string& commandLine, const std::strin
   for (const auto& setting : nccl) p.ncclEnvironment += (p.ncclEnvironment.empty() ? "" : "\n") + setting;
   p.slurmJobId = env("SLURM_JOB_ID");
   p.slurmNodelist = env("SLURM_JOB_NODELIST");
+  p.slurmPartition = env("SLURM_JOB_PARTITION");
+  p.slurmGpusPerNode = env("SLURM_GPUS_PER_NODE");
+  // mpirun sets OMPI_COMM_WORLD_* for its ranks; srun's job steps have a step id
+  p.launcher = !env("OMPI_COMM_WORLD_SIZE").empty() ? "mpirun" : (!env("SLURM_STEP_ID").empty() ? "srun" : "unknown");
   std::vector<std::string> hosts;  // distinct, in node order (emulated nodes share a host)
   for (const auto& n : topology.nodes) {
     if (std::find(hosts.begin(), hosts.end(), n.hostname) != hosts.end()) continue;

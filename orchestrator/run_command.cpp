@@ -19,6 +19,7 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/matrices.h"
 #include "orchestrator/planner.h"
+#include "orchestrator/preflight.h"
 #include "orchestrator/progress.h"
 #include "orchestrator/provenance.h"
 #include "orchestrator/resume.h"
@@ -398,6 +399,35 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
   steps.sinks.each([&](core::RecordSink& s) { s.analysis(result, findings); });
 }
 
+// `--preflight`: the checks, the table on rank 0, exit 0 or 2 (every rank the same). Nothing is
+// written; the output is only tried.
+int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, const core::Topology& topology,
+              const std::string& backend) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<std::string> problems = gpuProblems(probes, topology, config, backend);
+  std::string unwritable;
+  if (rank == 0) {
+    try {
+      const bool defaulted = config.output.empty();
+      results::checkWritable(defaulted ? defaultOutputPath() : config.output, defaulted);
+    } catch (const core::UsageError& e) {
+      unwritable = e.what();
+    }
+  }
+  unwritable = worker::broadcastString(MPI_COMM_WORLD, unwritable);
+  if (!unwritable.empty()) problems.push_back(unwritable);
+  if (rank == 0) {
+    fmt::print("{}# backend {}\n", preflightReport(probes, topology, problems), backend);
+    std::fflush(stdout);
+  }
+  if (!problems.empty()) {
+    throw core::UsageError(fmt::format("preflight: {}{}", problems.front(),
+                                       problems.size() > 1 ? fmt::format(" (and {} more above)", problems.size() - 1) : ""));
+  }
+  return static_cast<int>(core::ExitCode::kOk);
+}
+
 }  // namespace
 
 int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
@@ -425,10 +455,13 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       config = resumedConfig(parsed, decodeRecordedRun(worker::broadcastString(MPI_COMM_WORLD, recorded)));
     }
 
-    core::Topology topology = topologies::buildTopology(
-        worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost()), config.ranksPerNode);
+    const std::vector<core::HostProbe> probes = worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost());
+    core::Topology topology = topologies::buildTopology(probes, config.ranksPerNode);
+    // ranks of different builds might not even plan the same steps: refused before anything else
+    if (const auto stale = versionProblems(probes, topology); !stale.empty()) throw core::UsageError(stale.front());
     const worker::BackendChoice choice = worker::resolveBackend(config.backend, gpuShortage(topology, config));
     const std::string& backendName = choice.name;
+    if (config.preflight) return preflight(config, probes, topology, backendName);
     applyBackendDefaults(config, backendName);
     core::Plan plan = makePlan(config, topology);  // grows when retests are planned
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly

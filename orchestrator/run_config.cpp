@@ -152,6 +152,10 @@ po::options_description describeOptions() {
     ("train-iters", po::value<int>(), "training pattern: timed training steps per measurement (quick suite: 10)")
     ("scaling", "run the scaling sweep: one all_reduce on 2, 4, ... GPUs of every node and on 1, 2, 4, ... nodes")
     ("scaling-bytes", po::value<std::string>(), "scaling sweep: all_reduce size per rank (quick suite: 8M host, 256M GPUs)")
+    ("preflight",
+     "check before measuring anything, then stop: every rank runs the same fabricmap build, sees the "
+     "expected GPUs (the same count on every node, one per rank on the nccl backend, --gpus-per-node), "
+     "and the output can be written; exit 0 when all is well, 2 naming each problem")
     ("resume", po::value<std::string>(),
      "finish the incomplete run recorded in FILE.h5: run only the steps it lacks, with its "
      "configuration, on the same rank layout, and mark it complete")
@@ -484,6 +488,7 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     throw core::UsageError(fmt::format("--latency-factor must be at least 1 (got {})", c.latencyFactor));
   }
 
+  c.preflight = vm.count("preflight") > 0;
   if (vm.count("inject-fault")) {
     for (const auto& f : vm["inject-fault"].as<std::vector<std::string>>()) {
       c.faults.push_back(parseFault(f));
@@ -499,7 +504,7 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
                                          "is a different file", parsed.resume, c.output));
     }
   }
-  static const std::set<std::string> kRunTime{"resume", "output", "progress", "step-timeout", "inject-fault"};
+  static const std::set<std::string> kRunTime{"resume", "output", "progress", "step-timeout", "inject-fault", "preflight"};
   for (const auto& [name, value] : vm) {
     if (value.defaulted() || kRunTime.count(name) > 0) continue;
     if (name == "-o" && !redopsFromO) continue;  // -o named the output file

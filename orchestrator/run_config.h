@@ -38,6 +38,7 @@ struct RunConfig {
   int gpusPerNode = 0;   // > 0: spread each node's ranks over this many GPUs (0: all visible)
   std::string output;    // empty: results/<UTC timestamp>.h5
   ProgressMode progress = ProgressMode::kAuto;
+  bool preflight = false;  // check the ranks, GPUs and output, then stop before measuring
   std::vector<core::Fault> faults;  // test-only fault injection
   double noiseCv = 0.2;    // a step whose iteration times vary beyond this coefficient is noisy
   double stepTimeout = 0;  // seconds a step may take before it is a hang; 0: derived per step

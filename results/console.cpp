@@ -44,7 +44,9 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
                p.cudaRuntimeVersion, p.cudaDriverVersion);
   }
   if (!p.slurmJobId.empty()) {
-    fmt::print(out_, "# Slurm job {} on {}\n", p.slurmJobId, p.slurmNodelist);
+    fmt::print(out_, "# Slurm job {} on {}{}{}, launched by {}\n", p.slurmJobId, p.slurmNodelist,
+               p.slurmPartition.empty() ? "" : ", partition " + p.slurmPartition,
+               p.slurmGpusPerNode.empty() ? "" : ", GPUs per node " + p.slurmGpusPerNode, p.launcher);
   }
   nodeNames_.clear();
   for (const auto& node : topology.nodes) {

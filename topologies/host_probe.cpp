@@ -4,11 +4,17 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/config.h"
 
 namespace fabricmap::topologies {
 
@@ -45,6 +51,14 @@ core::HostProbe probeHost() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
     if (entry.is_directory(ec)) ++probe.gpuCount;
   }
+  probe.visibleGpus = probe.gpuCount;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
+    // a comma list of indices or UUIDs; an empty value hides every GPU
+    const std::string list(visible);
+    const int listed = list.empty() ? 0 : static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
+    probe.visibleGpus = std::min(probe.gpuCount, listed);
+  }
+  probe.tool = fmt::format("fabricmap {} ({})", FABRICMAP_VERSION, FABRICMAP_GIT_REVISION);
   return probe;
 }
 

@@ -80,6 +80,8 @@ struct WireProbe {
   std::array<std::uint64_t, 16> cpuMask;  // 1,024 CPUs
   int sharedLeader;
   std::uint64_t memAvailableBytes;
+  int visibleGpus;
+  std::array<char, 96> tool;
 };
 
 }  // namespace
@@ -108,6 +110,8 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
   for (std::size_t i = 0; i < mine.cpuMask.size() && i < w.cpuMask.size(); ++i) w.cpuMask[i] = mine.cpuMask[i];
   w.sharedLeader = mine.sharedLeader;
   w.memAvailableBytes = mine.memAvailableBytes;
+  w.visibleGpus = mine.visibleGpus;
+  std::strncpy(w.tool.data(), mine.tool.c_str(), w.tool.size() - 1);
   std::vector<WireProbe> all(static_cast<std::size_t>(size));
   MPI_Allgather(&w, sizeof(WireProbe), MPI_BYTE, all.data(), sizeof(WireProbe), MPI_BYTE, world);
 
@@ -123,6 +127,8 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
     h.cpuMask.assign(p.cpuMask.begin(), p.cpuMask.end());
     h.sharedLeader = p.sharedLeader;
     h.memAvailableBytes = p.memAvailableBytes;
+    h.visibleGpus = p.visibleGpus;
+    h.tool = std::string(p.tool.data());
     probes.push_back(std::move(h));
   }
   return probes;
