@@ -1,9 +1,13 @@
 // nccl-tests log import: every real log in tests/data/nccl-tests gives the figures its labels.tsv
 // row states; hostile variants (cut short, garbage, launcher prefixes, NCCL chatter, CRLF) are
-// read the same or refused with "FILE:LINE".
+// read the same or refused with "FILE:LINE"; `fabricmap import` writes a file show reads back.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +18,10 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "orchestrator/commands.h"
+#include "results/console.h"
+#include "results/h5_reader.h"
+#include "results/json.h"
 #include "results/nccl_tests_log.h"
 
 namespace fabricmap::results {
@@ -349,6 +357,58 @@ TEST(NcclTestsImport, SeveralTablesAndLogsNumberStepsInOrder) {
   const std::string message = usageError([&] { importNcclTests({parseFixture(kGh200), parseFixture(kA100)}); });
   EXPECT_TRUE(message.find(kGh200 + ":15 and " + kA100 + ":14 were measured on different ranks") != std::string::npos)
       << message;
+}
+
+class ImportCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fabricmap-import-test-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(ImportCommandTest, WritesAFileShowReadsBack) {
+  const std::string out = (dir_ / "imported.h5").string();
+  const std::string gh = (kData / kGh200).string();
+  ASSERT_EQ(orchestrator::importCommand({"nccl-tests", gh, "-o", out}), 0);
+  const ResultsFile file = readResults(out);
+  EXPECT_TRUE(file.complete);
+  EXPECT_EQ(file.provenance.backend, "nccl-tests (imported)");
+  EXPECT_EQ(file.provenance.importedFrom, "[\"" + gh + "\"]");
+  EXPECT_EQ(file.provenance.worldSize, 8);
+  EXPECT_EQ(file.provenance.nodeCount, 2);
+  EXPECT_EQ(file.provenance.plannedSteps, 50);
+  EXPECT_EQ(file.steps.size(), 50u);
+  EXPECT_EQ(file.collectives.size(), 50u);
+  EXPECT_DOUBLE_EQ(file.collectives.back().busbw, 123.11);
+  ASSERT_EQ(file.imported.size(), 1u);
+  EXPECT_EQ(file.imported[0].avgBusBandwidthLine, "# Avg bus bandwidth    : 19.7866");
+  EXPECT_DOUBLE_EQ(file.imported[0].avgBusBandwidth, 19.7866);
+  const auto json = toJson(file);
+  EXPECT_EQ(json["imported"][0]["avg_bus_bandwidth_line"], "# Avg bus bandwidth    : 19.7866");
+  EXPECT_EQ(json["provenance"]["imported_from"][0], gh);
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* mem = open_memstream(&text, &size);
+  printResults(mem, file);
+  std::fclose(mem);
+  const std::string shown(text, size);
+  std::free(text);
+  EXPECT_TRUE(shown.find("# imported from nccl-tests: " + gh) != std::string::npos) << shown;
+  EXPECT_TRUE(shown.find("# Avg bus bandwidth    : 19.7866") != std::string::npos) << shown;
+  // an existing file is kept unless --force
+  EXPECT_TRUE(usageError([&] { orchestrator::importCommand({"nccl-tests", gh, "-o", out}); }).find("--force") !=
+              std::string::npos);
+  EXPECT_EQ(orchestrator::importCommand({"nccl-tests", gh, "-o", out, "--force"}), 0);
+  // bad input leaves no file
+  const std::string bad = (dir_ / "bad.h5").string();
+  EXPECT_TRUE(usageError([&] { orchestrator::importCommand({"nccl-tests", (dir_ / "absent.txt").string(), "-o", bad}); })
+                  .find("absent.txt: no such file") != std::string::npos);
+  EXPECT_FALSE(usageError([&] { orchestrator::importCommand({"nccl-tests", gh, "-o", bad, "--op", "nope"}); }).empty());
+  EXPECT_FALSE(usageError([&] { orchestrator::importCommand({"other-format", gh, "-o", bad}); }).empty());
+  EXPECT_FALSE(fs::exists(bad));
 }
 
 }  // namespace
