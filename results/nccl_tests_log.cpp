@@ -90,8 +90,12 @@ bool isNcclChatter(std::string_view line) {
 std::string opOfCommand(std::string_view line) {
   std::size_t at = 0;
   while ((at = line.find("_perf", at)) != std::string_view::npos) {
+    // binary names are short: looking back further would only make long lines slow
     std::size_t start = at;
-    while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_')) --start;
+    while (start > 0 && at - start < 32 &&
+           (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_')) {
+      --start;
+    }
     const std::size_t end = at + 5;
     const bool wordEnd = end == line.size() || !(std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_');
     if (wordEnd) {

@@ -325,6 +325,14 @@ TEST(NcclTestsImport, LogsWithoutATableOrRanksOrOpAreRefused) {
   EXPECT_EQ(ncclTestsOp("nonsense"), "");
 }
 
+TEST(NcclTestsImport, LongLinesOfPerfWordsAreReadInLinearTime) {
+  // each "_perf" looks back for a binary name: unbounded, a 600 KB line of them took minutes
+  std::string line;
+  for (int i = 0; i < 100000; ++i) line += "a_perf";
+  const std::string text = line + "\n" + slurp(kData / kA100);
+  EXPECT_EQ(parseNcclTestsLog(text, "long.log", "all_reduce").tables[0].opSource, "--op");
+}
+
 TEST(NcclTestsImport, WrongAndUncheckedRowsKeepTheirStatus) {
   std::string text = slurp(kData / kGh200);
   text.replace(text.find("17.93    0.00    0.00      0"), 28, "17.93    0.00    0.00      5");
