@@ -93,6 +93,26 @@ struct Provenance {
   std::string runConfig;  // the normalized run configuration as JSON
   std::string runArguments;  // the arguments after `run`, a JSON array (what --resume re-parses)
   std::string resumed;       // one line per --resume of this run: when, steps kept, the command
+  std::string importedFrom;  // `fabricmap import`: the logs read, a JSON array; empty for a run
+};
+
+// One test of an imported log (`fabricmap import nccl-tests`): a row of /imported. The log's own
+// summary lines are kept as given, so an imported file still says what the provider's log said.
+struct ImportRecord {
+  std::string file;  // the log as named on the command line
+  std::string format;  // "nccl-tests"
+  std::string op;
+  std::string toolVersion;  // the nccl-tests version the log prints; empty when it prints none
+  std::string ncclVersion;  // the NCCL version the log's INFO lines print; empty when none
+  std::string parameters;   // the "nThread 1 nGpus 8 minBytes ..." line as given
+  int ranks = 0;
+  int nodes = 0;
+  int rows = 0;  // table rows (each gives an out-of-place and an in-place step)
+  int firstStep = 0;
+  int lastStep = 0;
+  std::string outOfBounds;          // "0 OK" as given
+  double avgBusBandwidth = 0;       // GB/s, the footer's value; NaN when the log has no footer
+  std::string avgBusBandwidthLine;  // that footer line as given
 };
 
 // One scope (world, intra, inter) and its groups, or why it was waived.

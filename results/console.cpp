@@ -38,10 +38,12 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
   fmt::print(out_, "# fabricmap {} ({}), backend {}, {} ranks on {} node{}{}\n", p.toolVersion,
              p.gitRevision, p.backend, p.worldSize, p.nodeCount, p.nodeCount == 1 ? "" : "s",
              p.emulated ? fmt::format(" (emulated: {} ranks per node)", p.ranksPerNode) : "");
-  fmt::print(out_, "# {}\n", p.mpiVersion);
+  if (!p.mpiVersion.empty()) fmt::print(out_, "# {}\n", p.mpiVersion);  // none in an imported file
   if (!p.ncclVersion.empty()) {
-    fmt::print(out_, "# NCCL {}, CUDA runtime {}, driver {}\n", p.ncclVersion,
-               p.cudaRuntimeVersion, p.cudaDriverVersion);
+    fmt::print(out_, "# NCCL {}{}\n", p.ncclVersion,
+               p.cudaRuntimeVersion.empty() && p.cudaDriverVersion.empty()
+                   ? ""
+                   : fmt::format(", CUDA runtime {}, driver {}", p.cudaRuntimeVersion, p.cudaDriverVersion));
   }
   if (!p.slurmJobId.empty()) {
     fmt::print(out_, "# Slurm job {} on {}{}{}, launched by {}\n", p.slurmJobId, p.slurmNodelist,
@@ -419,6 +421,20 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   fmt::print(out, "# command: {}\n", file.provenance.commandLine);
   std::istringstream resumed(file.provenance.resumed);
   for (std::string line; std::getline(resumed, line);) fmt::print(out, "# resumed {}\n", line);
+  if (!file.imported.empty()) {
+    std::vector<std::string> logs;
+    for (const auto& i : file.imported) {
+      if (std::find(logs.begin(), logs.end(), i.file) == logs.end()) logs.push_back(i.file);
+    }
+    fmt::print(out, "# imported from {}: {}\n", file.imported.front().format, fmt::join(logs, ", "));
+    for (const auto& i : file.imported) {
+      // the log's own footer as the log gives it (the mean over every row, not a peak)
+      fmt::print(out, "#   {}: {}{}, {} rows, steps {}-{}; {}; out of bounds values: {}\n", i.file, i.op,
+                 i.toolVersion.empty() ? "" : " (nccl-tests " + i.toolVersion + ")", i.rows, i.firstStep, i.lastStep,
+                 i.avgBusBandwidthLine.empty() ? "no Avg bus bandwidth line" : i.avgBusBandwidthLine,
+                 i.outOfBounds.empty() ? "not given" : i.outOfBounds);
+    }
+  }
   if (!file.recoveredFrom.empty()) {
     fmt::print(out, "# read from its journal {} (the run ended before closing the file)\n", file.recoveredFrom);
   }

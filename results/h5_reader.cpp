@@ -298,6 +298,7 @@ ResultsFile readResults(const std::string& path) {
     if (!out.layoutPlaces.empty()) out.layout = attributeOr<std::string>(f, kLayoutTable, "layout", "");
     out.training = readTable(f, kTrainingTable, trainingColumns());
     out.scaling = readTable(f, kScalingTable, scalingColumns());
+    out.imported = readTable(f, kImportedTable, importColumns());
     const bool pairs = readMatrices(f, out.matrices);
     const bool copies = readCopyMatrices(f, out.topology.nodes, out.matrices);
     out.hasMatrices = pairs || copies;

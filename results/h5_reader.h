@@ -28,6 +28,7 @@ struct ResultsFile {
   std::vector<core::LayoutPlace> layoutPlaces;
   std::vector<core::TrainingRecord> training;
   std::vector<core::ScalingRecord> scaling;
+  std::vector<core::ImportRecord> imported;  // /imported: the logs `fabricmap import` read
   std::string recoveredFrom;  // the journal the run was read from (its HDF5 file was not closed)
 };
 

@@ -283,6 +283,11 @@ void H5Sink::finding(const core::Finding& finding) {
   h5::flush(f);
 }
 
+void H5Sink::imported(const std::vector<core::ImportRecord>& records) {
+  writeTable(file_.get(), kImportedTable, importColumns(), records);
+  h5::flush(file_.get());
+}
+
 void H5Sink::finish(bool complete) {
   publish();
   h5::writeAttribute(file_.get(), kCompleteAttribute, complete);

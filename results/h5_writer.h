@@ -37,6 +37,9 @@ class H5Sink final : public core::RecordSink {
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finding(const core::Finding& finding) override;
   void finish(bool complete) override;
+  // `fabricmap import`: the logs' tables (/imported), before finish(). Not a RecordSink call: a
+  // run never has any.
+  void imported(const std::vector<core::ImportRecord>& records);
 
  private:
   std::string path_;

@@ -147,6 +147,7 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["complete"] = file.complete;
   j["recovered_from"] = file.recoveredFrom.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file.recoveredFrom);
   j["provenance"] = objectOf(provenanceColumns(), file.provenance);
+  j["imported"] = arrayOf(importColumns(), file.imported);
   j["topology"]["ranks"] = arrayOf(rankColumns(), file.topology.ranks);
   j["topology"]["nodes"] = arrayOf(nodeColumns(), file.topology.nodes);
   for (std::size_t i = 0; i < file.topology.nodes.size(); ++i) {

@@ -99,6 +99,7 @@ const std::vector<Column<core::Provenance>>& provenanceColumns() {
       FM_COLUMN(R, runConfig, "run_config", "json"),
       FM_COLUMN(R, runArguments, "run_arguments", "json"),
       FM_COLUMN(R, resumed, "resumed", ""),
+      FM_COLUMN(R, importedFrom, "imported_from", "json"),
   };
   return kColumns;
 }
@@ -338,6 +339,27 @@ const std::vector<Column<core::Finding>>& findingColumns() {
       FM_COLUMN(R, nodeA, "node_a", ""),
       FM_COLUMN(R, nodeB, "node_b", ""),
       FM_COLUMN(R, rank, "rank", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::ImportRecord>>& importColumns() {
+  using R = core::ImportRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, file, "file", ""),
+      FM_COLUMN(R, format, "format", ""),
+      FM_COLUMN(R, op, "op", ""),
+      FM_COLUMN(R, toolVersion, "tool_version", ""),
+      FM_COLUMN(R, ncclVersion, "nccl_version", ""),
+      FM_COLUMN(R, parameters, "parameters", ""),
+      FM_COLUMN(R, ranks, "ranks", ""),
+      FM_COLUMN(R, nodes, "nodes", ""),
+      FM_COLUMN(R, rows, "rows", ""),
+      FM_COLUMN(R, firstStep, "first_step", ""),
+      FM_COLUMN(R, lastStep, "last_step", ""),
+      FM_COLUMN(R, outOfBounds, "out_of_bounds", ""),
+      FM_COLUMN(R, avgBusBandwidth, "avg_bus_bandwidth", "GB/s"),
+      FM_COLUMN(R, avgBusBandwidthLine, "avg_bus_bandwidth_line", ""),
   };
   return kColumns;
 }

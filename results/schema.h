@@ -29,6 +29,7 @@ inline constexpr const char* kTrainingTable = "/patterns/training";
 inline constexpr const char* kScalingTable = "/patterns/scaling";
 inline constexpr const char* kRankMatrixGroup = "/matrix/rank";
 inline constexpr const char* kNodeMatrixGroup = "/matrix/node";
+inline constexpr const char* kImportedTable = "/imported";  // `fabricmap import`: one row per log table
 inline constexpr const char* kCompleteAttribute = "complete";
 
 template <class R>
@@ -52,6 +53,7 @@ const std::vector<Column<core::Finding>>& findingColumns();
 const std::vector<Column<core::LayoutPlace>>& layoutColumns();
 const std::vector<Column<core::TrainingRecord>>& trainingColumns();
 const std::vector<Column<core::ScalingRecord>>& scalingColumns();
+const std::vector<Column<core::ImportRecord>>& importColumns();
 
 template <class R>
 std::vector<h5::ColumnSpec> specsOf(const std::vector<Column<R>>& columns) {

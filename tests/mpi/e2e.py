@@ -3,7 +3,7 @@
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
-       hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict
+       hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict, import
 """
 import argparse
 import json
@@ -834,12 +834,94 @@ def case_predict(args, tmp):
     check(missing.returncode == 2 and ok, f"predict of a missing file: exit {missing.returncode} {lines}")
 
 
+def case_import(args, tmp):
+    """`import nccl-tests` on the real logs of tests/data/nccl-tests: the file holds the figures as
+    printed, says where they came from, and show prints them; bad input is one message and exit 2."""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "nccl-tests")
+    gh200 = os.path.join(data, "gh200-2node-8gpu-allreduce-slingshot-cscs-alps.txt")
+    a100 = os.path.join(data, "a100-sxm4-8gpu-allreduce-superbench-testdata.txt")
+
+    def run(*argv):
+        return subprocess.run([args.fabricmap] + list(argv), capture_output=True, text=True, timeout=60)
+
+    # two logs of the same ranks: an all_reduce and an all_gather (the same log, other binary)
+    with open(gh200) as f:
+        log_text = f.read()
+    gather = os.path.join(tmp, "gh200-all-gather.log")
+    with open(gather, "w") as f:
+        f.write("".join("[1,0]<stdout>:" + l + "\r\n"
+                        for l in log_text.replace("all_reduce_perf", "all_gather_perf").splitlines()))
+    out = os.path.join(tmp, "imported.h5")
+    p = run("import", "nccl-tests", gh200, gather, "-o", out)
+    check(p.returncode == 0, f"import exit {p.returncode}: {p.stderr}")
+    attrs, t = read(out)
+    check(text(attrs["backend"]) == "nccl-tests (imported)", f"backend {attrs['backend']}")
+    check(json.loads(text(attrs["imported_from"])) == [gh200, gather], f"imported_from {attrs['imported_from']}")
+    check(bool(attrs["complete"]) and attrs["planned_steps"] == 100 and len(t["steps"]) == 100,
+          f"complete {attrs['complete']}, {len(t['steps'])} steps of {attrs['planned_steps']}")
+    check([s["step"] for s in t["steps"]] == list(range(100)), "steps numbered in order")
+    check([r["hostname"] for r in t["topology/ranks"]] == ["nid005471"] * 4 + ["nid005487"] * 4, "rank hosts")
+    check([n["ranks"] for n in t["topology/nodes"]] == [4, 4], "nodes")
+    rows = t["collectives"]
+    check(len(rows) == 100 and {r["op"] for r in rows[:50]} == {"all_reduce"}
+          and {r["op"] for r in rows[50:]} == {"all_gather"}, "ops of the rows")
+    last = rows[49]
+    check(last["bytes"] == 134217728 and last["in_place"] and last["busbw"] == 123.11
+          and last["time_us_mean"] == 1907.8 and last["time_us_median"] == 1907.8 and math.isnan(last["time_us_min"])
+          and last["nranks"] == 8 and last["ranks"] == "0-7" and last["checked"] and last["wrong"] == 0,
+          f"last all_reduce row {last}")
+    check(max(r["busbw"] for r in rows[:50] if not r["in_place"]) == 122.57, "peak out-of-place busbw")
+    with h5py.File(out, "r") as f:
+        imported = f["imported"][:]
+    check(len(imported) == 2, f"{len(imported)} /imported rows")
+    for row, name in zip(imported, (gh200, gather)):
+        check(text(row["file"]) == name and text(row["avg_bus_bandwidth_line"]) == "# Avg bus bandwidth    : 19.7866"
+              and row["avg_bus_bandwidth"] == 19.7866 and text(row["out_of_bounds"]) == "0 OK",
+              f"/imported row {row}")
+    j = run("show", "--json", out)
+    doc = json.loads(j.stdout) if j.returncode == 0 else {}
+    check(j.returncode == 0 and [i["file"] for i in doc.get("imported", [])] == [gh200, gather]
+          and doc["provenance"]["imported_from"] == [gh200, gather] and len(doc["collectives"]) == 100,
+          f"show --json: {j.returncode} {j.stderr}")
+    s = run("show", out)
+    check(s.returncode == 0 and f"# imported from nccl-tests: {gh200}, {gather}" in s.stdout
+          and s.stdout.count("# Avg bus bandwidth    : 19.7866") == 2, f"show: {s.stdout[:600]}")
+    # the old table layout (no root column, error N/A) imports as well
+    old = os.path.join(tmp, "a100.h5")
+    p = run("import", "nccl-tests", a100, "-o", old)
+    check(p.returncode == 0, f"import a100 exit {p.returncode}: {p.stderr}")
+    if p.returncode == 0:
+        attrs, t = read(old)
+        check(len(t["collectives"]) == 68 and max(r["busbw"] for r in t["collectives"]) == 235.26
+              and all(not r["checked"] and r["root"] == -1 for r in t["collectives"])
+              and {s["status"] for s in t["steps"]} == {"unchecked"}, "a100 rows")
+    # bad input: exit 2, one message naming the file (and line), no file written
+    garbage = os.path.join(tmp, "garbage.log")
+    with open(garbage, "w") as f:
+        f.write(log_text.replace("    17.65    0.00", "    17.65    zero"))
+    empty = os.path.join(tmp, "empty.log")
+    open(empty, "w").close()
+    bad_out = os.path.join(tmp, "bad.h5")
+    for argv, want in (([garbage], garbage + ":18: "), ([empty], empty + ": no nccl-tests result table"),
+                       ([os.path.join(tmp, "absent.log")], "absent.log: no such file"),
+                       ([gh200, a100], "were measured on different ranks")):
+        p = run("import", "nccl-tests", *argv, "-o", bad_out)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and want in lines[0], f"import {argv}: exit {p.returncode} {lines}")
+        check(not os.path.exists(bad_out), f"import {argv} left {bad_out}")
+    p = run("import", "nccl-tests", gh200, "-o", out)
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "--force" in lines[0], f"import over a file: {p.returncode} {lines}")
+    check(run("import", "nccl-tests", gh200, "-o", out, "--force").returncode == 0, "import --force")
+
+
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
          "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
          "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
          "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
-         "resume": case_resume, "training": case_training, "predict": case_predict}
+         "resume": case_resume, "training": case_training, "predict": case_predict,
+         "import": case_import}
 
 
 def main():

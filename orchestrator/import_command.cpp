@@ -1,0 +1,136 @@
+// `fabricmap import nccl-tests LOG... -o FILE.h5 [--force] [--op OP]`: providers' nccl-tests logs
+// into a results file of schema v1, so every reader (show, report, compare, predict) takes them
+// like a run. Every log is parsed before anything is written; the file appears only when whole.
+#include <boost/program_options.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "orchestrator/commands.h"
+#include "orchestrator/provenance.h"
+#include "results/h5_writer.h"
+#include "results/journal.h"
+#include "results/nccl_tests_log.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+constexpr const char* kUsage = "usage: fabricmap import nccl-tests LOG... -o FILE.h5 [--force] [--op OP]";
+
+std::string readLog(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw core::UsageError(fmt::format("{}: no such file", path));
+  if (std::filesystem::is_directory(path, ec)) throw core::UsageError(fmt::format("{}: is a directory, not a log", path));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) throw core::UsageError(fmt::format("{}: cannot be read", path));
+  return text.str();
+}
+
+std::string commandLine(const std::vector<std::string>& args) {
+  std::vector<std::string> words{"fabricmap", "import"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  return shellJoin(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+int importCommand(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description opts("fabricmap import options");
+  opts.add_options()("help,h", "show this help")(
+      "output,o", po::value<std::string>(), "results file to write")(
+      "force", "replace FILE.h5 when it exists")(
+      "op", po::value<std::string>(),
+      "collective of logs that do not name theirs (no '# Collective test starting' line, no *_perf command, "
+      "no op in the file name): all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, "
+      "sendrecv, gather, scatter, hypercube");
+  po::options_description hidden;
+  hidden.add_options()("format", po::value<std::string>(), "log format: nccl-tests")(
+      "logs", po::value<std::vector<std::string>>(), "logs to import");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description positional;
+  positional.add("format", 1).add("logs", -1);
+  po::variables_map vm;
+  try {
+    refusePlaceholders(args);
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw core::UsageError(fmt::format("{} ({})", e.what(), kUsage));
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n\n" << opts;
+    return 0;
+  }
+  if (!vm.count("format")) throw core::UsageError(fmt::format("no log format given ({})", kUsage));
+  const std::string format = vm["format"].as<std::string>();
+  if (format != "nccl-tests") {
+    throw core::UsageError(fmt::format("unknown log format '{}': fabricmap imports nccl-tests ({})", format, kUsage));
+  }
+  if (!vm.count("logs")) throw core::UsageError(fmt::format("no logs given ({})", kUsage));
+  if (!vm.count("output")) throw core::UsageError(fmt::format("no output file given: -o FILE.h5 ({})", kUsage));
+  const std::string output = vm["output"].as<std::string>();
+  const std::string opHint = vm.count("op") ? vm["op"].as<std::string>() : "";
+  if (!opHint.empty() && results::ncclTestsOp(opHint).empty()) {
+    throw core::UsageError(fmt::format("--op {}: not an nccl-tests collective", opHint));
+  }
+  const bool force = vm.count("force") > 0;
+  std::error_code ec;
+  const std::string journal = results::journalPath(output);
+  if (!force && (std::filesystem::exists(output, ec) || std::filesystem::exists(journal, ec))) {
+    throw core::UsageError(fmt::format("'{}' exists: pass --force to replace it", output));
+  }
+  results::checkWritable(output, false);
+
+  const auto logNames = vm["logs"].as<std::vector<std::string>>();
+  std::vector<results::NcclTestsLog> logs;
+  for (const auto& name : logNames) logs.push_back(results::parseNcclTestsLog(readLog(name), name, opHint));
+  const results::NcclTestsImport imported = results::importNcclTests(logs);
+  for (const auto& log : logs) {
+    for (const auto& w : log.warnings) fmt::print(stderr, "fabricmap import: warning: {}\n", w);
+  }
+
+  core::Provenance p;
+  p.toolVersion = FABRICMAP_VERSION;
+  p.gitRevision = FABRICMAP_GIT_REVISION;
+  p.createdUtc = utcNow(false);
+  p.commandLine = commandLine(args);
+  p.backend = "nccl-tests (imported)";
+  p.ncclVersion = imported.ncclVersion;
+  std::string hosts;
+  for (const auto& node : imported.topology.nodes) hosts += (hosts.empty() ? "" : ",") + node.hostname;
+  p.hostnames = hosts;
+  p.worldSize = static_cast<int>(imported.topology.ranks.size());
+  p.nodeCount = static_cast<int>(imported.topology.nodes.size());
+  p.plannedSteps = static_cast<int>(imported.steps.size());
+  p.importedFrom = nlohmann::json(logNames).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+
+  // a journal beside the file would be read instead of it (the replaced run's, under --force)
+  std::filesystem::remove(journal, ec);
+  // written under FILE.h5.new and renamed by finish(): a failed import leaves no FILE.h5
+  results::H5Sink sink(output, results::Publish::kWhenAsked);
+  sink.begin(p, imported.topology, {imported.scope});
+  for (const auto& [step, rows] : imported.steps) sink.step(step, rows);
+  sink.imported(imported.imported);
+  sink.finish(true);
+  int rows = 0;
+  for (const auto& i : imported.imported) rows += i.rows;
+  fmt::print("# imported {} table{} ({} rows, {} steps) from {} log{} into {}\n", imported.imported.size(),
+             imported.imported.size() == 1 ? "" : "s", rows, imported.steps.size(), logs.size(),
+             logs.size() == 1 ? "" : "s", output);
+  return 0;
+}
+
+}  // namespace fabricmap::orchestrator
