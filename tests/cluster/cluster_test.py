@@ -167,6 +167,27 @@ def case_smoke(args):
     smoke(args, [1, 2])
 
 
+def case_mpirun_helper(args):
+    """scripts/fabricmap-mpirun.sh, the documented way to run on leased nodes: from a hostfile of
+    4 nodes x 2 slots it runs the preflight, then the measurement, one rank per slot."""
+    helper = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "fabricmap-mpirun.sh")
+    with cluster.Cluster(nodes=args.nodes) as c:
+        out = c.path("helper.h5")
+        # the harness's transport settings for its namespaces, as a user's site settings would be
+        harness = c.mpirun_argv([], ranks_per_node=2)
+        extra = ["--allow-run-as-root", "--oversubscribe"] + harness[harness.index("--mca"):]
+        env = ["env", f"FABRICMAP={args.fabricmap}", "FABRICMAP_BIND=none", f"MPIRUN_ARGS={' '.join(extra)}"]
+        r = c._spawn(c.node_argv(0, env + [os.path.abspath(helper), c.hostfile(2)] + SMOKE_ARGS + ["-o", out]),
+                     240, False)
+        print(f"  helper: exit {r.returncode} in {r.elapsed:.1f}s", flush=True)
+        if not check(r.returncode == 0, f"fabricmap-mpirun.sh exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"):
+            return
+        check("# preflight: OK" in r.stdout and f"{args.nodes} host(s) x 2 rank(s)" in r.stdout,
+              f"helper output: {r.stdout[:1500]}")
+        check_topology_and_scopes(out, args.nodes, 2, "helper")
+        check(read_attrs(out).get("launcher") == "mpirun", f"launcher {read_attrs(out).get('launcher')}")
+
+
 def case_ucx_smoke(args):
     p = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True)
     if "mca:pml:ucx:" not in p.stdout:
@@ -455,7 +476,7 @@ CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits
          "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
          "pairwise-ucx": case_pairwise_ucx, "frozen-node": case_frozen_node,
-         "training-throttled": case_training_throttled}
+         "training-throttled": case_training_throttled, "mpirun-helper": case_mpirun_helper}
 
 
 def main():
