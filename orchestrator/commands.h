@@ -15,6 +15,8 @@ int showCommand(const std::vector<std::string>& args);
 int topoCommand(const std::vector<std::string>& args);
 // `fabricmap predict FILE.h5 [FILE2.h5 ...] --model M --tp T --pp P --dp D [--json]`.
 int predictCommand(const std::vector<std::string>& args);
+// `fabricmap compare A.h5 B.h5 ... [--json]`.
+int compareCommand(const std::vector<std::string>& args);
 
 // Throws UsageError for an argument holding one of Boost.Program_options' message placeholders
 // ("%value%", "%canonical_option%", ...): formatting its error message about such an argument

@@ -22,6 +22,7 @@ constexpr const char* kUsage =
     "  run    measure collectives under mpirun/srun and write an HDF5 results file\n"
     "  show   print what a results file holds (--json for machines)\n"
     "  predict training step time, utilization and cost of a model and layout from results files\n"
+    "  compare results files side by side, differences beyond a tolerance marked\n"
     "  topo   discover (or --file: parse a saved `nvidia-smi topo -m`) and classify this node\n"
     "\n"
     "fabricmap <command> --help describes each command's options.\n";
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
     if (command == "show") return fabricmap::orchestrator::showCommand(args);
     if (command == "topo") return fabricmap::orchestrator::topoCommand(args);
     if (command == "predict") return fabricmap::orchestrator::predictCommand(args);
+    if (command == "compare") return fabricmap::orchestrator::compareCommand(args);
     fmt::print(stderr, "fabricmap: error: unknown command '{}'\n{}", command, kUsage);
     return static_cast<int>(ExitCode::kUsage);
   } catch (const fabricmap::core::UsageError& e) {
