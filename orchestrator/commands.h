@@ -17,6 +17,10 @@ int topoCommand(const std::vector<std::string>& args);
 int predictCommand(const std::vector<std::string>& args);
 // `fabricmap import nccl-tests LOG... -o FILE.h5 [--force] [--op OP]`.
 int importCommand(const std::vector<std::string>& args);
+// `fabricmap compare A.h5 B.h5 ... [--json]`.
+int compareCommand(const std::vector<std::string>& args);
+// `fabricmap verify FILE.h5 --profile P [--json]`: 0 pass, 1 fail.
+int verifyCommand(const std::vector<std::string>& args);
 
 // Throws UsageError for an argument holding one of Boost.Program_options' message placeholders
 // ("%value%", "%canonical_option%", ...): formatting its error message about such an argument

@@ -19,11 +19,13 @@ constexpr const char* kUsage =
     "usage: fabricmap <command> [options]\n"
     "\n"
     "commands:\n"
-    "  run    measure collectives under mpirun/srun and write an HDF5 results file\n"
-    "  show   print what a results file holds (--json for machines)\n"
-    "  predict training step time, utilization and cost of a model and layout from results files\n"
-    "  import bring nccl-tests logs into a results file (import nccl-tests LOG... -o FILE.h5)\n"
-    "  topo   discover (or --file: parse a saved `nvidia-smi topo -m`) and classify this node\n"
+    "  run      measure collectives under mpirun/srun and write an HDF5 results file\n"
+    "  show     print what a results file holds (--json for machines)\n"
+    "  compare  results files side by side, differences beyond a tolerance marked\n"
+    "  verify   acceptance of a results file against a profile (exit 0 pass, 1 fail)\n"
+    "  predict  training step time, utilization and cost of a model and layout from results files\n"
+    "  import   bring nccl-tests logs into a results file (import nccl-tests LOG... -o FILE.h5)\n"
+    "  topo     discover (or --file: parse a saved `nvidia-smi topo -m`) and classify this node\n"
     "\n"
     "fabricmap <command> --help describes each command's options.\n";
 
@@ -76,6 +78,8 @@ int main(int argc, char** argv) {
     if (command == "topo") return fabricmap::orchestrator::topoCommand(args);
     if (command == "predict") return fabricmap::orchestrator::predictCommand(args);
     if (command == "import") return fabricmap::orchestrator::importCommand(args);
+    if (command == "compare") return fabricmap::orchestrator::compareCommand(args);
+    if (command == "verify") return fabricmap::orchestrator::verifyCommand(args);
     fmt::print(stderr, "fabricmap: error: unknown command '{}'\n{}", command, kUsage);
     return static_cast<int>(ExitCode::kUsage);
   } catch (const fabricmap::core::UsageError& e) {

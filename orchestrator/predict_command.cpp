@@ -14,6 +14,7 @@
 #include "core/units.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/predict.h"
+#include "orchestrator/predict_options.h"
 #include "results/h5_reader.h"
 
 namespace fabricmap::orchestrator {
@@ -56,73 +57,6 @@ std::string perLeg(const TrafficResult& t, F figure) {
   std::vector<std::string> figures;
   for (const LegResult& leg : t.legs) figures.push_back(figure(leg));
   return figures.empty() ? "-" : fmt::format("{}", fmt::join(figures, " / "));
-}
-
-PredictConfig configFrom(const boost::program_options::variables_map& vm) {
-  PredictConfig c;
-  const bool explicitModel = vm.count("params") || vm.count("layers") || vm.count("hidden");
-  if (vm.count("model")) {
-    if (explicitModel) throw core::UsageError("give --model or --params/--layers/--hidden, not both");
-    const std::string name = vm["model"].as<std::string>();
-    const auto preset = findPreset(name);
-    if (!preset) throw core::UsageError(fmt::format("unknown model '{}' (presets: {})", name, presetNames()));
-    for (const char* arch : {"heads", "ffn", "experts", "top-k"}) {
-      if (vm.count(arch))
-        throw core::UsageError(fmt::format("--{} describes a custom model; {} is a preset", arch, name));
-    }
-    c.model = preset->model;
-    c.modelSource = std::string(preset->source);
-    c.seq = preset->seq;
-    c.globalBatch = preset->globalBatch;
-  } else {
-    if (!vm.count("params") || !vm.count("layers") || !vm.count("hidden")) {
-      throw core::UsageError(
-          fmt::format("no model: give --model ({}) or --params, --layers and --hidden", presetNames()));
-    }
-    c.model.name = "custom";
-    c.modelSource = "--params, --layers, --hidden";
-    c.model.params = parseCount(vm["params"].as<std::string>(), "--params");
-    c.model.layers = vm["layers"].as<int>();
-    c.model.hidden = vm["hidden"].as<int>();
-    if (vm.count("heads")) c.model.heads = vm["heads"].as<int>();
-    if (vm.count("ffn")) c.model.ffn = vm["ffn"].as<int>();
-    if (vm.count("experts")) c.model.experts = vm["experts"].as<int>();
-    if (vm.count("top-k")) c.model.topK = vm["top-k"].as<int>();
-    if (vm.count("heads") && c.model.heads < 1) throw core::UsageError("--heads must be positive");
-    if (vm.count("ffn") && c.model.ffn < 1) throw core::UsageError("--ffn must be positive");
-  }
-  if (vm.count("seq")) c.seq = vm["seq"].as<int>();
-  if (vm.count("micro-batch")) c.microBatch = vm["micro-batch"].as<int>();
-  if (vm.count("global-batch")) c.globalBatch = vm["global-batch"].as<int>();
-  c.dtype = vm["dtype"].as<std::string>();
-  c.gradDtype = vm.count("grad-dtype") ? vm["grad-dtype"].as<std::string>() : c.dtype;
-
-  const bool dims = vm.count("tp") || vm.count("pp") || vm.count("dp") || vm.count("ep");
-  if (vm.count("layout")) {
-    if (dims) throw core::UsageError("give --layout or --tp/--pp/--dp/--ep, not both");
-    c.layout = core::parseLayout(vm["layout"].as<std::string>());
-  } else {
-    if (vm.count("tp")) c.layout.tp = vm["tp"].as<int>();
-    if (vm.count("pp")) c.layout.pp = vm["pp"].as<int>();
-    if (vm.count("dp")) c.layout.dp = vm["dp"].as<int>();
-    if (vm.count("ep")) c.layout.ep = vm["ep"].as<int>();
-  }
-  c.sequenceParallel = vm.count("sequence-parallel") > 0;
-  const std::string mode = vm["dp-mode"].as<std::string>();
-  if (mode == "allreduce")
-    c.dpMode = DpMode::kAllReduce;
-  else if (mode == "zero")
-    c.dpMode = DpMode::kZero;
-  else
-    throw core::UsageError(fmt::format("unknown --dp-mode '{}' (allreduce or zero)", mode));
-  c.bucketBytes = core::parseBytes(vm["bucket-bytes"].as<std::string>(), "--bucket-bytes");
-  c.overlap = vm["overlap"].as<double>();
-  c.mfu = vm["mfu"].as<double>();
-  if (vm.count("peak-tflops")) c.peakTflops = vm["peak-tflops"].as<double>();
-  c.tokens = parseCount(vm["tokens"].as<std::string>(), "--tokens");
-  if (vm.count("price-per-gpu-hour")) c.pricePerGpuHour = vm["price-per-gpu-hour"].as<double>();
-  validate(c);
-  return c;
 }
 
 void printHeader(std::ostream& out, const PredictConfig& c) {
@@ -273,13 +207,10 @@ void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vecto
 
 }  // namespace
 
-int predictCommand(const std::vector<std::string>& args) {
+void addPredictOptions(boost::program_options::options_description& opts) {
   namespace po = boost::program_options;
-  po::options_description opts("fabricmap predict options");
   // clang-format off
   opts.add_options()
-    ("help,h", "show this help")
-    ("json", "print JSON (documented in README.md)")
     ("model", po::value<std::string>(),
      "model preset: llama-7b, llama-13b, llama-70b, gpt3-175b, llama-405b, mixtral-8x7b")
     ("params", po::value<std::string>(), "custom model: parameters (7B, 6.7e9)")
@@ -308,9 +239,87 @@ int predictCommand(const std::vector<std::string>& args) {
     ("mfu", po::value<double>()->default_value(0.4), "model FLOPs utilization of the compute, 0..1")
     ("peak-tflops", po::value<double>(), "peak dense TFLOP/s per GPU (default: the GPU model recorded in the file)")
     ("price-per-gpu-hour", po::value<double>(), "price of one GPU-hour: the training cost is reported")
-    ("tokens", po::value<std::string>()->default_value("1T"), "tokens to train (1T, 300B, 2e12)")
-    ("file", po::value<std::vector<std::string>>(), "results files");
+    ("tokens", po::value<std::string>()->default_value("1T"), "tokens to train (1T, 300B, 2e12)");
   // clang-format on
+}
+
+bool predictionRequested(const boost::program_options::variables_map& vm) {
+  return vm.count("model") || vm.count("params") || vm.count("layers") || vm.count("hidden");
+}
+
+PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm) {
+  PredictConfig c;
+  const bool explicitModel = vm.count("params") || vm.count("layers") || vm.count("hidden");
+  if (vm.count("model")) {
+    if (explicitModel) throw core::UsageError("give --model or --params/--layers/--hidden, not both");
+    const std::string name = vm["model"].as<std::string>();
+    const auto preset = findPreset(name);
+    if (!preset) throw core::UsageError(fmt::format("unknown model '{}' (presets: {})", name, presetNames()));
+    for (const char* arch : {"heads", "ffn", "experts", "top-k"}) {
+      if (vm.count(arch))
+        throw core::UsageError(fmt::format("--{} describes a custom model; {} is a preset", arch, name));
+    }
+    c.model = preset->model;
+    c.modelSource = std::string(preset->source);
+    c.seq = preset->seq;
+    c.globalBatch = preset->globalBatch;
+  } else {
+    if (!vm.count("params") || !vm.count("layers") || !vm.count("hidden")) {
+      throw core::UsageError(
+          fmt::format("no model: give --model ({}) or --params, --layers and --hidden", presetNames()));
+    }
+    c.model.name = "custom";
+    c.modelSource = "--params, --layers, --hidden";
+    c.model.params = parseCount(vm["params"].as<std::string>(), "--params");
+    c.model.layers = vm["layers"].as<int>();
+    c.model.hidden = vm["hidden"].as<int>();
+    if (vm.count("heads")) c.model.heads = vm["heads"].as<int>();
+    if (vm.count("ffn")) c.model.ffn = vm["ffn"].as<int>();
+    if (vm.count("experts")) c.model.experts = vm["experts"].as<int>();
+    if (vm.count("top-k")) c.model.topK = vm["top-k"].as<int>();
+    if (vm.count("heads") && c.model.heads < 1) throw core::UsageError("--heads must be positive");
+    if (vm.count("ffn") && c.model.ffn < 1) throw core::UsageError("--ffn must be positive");
+  }
+  if (vm.count("seq")) c.seq = vm["seq"].as<int>();
+  if (vm.count("micro-batch")) c.microBatch = vm["micro-batch"].as<int>();
+  if (vm.count("global-batch")) c.globalBatch = vm["global-batch"].as<int>();
+  c.dtype = vm["dtype"].as<std::string>();
+  c.gradDtype = vm.count("grad-dtype") ? vm["grad-dtype"].as<std::string>() : c.dtype;
+
+  const bool dims = vm.count("tp") || vm.count("pp") || vm.count("dp") || vm.count("ep");
+  if (vm.count("layout")) {
+    if (dims) throw core::UsageError("give --layout or --tp/--pp/--dp/--ep, not both");
+    c.layout = core::parseLayout(vm["layout"].as<std::string>());
+  } else {
+    if (vm.count("tp")) c.layout.tp = vm["tp"].as<int>();
+    if (vm.count("pp")) c.layout.pp = vm["pp"].as<int>();
+    if (vm.count("dp")) c.layout.dp = vm["dp"].as<int>();
+    if (vm.count("ep")) c.layout.ep = vm["ep"].as<int>();
+  }
+  c.sequenceParallel = vm.count("sequence-parallel") > 0;
+  const std::string mode = vm["dp-mode"].as<std::string>();
+  if (mode == "allreduce")
+    c.dpMode = DpMode::kAllReduce;
+  else if (mode == "zero")
+    c.dpMode = DpMode::kZero;
+  else
+    throw core::UsageError(fmt::format("unknown --dp-mode '{}' (allreduce or zero)", mode));
+  c.bucketBytes = core::parseBytes(vm["bucket-bytes"].as<std::string>(), "--bucket-bytes");
+  c.overlap = vm["overlap"].as<double>();
+  c.mfu = vm["mfu"].as<double>();
+  if (vm.count("peak-tflops")) c.peakTflops = vm["peak-tflops"].as<double>();
+  c.tokens = parseCount(vm["tokens"].as<std::string>(), "--tokens");
+  if (vm.count("price-per-gpu-hour")) c.pricePerGpuHour = vm["price-per-gpu-hour"].as<double>();
+  validate(c);
+  return c;
+}
+
+int predictCommand(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description opts("fabricmap predict options");
+  opts.add_options()("help,h", "show this help")("json", "print JSON (documented in README.md)");
+  addPredictOptions(opts);
+  opts.add_options()("file", po::value<std::vector<std::string>>(), "results files");
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
@@ -326,7 +335,7 @@ int predictCommand(const std::vector<std::string>& args) {
     return 0;
   }
   if (!vm.count("file")) throw core::UsageError(fmt::format("no results file given ({})", kPredictUsage));
-  const PredictConfig config = configFrom(vm);
+  const PredictConfig config = predictConfigFrom(vm);
   std::vector<Prediction> predictions;
   for (const std::string& path : vm["file"].as<std::vector<std::string>>()) {
     predictions.push_back(predict(config, results::readResults(path)));

@@ -3,7 +3,7 @@
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
-       hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict, import
+       hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict, import, verify
 """
 import argparse
 import json
@@ -913,6 +913,100 @@ def case_import(args, tmp):
     ok, lines = one_error_line(p)
     check(p.returncode == 2 and ok and "--force" in lines[0], f"import over a file: {p.returncode} {lines}")
     check(run("import", "nccl-tests", gh200, "-o", out, "--force").returncode == 0, "import --force")
+PROFILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "profiles")
+
+
+def case_verify(args, tmp):
+    """`verify` on a measured file: a custom profile it passes (0) and one it fails (1, the check named),
+    a built-in GPU profile (1: NO_GPU), unusable input (2); `compare` of runs with different rank counts."""
+    big = os.path.join(tmp, "big.h5")
+    small = os.path.join(tmp, "small.h5")
+    measure = ["--ranks-per-node", "2", "--collectives", "--ops", "all_reduce", "-b", "256K", "-e", "4M", "-f", "2",
+               "-n", "3", "-w", "1", "--pairwise", "--scaling", "--progress", "off"]
+    for path, np_ in ((big, args.np), (small, 2)):
+        p = mpirun(args, np_, [args.fabricmap, "run"] + measure + ["-o", path])
+        check(p.returncode == 0, f"run np {np_} exit {p.returncode}: {p.stderr}")
+
+    def fm(*extra):
+        return subprocess.run([args.fabricmap] + list(extra), capture_output=True, text=True, timeout=60)
+
+    passing = fm("verify", big, "--profile", "custom", "--profile-file", os.path.join(PROFILES, "host-pass.txt"), "--json")
+    check(passing.returncode == 0, f"verify host-pass exit {passing.returncode}: {passing.stdout} {passing.stderr}")
+    if passing.returncode == 0:
+        doc = json.loads(passing.stdout)
+        checks = {(c["check"], c["status"]) for c in doc["checks"]}
+        check(doc["verdict"] == "pass" and doc["failed"] == 0 and doc["missing"] == 0, f"verdict {doc['verdict']}")
+        for name in ("topology_class", "gpus_per_node", "intra_allreduce_busbw", "inter_allreduce_busbw_per_nic",
+                     "pair_fraction", "scaling_efficiency"):
+            check((name, "pass") in checks, f"check {name} passed: {sorted(checks)}")
+        intra = [c for c in doc["checks"] if c["check"] == "intra_allreduce_busbw"]
+        check(len(intra) == args.np // 2 and all(c["measured"] > 0 and "1 MiB..4 MiB" in c["detail"] for c in intra),
+              f"intra judged per node on the plateau: {intra}")
+        print("verify pass: " + ", ".join(f"{c['check']} {c['subject']} {c['measured']}" for c in doc["checks"]
+                                          if isinstance(c["measured"], float)))
+    failing = fm("verify", big, "--profile-file", os.path.join(PROFILES, "host-fail.txt"))
+    check(failing.returncode == 1 and "VERDICT: FAIL" in failing.stdout
+          and "intra_allreduce_busbw node0" in failing.stdout.splitlines()[-1],
+          f"verify host-fail: exit {failing.returncode}: {failing.stdout[-600:]}")
+    builtin = fm("verify", big, "--profile", "hgx-h100-8", "--json")
+    check(builtin.returncode == 1, f"verify hgx-h100-8 exit {builtin.returncode}: {builtin.stderr}")
+    if builtin.stdout.strip():
+        doc = json.loads(builtin.stdout)
+        classes = [c for c in doc["checks"] if c["check"] == "topology_class"]
+        check(classes and all(c["status"] == "fail" and c["measured"] == "NO_GPU" for c in classes),
+              f"hgx-h100-8 topology class: {classes}")
+        # a 4 MiB sweep cannot show an NVSwitch plateau: not measured, with the reason
+        intra = [c for c in doc["checks"] if c["check"] == "intra_allreduce_busbw"]
+        check(intra and intra[0]["status"] == "missing" and "min_plateau_bytes" in intra[0]["detail"], f"{intra}")
+    # --record writes /verdict
+    rec = fm("verify", big, "--profile-file", os.path.join(PROFILES, "host-fail.txt"), "--record")
+    check(rec.returncode == 1, f"verify --record exit {rec.returncode}: {rec.stderr}")
+    with h5py.File(big, "r") as f:
+        v = f["verdict"].attrs if "verdict" in f else {}
+        check(v and bool(v["pass"]) is False and text(v["profile"]) == "host-too-fast" and int(v["failed"]) >= 1
+              and "intra_allreduce_busbw" in text(v["reasons"]), f"/verdict {dict(v)}")
+    # unusable input: exit 2 with one message
+    notes = os.path.join(tmp, "notes.h5")
+    with open(notes, "w") as f:
+        f.write("not hdf5\n")
+    bad_profile = os.path.join(tmp, "bad.txt")
+    with open(bad_profile, "w") as f:
+        f.write("# ok\nmin_pair_fraction = lots\n")
+    for extra, expect in (([notes, "--profile", "pcie-8"], "not an HDF5 file"),
+                          ([os.path.join(tmp, "absent.h5"), "--profile", "pcie-8"], "absent.h5"),
+                          ([big, "--profile", "dgx-9000"], "unknown profile"),
+                          ([big, "--profile-file", bad_profile], "bad.txt:2: min_pair_fraction")):
+        p = fm("verify", *extra)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and expect in lines[0], f"verify {extra}: exit {p.returncode} {lines}")
+
+    # compare: 4 ranks against 2, figures side by side
+    c = fm("compare", big, small, "--label", "np4", "--label", "np2", "--json")
+    check(c.returncode == 0, f"compare exit {c.returncode}: {c.stderr}")
+    if c.returncode == 0:
+        doc = json.loads(c.stdout)
+        check([f["ranks"] for f in doc["files"]] == [args.np, 2] and doc["reference"] == "np4", "compare files")
+        rows = {r["key"]: r for r in doc["rows"]}
+        for key in ("collectives.intra.all_reduce.plateau_busbw", "collectives.world.all_reduce.peak_busbw",
+                    "topology.classes", "findings.error"):
+            check(key in rows and len(rows[key]["values"]) == 2, f"compare row {key}")
+        world = rows.get("collectives.world.all_reduce.plateau_busbw", {"values": [{}, {}]})["values"]
+        check(all(isinstance(v.get("value"), float) and v["value"] > 0 for v in world), f"world plateau {world}")
+        check(isinstance(world[1].get("ratio"), float) and isinstance(world[1].get("differs"), bool), f"{world}")
+        # one node of 2 ranks measures no separate intra scope: absent there, never marked
+        intra = rows.get("collectives.intra.all_reduce.plateau_busbw", {"values": [{}, {}]})["values"]
+        check(intra[0].get("value", 0) > 0 and intra[1].get("value") is None and intra[1]["differs"] is False,
+              f"intra plateau {intra}")
+        check(rows.get("pairs.inter_node.median", {"values": [{}, {}]})["values"][1].get("value") is None,
+              "np2 (one node) has no inter-node pairs")
+        print("compare: " + "; ".join(f"{k} {[v['value'] for v in r['values']]} differs {[v['differs'] for v in r['values']]}"
+                                     for k, r in rows.items() if "plateau_busbw" in k))
+    t = fm("compare", big, small, "--tolerance", "0.05")
+    check(t.returncode == 0 and "# fabricmap compare: 2 files, reference" in t.stdout and "tolerance 5%" in t.stdout,
+          f"compare text: {t.stdout[:400]} {t.stderr}")
+    bad = fm("compare", big, notes)
+    ok, lines = one_error_line(bad)
+    check(bad.returncode == 2 and ok, f"compare of an unusable file: exit {bad.returncode} {lines}")
 
 
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
@@ -921,7 +1015,7 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
          "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
          "resume": case_resume, "training": case_training, "predict": case_predict,
-         "import": case_import}
+         "import": case_import, "verify": case_verify}
 
 
 def main():

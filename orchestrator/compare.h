@@ -1,0 +1,93 @@
+// Side-by-side comparison of results files (`fabricmap compare`): runs or providers summarized in
+// the same terms (topology, collective plateaus, pairwise spread, findings, a predicted training
+// step), and every figure that differs from the first file's beyond a tolerance marked. Pure code:
+// the command reads the files and prints.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orchestrator/plateau.h"
+#include "orchestrator/predict.h"
+#include "results/h5_reader.h"
+
+namespace fabricmap::orchestrator {
+
+struct NodeSummary {
+  int node = 0;
+  std::string name;
+  std::string topologyClass;
+  int gpus = 0;
+  std::string gpuModel;  // the node's GPU names, ", "-joined; "" when none
+};
+
+struct WorstLink {
+  int a = 0;
+  int b = 0;
+  double bandwidth = 0;  // GB/s
+};
+
+// One population of pairs: a rank link class ("nvswitch", "inter_node", ...) or the node matrix.
+struct PairSummary {
+  std::string population;  // the link class, or "node"
+  int pairs = 0;
+  double median = 0;  // GB/s, one direction
+  double min = 0;
+  std::vector<WorstLink> worst;  // the lowest three, lowest first
+};
+
+struct FileSummary {
+  std::string label;
+  std::string path;
+  std::string backend;
+  bool complete = false;
+  int ranks = 0;
+  int nodeCount = 0;
+  int ranksPerNode = 0;
+  int gpus = 0;
+  std::vector<NodeSummary> nodes;
+  std::map<std::string, int> classes;    // topology class -> nodes
+  std::map<std::string, int> gpuModels;  // GPU name -> GPUs
+  std::vector<Plateau> plateaus;         // per scope and op measured
+  std::vector<PairSummary> pairs;        // rank link classes, then "node"
+  std::map<std::string, int> findings;   // severity -> count (error, warning, info always present)
+  std::optional<Prediction> prediction;
+  std::string predictionError;  // why no prediction when one was asked for
+};
+
+FileSummary summarize(const results::ResultsFile& file, std::string label, const PredictConfig* predictConfig);
+
+// One figure across the files: cells in file order, the first file the reference.
+struct CompareCell {
+  std::optional<double> value;  // numeric figures
+  std::string text;             // as printed; "-" where the file has no such figure
+  std::optional<double> ratio;  // value / the reference's value
+  bool differs = false;         // beyond the tolerance (text: not equal) from the reference
+};
+struct CompareRow {
+  std::string key;      // stable id, "collectives.intra.all_reduce.plateau_busbw"
+  std::string section;  // "files", "topology", "collectives", "pairs", "findings", "prediction"
+  std::string label;    // for people
+  std::string unit;     // "GB/s", "s", "" ...
+  bool compared = true;  // false: context (structure), never marked
+  std::vector<CompareCell> cells;
+};
+
+struct Comparison {
+  double tolerance = 0.1;
+  std::vector<FileSummary> files;
+  std::vector<CompareRow> rows;
+};
+
+// Throws UsageError for a tolerance that is negative or not finite, or no files.
+Comparison compare(std::vector<FileSummary> files, double tolerance);
+
+// `fabricmap compare --json` (README.md documents it).
+nlohmann::ordered_json comparisonToJson(const Comparison& c);
+// The text table: a column per file, differing cells marked "*", a legend.
+std::string comparisonToText(const Comparison& c);
+
+}  // namespace fabricmap::orchestrator

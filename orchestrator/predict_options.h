@@ -1,0 +1,19 @@
+// The model and layout options of `fabricmap predict`, shared with `compare --model/--layout` so
+// both read a prediction's configuration the same way.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include "orchestrator/predict.h"
+
+namespace fabricmap::orchestrator {
+
+// Adds --model, --params ..., --tp/--pp/--dp/--ep, --layout and the step options (not --json,
+// --help or the files).
+void addPredictOptions(boost::program_options::options_description& opts);
+// Whether a model was named (--model, or any of --params/--layers/--hidden).
+bool predictionRequested(const boost::program_options::variables_map& vm);
+// The configuration those options describe; throws UsageError naming the first problem.
+PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm);
+
+}  // namespace fabricmap::orchestrator

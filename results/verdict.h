@@ -1,0 +1,29 @@
+// /verdict of a results file: the acceptance verdict `fabricmap verify --record` writes into it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace fabricmap::results {
+
+struct VerdictRecord {
+  bool pass = false;
+  std::string profile;  // the profile's name
+  std::string profileSource;  // "built-in" or the profile file
+  int checks = 0;
+  int failed = 0;
+  int missing = 0;
+  bool allowMissing = false;
+  std::string reasons;  // one line per failing (or counted missing) check
+  std::string createdUtc;
+  std::string toolVersion;
+};
+
+// Opens the file read-write and (re)writes /verdict's attributes. Throws UsageError when the file
+// cannot be written or is still journaled (its run did not end cleanly: the journal is what holds
+// the data).
+void writeVerdict(const std::string& path, const VerdictRecord& verdict);
+// /verdict of a file, nothing when it has none.
+std::optional<VerdictRecord> readVerdict(const std::string& path);
+
+}  // namespace fabricmap::results
