@@ -21,6 +21,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  run    measure collectives under mpirun/srun and write an HDF5 results file\n"
     "  show   print what a results file holds (--json for machines)\n"
+    "  report write a self-contained HTML report of a results file (-o report.html)\n"
     "  predict training step time, utilization and cost of a model and layout from results files\n"
     "  topo   discover (or --file: parse a saved `nvidia-smi topo -m`) and classify this node\n"
     "\n"
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return fabricmap::orchestrator::runCommand(argc, argv, args);
     if (command == "show") return fabricmap::orchestrator::showCommand(args);
+    if (command == "report") return fabricmap::orchestrator::reportCommand(args);
     if (command == "topo") return fabricmap::orchestrator::topoCommand(args);
     if (command == "predict") return fabricmap::orchestrator::predictCommand(args);
     fmt::print(stderr, "fabricmap: error: unknown command '{}'\n{}", command, kUsage);
