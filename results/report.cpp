@@ -109,7 +109,9 @@ std::string usText(double us) {
   return us < 1e4 ? fmt::format("{:.2f}", us) : fmt::format("{:.0f}", us);
 }
 
+// Of the finite values (a NaN would break the sort's ordering).
 double median(std::vector<double> v) {
+  std::erase_if(v, [](double x) { return !std::isfinite(x); });
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
@@ -318,7 +320,9 @@ Heatmap fullHeatmap(const MatrixSource& s) {
       if (s.latency != nullptr && s.latency->n == n && finite(s.latency->at(r, c))) {
         tip += fmt::format(", latency {} us", usText(s.latency->at(r, c)));
       }
-      if (!s.linkClass.empty()) tip += fmt::format(", {}", core::name(static_cast<core::LinkClass>(k)));
+      if (!s.linkClass.empty() && k >= 0 && static_cast<std::size_t>(k) < core::kLinkClasses) {
+        tip += fmt::format(", {}", core::name(static_cast<core::LinkClass>(k)));
+      }
       if (finite(expected) && expected > 0) {
         tip += fmt::format(", expected {} GB/s ({:.2f}x)", bwText(expected), v / expected);
       }
@@ -654,7 +658,11 @@ void renderCopies(Out out, const ResultsFile& f) {
     const core::CopyMatrices& c = m.copies[i];
     for (std::size_t k = 0; k < c.methods.size(); ++k) {
       const auto& x = c.methods[k];
-      if (x.writeUnidir.n < 2 || x.writeUnidir.n > kReportMaxCells) continue;
+      // a damaged file's copy matrices may disagree with their own rank list: skip those
+      if (x.writeUnidir.n < 2 || x.writeUnidir.n > kReportMaxCells || x.writeUnidir.n != c.n() ||
+          c.gpus.size() != c.ranks.size()) {
+        continue;
+      }
       MatrixSource s;
       s.bw = &x.writeUnidir;
       s.noun = "GPU";
@@ -720,6 +728,10 @@ void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series
       if (finite(y)) ymax = std::max(ymax, y);
     }
   }
+  if (!finite(xlo) || !finite(xhi)) {
+    xlo = 0;
+    xhi = 1;
+  }
   if (!(xhi > xlo)) {
     xlo -= 1;
     xhi += 1;
@@ -765,6 +777,7 @@ void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series
       if (s.faint != faint || s.points.empty()) continue;
       std::string path;
       for (const auto& [x, y] : s.points) {
+        if (!finite(y)) continue;  // a gap in a damaged file's figures
         path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
       }
       fmt::format_to(out, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}{}/>", path,
@@ -773,6 +786,7 @@ void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series
     }
   }
   for (const auto& [x, y, tip] : dots) {
+    if (!finite(y)) continue;
     fmt::format_to(out, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#fff\" stroke=\"#334155\"><title>{}</title></circle>",
                    px(x), py(y), esc(tip));
   }
@@ -931,6 +945,7 @@ void renderTopology(Out out, const ResultsFile& f) {
   for (const auto& [links, nodes] : byLinks) {
     if (shown++ >= kLinkMatricesShown) break;
     const int g = static_cast<int>(std::lround(std::sqrt(static_cast<double>(links.size()))));
+    if (cellIndex(g, g, 0) != links.size()) continue;  // not square: a damaged file
     fmt::format_to(out, "<h3>GPU links of {} ({})</h3><table><tr><th></th>", plural(nodes.size(), "node", "nodes"),
                    nodes.size() <= 4 ? esc(nodeName(f, nodes.front())) + (nodes.size() > 1 ? ", ..." : "")
                                      : "nodes " + core::formatRanks(nodes));

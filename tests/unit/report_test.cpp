@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -258,6 +259,33 @@ TEST(Report, HostileTextFromTheFileIsEscapedEverywhere) {
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_EQ(html.find("\xFF"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img"), std::string::npos);
+}
+
+// What a damaged or hostile file may hold (the readers keep what they can): NaN figures, an
+// unknown link class, a GPU link matrix that is not square, copy matrices that disagree with
+// their rank list. The page is still whole.
+TEST(Report, DamagedFiguresStillRender) {
+  ResultsFile f = topologyOnly(2, 2);
+  addCollectives(f);
+  f.collectives[1].busbw = std::nan("");
+  f.collectives[2].timeUs.mean = std::numeric_limits<double>::infinity();
+  addPairwise(f);
+  f.matrices.rankLinkClass[1] = static_cast<core::LinkClass>(200);
+  f.topology.nodes[0].gpuLinks.pop_back();
+  core::CopyMatrices copies;
+  copies.node = 0;
+  copies.ranks = {0, 1, 2};
+  copies.gpus = {0};
+  copies.methods.push_back({"ce", core::nanMatrix(2), {}, {}, {}});
+  f.matrices.copies.push_back(copies);
+  const std::string html = renderReport(f);
+  keep(html, "report-damaged.html");
+  expectSelfContained(html);
+  // no figure printed as nan or inf, in text or in coordinates
+  for (const char* bad : {">nan", ">-nan", "\"nan", ",nan", "nan,", ">inf", "\"inf", ",inf", " inf "}) {
+    EXPECT_EQ(html.find(bad), std::string::npos) << bad;
+  }
+  EXPECT_NE(html.find("id=\"provenance\""), std::string::npos);
 }
 
 TEST(Report, OnlyCollectives) {
