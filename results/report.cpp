@@ -717,7 +717,7 @@ struct CurveKey {
 
 void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series,
                  const std::vector<std::tuple<double, double, std::string>>& dots, const std::string& caption) {
-  constexpr int kW = 460, kH = 270, kL = 54, kR = 26, kT = 26, kB = 42;
+  constexpr int kW = 460, kH = 284, kL = 54, kR = 26, kT = 40, kB = 42;
   double xlo = std::numeric_limits<double>::infinity();
   double xhi = -xlo;
   double ymax = 0;
@@ -790,13 +790,13 @@ void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series
     fmt::format_to(out, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#fff\" stroke=\"#334155\"><title>{}</title></circle>",
                    px(x), py(y), esc(tip));
   }
-  // legend
+  // legend, between the title and the plot (the curves rise to the top right)
   fmt::format_to(out, "<g font-size=\"10\" fill=\"#334155\"><line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#2563eb\" stroke-width=\"2\"/>"
                       "<text x=\"{3}\" y=\"{4}\">out-of-place</text>",
-                 kW - 150, kW - 134, kT + 6, kW - 130, kT + 9);
+                 kL, kL + 16, kT - 10, kL + 20, kT - 7);
   fmt::format_to(out, "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#ea580c\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>"
                       "<text x=\"{3}\" y=\"{4}\">in-place</text></g>",
-                 kW - 150, kW - 134, kT + 20, kW - 130, kT + 23);
+                 kL + 100, kL + 116, kT - 10, kL + 120, kT - 7);
   fmt::format_to(out, "</svg><p>{}</p></div>\n", caption);
 }
 
