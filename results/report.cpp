@@ -166,7 +166,7 @@ pre{background:#f1f5f9;padding:6px;white-space:pre-wrap;word-break:break-all;fon
 svg text{font-family:system-ui,sans-serif}
 .q0{fill:#440154}.q1{fill:#482878}.q2{fill:#3e4989}.q3{fill:#31688e}.q4{fill:#26828e}
 .q5{fill:#1f9e89}.q6{fill:#35b779}.q7{fill:#6ece58}.q8{fill:#b5de2b}.q9{fill:#fde725}.qn{fill:#e5e7eb}
-.sw{fill:none;stroke:#f97316;stroke-width:2.5}.se{fill:none;stroke:#ef4444;stroke-width:3}
+.sw{fill:none;stroke:#f97316;stroke-width:2.5}.sn{fill:none;stroke:#64748b;stroke-width:2;stroke-dasharray:3 2}.se{fill:none;stroke:#ef4444;stroke-width:3}
 .blk{fill:none;stroke:#111827;stroke-width:1.5}
 .k1{fill:none;stroke:#a855f7;stroke-width:1.5}.k2{fill:none;stroke:#14b8a6;stroke-width:1.5}
 .k3{fill:none;stroke:#64748b;stroke-width:1.5}.k4{fill:none;stroke:#0ea5e9;stroke-width:1.5}
@@ -251,6 +251,7 @@ struct Heatmap {
   std::vector<std::pair<int, int>> blocks;  // [first, last] rows outlined as a block (nodes)
   std::string unit = "GB/s";
   std::string legend;  // extra legend items (HTML)
+  bool judged = true;  // cells compared with a baseline: the slow and noisy outlines mean something
 };
 
 std::size_t cellIndex(int n, int r, int c) { return static_cast<std::size_t>(r) * static_cast<std::size_t>(n) + static_cast<std::size_t>(c); }
@@ -280,9 +281,15 @@ double expectedOf(const MatrixSource& s, int r, int c) {
   return k < s.expectedByClass.size() ? s.expectedByClass[k] : std::numeric_limits<double>::quiet_NaN();
 }
 
-// The analysis's rule (orchestrator/analysis.cpp): slow below the bar of its class, an error below
-// half the baseline as well.
+// Cell marks: 0 fine, 1 slow, 2 slow and below half the baseline, 3 noisy.
+constexpr int kNoisy = 3;
+
+// The analysis's rules (orchestrator/analysis.cpp): a pair whose samples disagree by more than 25%
+// is noisy and not judged; otherwise slow below the bar of its class, an error below half the
+// baseline as well.
 int markOf(const MatrixSource& s, int r, int c, double v) {
+  const double worst = s.worst != nullptr && s.worst->n == s.bw->n ? s.worst->at(r, c) : v;
+  if (finite(v) && finite(worst) && worst < 0.75 * v) return kNoisy;
   const double expected = expectedOf(s, r, c);
   const std::size_t k = classOf(s, r, c);
   const double bar = k < s.barByClass.size() ? s.barByClass[k] : s.slowShare;
@@ -308,7 +315,8 @@ Heatmap fullHeatmap(const MatrixSource& s) {
       if (!finite(v)) continue;
       h.value[i] = v;
       const double expected = expectedOf(s, r, c);
-      h.mark[i] = std::max(markOf(s, r, c, v), named.count({r, c}) > 0 ? 1 : 0);
+      const int mark = markOf(s, r, c, v);
+      h.mark[i] = mark == kNoisy ? mark : std::max(mark, named.count({r, c}) > 0 ? 1 : 0);
       const int k = s.linkClass.empty() ? 0 : s.linkClass[i];
       if (k > 0 && static_cast<std::size_t>(k) < kClassColour.size() && !kClassColour[static_cast<std::size_t>(k)].empty()) {
         h.linkClass[i] = k;
@@ -326,7 +334,11 @@ Heatmap fullHeatmap(const MatrixSource& s) {
       if (finite(expected) && expected > 0) {
         tip += fmt::format(", expected {} GB/s ({:.2f}x)", bwText(expected), v / expected);
       }
-      if (h.mark[i] > 0) tip += h.mark[i] == 2 ? " - SLOW (below 0.5x)" : " - slow";
+      if (h.mark[i] == kNoisy) {
+        tip += " - noisy: its samples disagree by more than 25%, not judged";
+      } else if (h.mark[i] > 0) {
+        tip += h.mark[i] == 2 ? " - SLOW (below 0.5x)" : " - slow";
+      }
       h.tip[i] = std::move(tip);
     }
   }
@@ -367,12 +379,18 @@ Heatmap binnedHeatmap(const MatrixSource& s, int bin) {
       values.clear();
       int slow = 0;
       int mark = 0;
+      int noisy = 0;
       for (int r = br * bin; r < std::min(n, (br + 1) * bin); ++r) {
         for (int c = bc * bin; c < std::min(n, (bc + 1) * bin); ++c) {
           const double v = s.bw->at(r, c);
           if (!finite(v)) continue;
           values.push_back(v);
-          const int m = std::max(markOf(s, r, c, v), !named.empty() && named.count({r, c}) > 0 ? 1 : 0);
+          const int base = markOf(s, r, c, v);
+          if (base == kNoisy) {
+            ++noisy;
+            continue;
+          }
+          const int m = std::max(base, !named.empty() && named.count({r, c}) > 0 ? 1 : 0);
           slow += m > 0;
           mark = std::max(mark, m);
         }
@@ -381,10 +399,11 @@ Heatmap binnedHeatmap(const MatrixSource& s, int bin) {
       const std::size_t i = cellIndex(nb, br, bc);
       const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
       h.value[i] = *lo;
-      h.mark[i] = mark;
-      h.tip[i] = fmt::format("{}s {} \u2192 {}: min {}, median {}, max {} GB/s, {} pairs{}", s.noun, range(br),
+      h.mark[i] = mark == 0 && noisy > 0 ? kNoisy : mark;
+      h.tip[i] = fmt::format("{}s {} \u2192 {}: min {}, median {}, max {} GB/s, {} pairs{}{}", s.noun, range(br),
                              range(bc), bwText(*lo), bwText(median(values)), bwText(*hi), values.size(),
-                             slow > 0 ? fmt::format("; {} slow", slow) : "");
+                             slow > 0 ? fmt::format("; {} slow", slow) : "",
+                             noisy > 0 ? fmt::format("; {} noisy", noisy) : "");
     }
   }
   return h;
@@ -404,7 +423,7 @@ void renderHeatmap(Out out, const Heatmap& h) {
   const int labelFont = cell >= 14 ? 11 : 9;
   const int margin = std::clamp(static_cast<int>(std::min<std::size_t>(labelChars, 18)) * labelFont * 6 / 10 + 10, 28, 130);
   const int side = n * cell;
-  const int width = std::max(margin + side + 12 + margin / 2, margin + 330);
+  const int width = std::max(margin + side + 12 + margin / 2, margin + 360);
   const int legendTop = margin + side + 14;
   const int height = legendTop + 40;
   double top = 0;
@@ -475,7 +494,7 @@ void renderHeatmap(Out out, const Heatmap& h) {
       const int m = h.mark[cellIndex(n, r, c)];
       if (m > 0) {
         fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"{}\"/>", margin + c * cell + 1,
-                       margin + r * cell + 1, cell - 3, cell - 3, m == 2 ? "se" : "sw");
+                       margin + r * cell + 1, cell - 3, cell - 3, m == kNoisy ? "sn" : m == 2 ? "se" : "sw");
       }
     }
   }
@@ -487,10 +506,14 @@ void renderHeatmap(Out out, const Heatmap& h) {
   }
   fmt::format_to(out, "<text x=\"{}\" y=\"{}\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} {}</text>", margin,
                  legendTop + 26, margin + 160, legendTop + 26, bwText(top), esc(h.unit));
-  fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"sw\"/><text x=\"{}\" y=\"{}\">slow</text>",
-                 margin + 176, legendTop, margin + 194, legendTop + 10);
-  fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"se\"/><text x=\"{}\" y=\"{}\">slow, &lt; 0.5x expected</text>",
-                 margin + 176, legendTop + 20, margin + 194, legendTop + 30);
+  if (h.judged) {
+    fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"sw\"/><text x=\"{}\" y=\"{}\">slow</text>",
+                   margin + 176, legendTop, margin + 194, legendTop + 10);
+    fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"se\"/><text x=\"{}\" y=\"{}\">slow, &lt; 0.5x expected</text>",
+                   margin + 176, legendTop + 20, margin + 194, legendTop + 30);
+    fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"sn\"/><text x=\"{}\" y=\"{}\">noisy, not judged</text>",
+                   margin + 236, legendTop, margin + 254, legendTop + 10);
+  }
   fmt::format_to(out, "</g></svg>\n");
   if (!h.legend.empty()) fmt::format_to(out, "<p class=\"note\">{}</p>\n", h.legend);
 }
@@ -557,7 +580,8 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
   fmt::format_to(out, "<p class=\"note\">{} mode, {} messages, window {}, {} iterations. Row sends to column; hover "
                       "a cell for its figures. A cell is outlined orange when the analysis would call it slow "
                       "(below {:.2f}x of the expected bandwidth of its link class, lower on a noisy class) or a "
-                      "finding names it, red when also below 0.5x.</p>\n",
+                      "finding names it, red when also below 0.5x; dashed grey when its samples disagree by more "
+                      "than 25% (noisy: the analysis does not judge it).</p>\n",
                  esc(m.mode), core::formatBytes(m.bytes), m.window, m.iters, slowShareOf(f));
   std::vector<std::string> nodeNames;
   for (int i = 0; i < m.nodeBw.n; ++i) nodeNames.push_back(nodeName(f, i));
@@ -674,6 +698,7 @@ void renderCopies(Out out, const ResultsFile& f) {
       }
       Heatmap h = fullHeatmap(s);
       h.id = fmt::format("hm-copy-{}-{}", i, k);
+      h.judged = false;
       for (int a = 0; a < c.n(); ++a) {
         for (int b = 0; b < c.n(); ++b) {
           const std::size_t idx = cellIndex(c.n(), a, b);

@@ -304,6 +304,9 @@ TEST(Report, OnlyCollectives) {
 TEST(Report, OnlyPairwise) {
   ResultsFile f = topologyOnly(2, 1);
   addPairwise(f);
+  // a pair measured again whose samples disagree is noisy, as the analysis sees it: not slow
+  f.matrices.rankUnidirWorst = f.matrices.rankUnidir;
+  f.matrices.rankUnidirWorst.at(0, 1) /= 3;
   const std::string html = renderReport(f);
   expectSelfContained(html);
   EXPECT_NE(html.find("No collective sweep in this run"), std::string::npos);
@@ -311,6 +314,9 @@ TEST(Report, OnlyPairwise) {
   // nothing slow: the outlines are only the legends' keys of the two heatmaps
   EXPECT_EQ(occurrences(html, "class=\"se\""), 2u);
   EXPECT_EQ(occurrences(html, "class=\"sw\""), 2u);
+  EXPECT_EQ(occurrences(html, "class=\"sn\""), 3u);  // the legends' keys and the noisy pair
+  EXPECT_NE(html.find("45.0 GB/s (worst sample 15.0)"), std::string::npos);
+  EXPECT_NE(html.find("noisy: its samples disagree"), std::string::npos);
 }
 
 TEST(Report, TrainingAndScalingWithoutMatrices) {
