@@ -21,6 +21,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  run      measure collectives under mpirun/srun and write an HDF5 results file\n"
     "  show     print what a results file holds (--json for machines)\n"
+    "  report   write a self-contained HTML report of a results file (-o report.html)\n"
     "  compare  results files side by side, differences beyond a tolerance marked\n"
     "  verify   acceptance of a results file against a profile (exit 0 pass, 1 fail)\n"
     "  predict  training step time, utilization and cost of a model and layout from results files\n"
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return fabricmap::orchestrator::runCommand(argc, argv, args);
     if (command == "show") return fabricmap::orchestrator::showCommand(args);
+    if (command == "report") return fabricmap::orchestrator::reportCommand(args);
     if (command == "topo") return fabricmap::orchestrator::topoCommand(args);
     if (command == "predict") return fabricmap::orchestrator::predictCommand(args);
     if (command == "import") return fabricmap::orchestrator::importCommand(args);

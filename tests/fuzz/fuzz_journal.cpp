@@ -8,6 +8,7 @@
 #include "results/console.h"
 #include "results/journal.h"
 #include "results/json.h"
+#include "results/report.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -18,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto file = results::readJournal(results::journalPath(path), path)) {
       results::printResults(fabricmap::fuzz::sink(), *file);
       (void)results::toJson(*file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+      (void)results::renderReport(*file);
     }
   } catch (const fabricmap::core::UsageError&) {
   }

@@ -9,6 +9,7 @@
 #include "results/console.h"
 #include "results/h5_reader.h"
 #include "results/json.h"
+#include "results/report.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -19,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const results::ResultsFile file = results::readResults(path);
     results::printResults(fabricmap::fuzz::sink(), file);
     (void)results::toJson(file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)results::renderReport(file);
   } catch (const fabricmap::core::UsageError&) {
   }
   return 0;

@@ -21,6 +21,7 @@
 #include "results/h5.h"
 #include "results/h5_reader.h"
 #include "results/json.h"
+#include "results/report.h"
 #include "results/schema.h"
 #include "tests/fuzz/fuzz_input.h"
 
@@ -200,6 +201,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const ResultsFile file = readResults(path);
     printResults(fabricmap::fuzz::sink(), file);
     (void)toJson(file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)renderReport(file);
   } catch (const fabricmap::core::UsageError&) {
   }
   return 0;

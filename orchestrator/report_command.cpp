@@ -1,0 +1,89 @@
+// `fabricmap report FILE.h5 [-o report.html]`: the self-contained HTML report of a results file.
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "orchestrator/commands.h"
+#include "results/h5_reader.h"
+#include "results/report.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+constexpr const char* kUsageLine = "usage: fabricmap report FILE.h5 [-o report.html]";
+
+namespace fs = std::filesystem;
+
+// Written beside the target and renamed over it, so a full disk never leaves half a report where
+// the last good one was.
+void writeReport(const std::string& path, const std::string& html) {
+  const std::string partial = path + ".new";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) throw core::UsageError(fmt::format("cannot write {}: {}", partial, std::strerror(errno)));
+    out.write(html.data(), static_cast<std::streamsize>(html.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(partial, ignored);
+      throw core::UsageError(fmt::format("cannot write {}: {}", partial, std::strerror(errno)));
+    }
+  }
+  std::error_code ec;
+  fs::rename(partial, path, ec);
+  if (ec) {
+    fs::remove(partial, ec);
+    throw core::UsageError(fmt::format("cannot write {}: {}", path, ec.message()));
+  }
+}
+
+}  // namespace
+
+int reportCommand(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description opts("fabricmap report options");
+  opts.add_options()("help,h", "show this help")(
+      "output,o", po::value<std::string>(), "HTML file to write (default: FILE.html beside FILE.h5)")(
+      "file", po::value<std::string>(), "results file");
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  try {
+    refusePlaceholders(args);
+    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw core::UsageError(fmt::format("{} ({})", e.what(), kUsageLine));
+  }
+  if (vm.count("help")) {
+    std::cout << kUsageLine << "\n\n" << opts;
+    return 0;
+  }
+  if (!vm.count("file")) throw core::UsageError(fmt::format("no results file given ({})", kUsageLine));
+  const std::string input = vm["file"].as<std::string>();
+  const std::string output =
+      vm.count("output") ? vm["output"].as<std::string>() : fs::path(input).replace_extension(".html").string();
+  if (output.empty()) throw core::UsageError(fmt::format("empty output path ({})", kUsageLine));
+  // The one file never to overwrite: the measurement itself (`-o run.h5`, or an input named .html).
+  std::error_code ec;
+  if (fs::exists(output, ec) && fs::equivalent(input, output, ec)) {
+    throw core::UsageError(fmt::format("refusing to write the report over its results file {}", input));
+  }
+  const results::ResultsFile file = results::readResults(input);
+  const std::string html = results::renderReport(file);
+  writeReport(output, html);
+  fmt::print("{}: {} report of {} ({} findings)\n", output,
+             html.size() >= 1024 * 1024 ? fmt::format("{:.1f} MiB", static_cast<double>(html.size()) / (1024.0 * 1024.0))
+                                        : fmt::format("{} KiB", (html.size() + 1023) / 1024),
+             input, file.findings.size());
+  return 0;
+}
+
+}  // namespace fabricmap::orchestrator
