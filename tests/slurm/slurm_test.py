@@ -70,6 +70,9 @@ def job(args, nodes, tasks, launcher="srun", run_args=RUN_ARGS, expect=0):
         check(attrs["launcher"] == launcher, f"launcher {attrs['launcher']} != {launcher}")
         check(bool(attrs["complete"]) and int(attrs["world_size"]) == nodes * tasks,
               f"complete {attrs['complete']}, world size {attrs['world_size']}")
+        check(os.path.getsize(os.path.join(cwd, "results", f"{jobid}.html")) > 1000
+              if os.path.exists(os.path.join(cwd, "results", f"{jobid}.html")) else False,
+              f"no report results/{jobid}.html beside the results")
         check("# preflight: OK" in output and f"results in results/{jobid}.h5 (exit 0)" in output,
               f"job output:\n{output[-2000:]}")
         return attrs, output
