@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/command_line.h"
 #include "orchestrator/provenance.h"
 #include "results/h5_writer.h"
 #include "results/journal.h"
@@ -62,14 +63,7 @@ int importCommand(const std::vector<std::string>& args) {
   all.add(opts).add(hidden);
   po::positional_options_description positional;
   positional.add("format", 1).add("logs", -1);
-  po::variables_map vm;
-  try {
-    refusePlaceholders(args);
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw core::UsageError(fmt::format("{} ({})", e.what(), kUsage));
-  }
+  const po::variables_map vm = parseCommandLine(args, all, positional, kUsage);
   if (vm.count("help")) {
     std::cout << kUsage << "\n\n" << opts;
     return 0;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/command_line.h"
 #include "orchestrator/predict.h"
 #include "orchestrator/predict_options.h"
 #include "results/h5_reader.h"
@@ -322,14 +323,7 @@ int predictCommand(const std::vector<std::string>& args) {
   opts.add_options()("file", po::value<std::vector<std::string>>(), "results files");
   po::positional_options_description positional;
   positional.add("file", -1);
-  po::variables_map vm;
-  try {
-    refusePlaceholders(args);
-    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw core::UsageError(fmt::format("{} ({})", e.what(), kPredictUsage));
-  }
+  const po::variables_map vm = parseCommandLine(args, opts, positional, kPredictUsage);
   if (vm.count("help")) {
     std::cout << kPredictUsage << "\n\n" << opts;
     return 0;

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/command_line.h"
 #include "results/h5_reader.h"
 #include "results/report.h"
 
@@ -54,14 +55,7 @@ int reportCommand(const std::vector<std::string>& args) {
       "file", po::value<std::string>(), "results file");
   po::positional_options_description positional;
   positional.add("file", 1);
-  po::variables_map vm;
-  try {
-    refusePlaceholders(args);
-    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw core::UsageError(fmt::format("{} ({})", e.what(), kUsageLine));
-  }
+  const po::variables_map vm = parseCommandLine(args, opts, positional, kUsageLine);
   if (vm.count("help")) {
     std::cout << kUsageLine << "\n\n" << opts;
     return 0;

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/command_line.h"
 #include "orchestrator/provenance.h"
 #include "orchestrator/verify.h"
 #include "results/h5_reader.h"
@@ -112,14 +113,7 @@ int verifyCommand(const std::vector<std::string>& args) {
   // clang-format on
   po::positional_options_description positional;
   positional.add("file", 1);
-  po::variables_map vm;
-  try {
-    refusePlaceholders(args);
-    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw core::UsageError(fmt::format("{} ({})", e.what(), kVerifyUsage));
-  }
+  const po::variables_map vm = parseCommandLine(args, opts, positional, kVerifyUsage);
   if (vm.count("help")) {
     std::cout << kVerifyUsage << "\n\n" << opts;
     return 0;
