@@ -191,8 +191,11 @@ double cpuSeconds() {
 }
 
 // Ranks outside the running group must sleep, not spin: with more ranks than cores a spinning
-// bystander takes CPU from the pair being measured. A spinner would burn about cores/ranks of a
-// core for the whole step (0.25 with 8 ranks on 2 cores); a sleeper almost nothing.
+// bystander takes CPU from the pair being measured. A spinner gets the same share of the cores as
+// the measuring ranks (everyone is runnable all the time); a sleeper polls about once a millisecond.
+// The bound is relative to the measuring ranks' own share, so a loaded machine, which lowers every
+// share alike, cannot fail a sleeper nor pass a spinner; the step lasts long enough (~0.5 s) that
+// the fixed costs around it do not count.
 TEST(Executor, RanksOutsideTheGroupSleep) {
   const int n = worldSize();
   if (n < 4) GTEST_SKIP() << "needs bystanders";
@@ -203,7 +206,7 @@ TEST(Executor, RanksOutsideTheGroupSleep) {
   core::CollectiveStep step;
   step.op = core::Op::kAllReduce;
   step.bytes = 8u << 20;
-  step.iters = 30;
+  step.iters = 100;
   step.warmup = 1;
   plan.collectiveSteps.push_back(step);
   std::unique_ptr<Backend> backend = mpi::createBackend();
@@ -219,10 +222,12 @@ TEST(Executor, RanksOutsideTheGroupSleep) {
   if (worldRank() == 0) {
     for (double f : all) std::printf("%.3f ", f);
     std::printf(" (CPU fraction per rank)\n");
-    EXPECT_GT(all[0], 0.2) << "the measuring ranks did work";
+    const double measuring = std::min(all[0], all[1]);
+    EXPECT_GT(measuring, 0.05) << "the measuring ranks did work";
     for (int r = 2; r < n; ++r) {
-      EXPECT_LT(all[static_cast<std::size_t>(r)], 0.1)
-          << "bystander rank " << r << " used " << all[static_cast<std::size_t>(r)] << " of a core";
+      EXPECT_LT(all[static_cast<std::size_t>(r)], 0.35 * measuring)
+          << "bystander rank " << r << " used " << all[static_cast<std::size_t>(r)]
+          << " of a core; the measuring ranks " << measuring;
     }
   }
 }
