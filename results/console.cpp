@@ -438,6 +438,14 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   if (!file.recoveredFrom.empty()) {
     fmt::print(out, "# read from its journal {} (the run ended before closing the file)\n", file.recoveredFrom);
   }
+  if (const auto& a = file.acceptance) {
+    fmt::print(out, "# acceptance: {} against profile {} ({}): {} checks, {} failed, {} not measured{}; recorded {} by "
+               "fabricmap {}\n",
+               a->pass ? "PASS" : "FAIL", a->profile, a->profileSource, a->checks, a->failed, a->missing,
+               a->allowMissing ? " (allowed)" : "", a->createdUtc, a->toolVersion);
+    std::istringstream reasons(a->reasons);
+    for (std::string line; std::getline(reasons, line);) fmt::print(out, "#   {}\n", line);
+  }
   sink.begin(file.provenance, file.topology, file.scopes);
   const auto rowsByStep = byStep(file.collectives);
   const auto pairsByStep = byStep(file.pairs);

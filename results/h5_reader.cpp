@@ -299,6 +299,7 @@ ResultsFile readResults(const std::string& path) {
     out.training = readTable(f, kTrainingTable, trainingColumns());
     out.scaling = readTable(f, kScalingTable, scalingColumns());
     out.imported = readTable(f, kImportedTable, importColumns());
+    out.acceptance = readVerdict(f);
     const bool pairs = readMatrices(f, out.matrices);
     const bool copies = readCopyMatrices(f, out.topology.nodes, out.matrices);
     out.hasMatrices = pairs || copies;

@@ -1,11 +1,13 @@
 // Reads a schema-v1 results file back into records.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/layout.h"
 #include "core/records.h"
+#include "results/verdict.h"
 
 namespace fabricmap::results {
 
@@ -30,6 +32,7 @@ struct ResultsFile {
   std::vector<core::ScalingRecord> scaling;
   std::vector<core::ImportRecord> imported;  // /imported: the logs `fabricmap import` read
   std::string recoveredFrom;  // the journal the run was read from (its HDF5 file was not closed)
+  std::optional<VerdictRecord> acceptance;  // /verdict: what `verify --record` wrote, if it did
 };
 
 // Throws UsageError when the file is missing, not HDF5, or not a fabricmap results file. While

@@ -2,6 +2,8 @@
 #include "results/json.h"
 
 #include <cmath>
+#include <sstream>
+#include <string>
 
 #include "results/schema.h"
 
@@ -148,6 +150,22 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["recovered_from"] = file.recoveredFrom.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file.recoveredFrom);
   j["provenance"] = objectOf(provenanceColumns(), file.provenance);
   j["imported"] = arrayOf(importColumns(), file.imported);
+  j["acceptance"] = nullptr;
+  if (const auto& a = file.acceptance) {
+    nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
+    std::istringstream lines(a->reasons);
+    for (std::string line; std::getline(lines, line);) reasons.push_back(line);
+    j["acceptance"] = {{"pass", a->pass},
+                       {"profile", a->profile},
+                       {"profile_source", a->profileSource},
+                       {"checks", a->checks},
+                       {"failed", a->failed},
+                       {"missing", a->missing},
+                       {"allow_missing", a->allowMissing},
+                       {"reasons", reasons},
+                       {"created_utc", a->createdUtc},
+                       {"tool_version", a->toolVersion}};
+  }
   j["topology"]["ranks"] = arrayOf(rankColumns(), file.topology.ranks);
   j["topology"]["nodes"] = arrayOf(nodeColumns(), file.topology.nodes);
   for (std::size_t i = 0; i < file.topology.nodes.size(); ++i) {

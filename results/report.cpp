@@ -157,7 +157,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .v-fail{background:#fee2e2;color:#991b1b;border:1px solid #f87171}
 .v-warn{background:#fef3c7;color:#92400e;border:1px solid #fbbf24}
 .v-ok{background:#dcfce7;color:#166534;border:1px solid #4ade80}
-.sev-error{color:#b91c1c;font-weight:600}.sev-warning{color:#b45309;font-weight:600}.sev-info{color:#475569}
+.sev-error{color:#b91c1c;font-weight:600}.sev-ok{color:#15803d;font-weight:600}.sev-warning{color:#b45309;font-weight:600}.sev-info{color:#475569}
 .note{color:#475569;font-size:13px;margin:4px 0}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 .chart{background:#fff;border:1px solid #cbd5e1;border-radius:4px;padding:4px}
@@ -193,6 +193,13 @@ void renderVerdict(Out out, const ResultsFile& f) {
   fmt::format_to(out, "<section id=\"verdict\"><h2>Verdict</h2>\n<div class=\"verdict {}\">{}, {}{}</div>\n", cls,
                  plural(errors, "error", "errors"), plural(warnings, "warning", "warnings"),
                  notes > 0 ? ", " + plural(notes, "note", "notes") : "");
+  if (const auto& a = f.acceptance) {
+    fmt::format_to(out, "<p class=\"{}\">Acceptance: <b>{}</b> against profile {} ({} checks, {} failed, {} not "
+                        "measured{}; recorded {} by fabricmap {})</p>\n",
+                   a->pass ? "sev-ok" : "sev-error", a->pass ? "PASS" : "FAIL", esc(a->profile), a->checks, a->failed,
+                   a->missing, a->allowMissing ? ", allowed" : "", esc(a->createdUtc), esc(a->toolVersion));
+    if (!a->reasons.empty()) fmt::format_to(out, "<pre>{}</pre>\n", esc(a->reasons));
+  }
   if (!f.complete) {
     fmt::format_to(out, "<p class=\"sev-error\">INCOMPLETE run: {} of {} planned steps recorded{}.</p>\n",
                    f.steps.size(), f.provenance.plannedSteps,

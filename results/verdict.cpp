@@ -1,9 +1,10 @@
-// /verdict: written in place by `verify --record`, the only change fabricmap makes to a file
-// after its run.
+// /verdict: written by `verify --record`, the only change fabricmap makes to a file after its run.
 #include "results/verdict.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <variant>
 
@@ -22,16 +23,8 @@ T attributeOr(hid_t group, const std::string& name, T fallback) {
   return fallback;
 }
 
-}  // namespace
-
-void writeVerdict(const std::string& path, const VerdictRecord& v) {
-  h5::silenceErrorStack();
-  std::error_code ec;
-  if (std::filesystem::exists(journalPath(path), ec))
-    throw core::UsageError(path + ": its run did not end cleanly (a journal exists); no verdict recorded");
-  if (!h5::isHdf5File(path)) throw core::UsageError(path + ": not an HDF5 file; no verdict recorded");
-  if (access(path.c_str(), W_OK) != 0) throw core::UsageError(path + ": not writable; no verdict recorded");
-  try {
+void writeAttributes(const std::string& path, const VerdictRecord& v) {
+  {
     const h5::Handle file = h5::openFile(path, true);
     const h5::Handle group = h5::ensureGroup(file.get(), "/verdict");
     h5::writeAttribute(group.get(), "pass", v.pass);
@@ -45,8 +38,35 @@ void writeVerdict(const std::string& path, const VerdictRecord& v) {
     h5::writeAttribute(group.get(), "reasons", v.reasons);
     h5::writeAttribute(group.get(), "created_utc", v.createdUtc);
     h5::writeAttribute(group.get(), "tool_version", v.toolVersion);
-    h5::flush(file.get());
-  } catch (const core::RuntimeFault& e) {
+  }  // closed: everything is in the file before it is synced
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  const bool synced = fd >= 0 && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!synced) throw FM_FAULT("cannot sync '" + path + "'");
+}
+
+}  // namespace
+
+void writeVerdict(const std::string& path, const VerdictRecord& v) {
+  h5::silenceErrorStack();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(journalPath(path), ec))
+    throw core::UsageError(path + ": its run did not end cleanly (a journal exists); no verdict recorded");
+  if (!h5::isHdf5File(path)) throw core::UsageError(path + ": not an HDF5 file; no verdict recorded");
+  if (access(path.c_str(), W_OK) != 0) throw core::UsageError(path + ": not writable; no verdict recorded");
+  const std::string partial = path + ".verdict";
+  try {
+    // a copy, not the file itself: HDF5 rewrites metadata in place, and a kill between two of its
+    // writes would leave the only copy of the measurements unreadable
+    if (!fs::copy_file(path, partial, fs::copy_options::overwrite_existing, ec) || ec) {
+      throw FM_FAULT("cannot copy it beside itself to '" + partial + "': " + ec.message());
+    }
+    writeAttributes(partial, v);
+    fs::rename(partial, path, ec);
+    if (ec) throw FM_FAULT("cannot rename '" + partial + "' over it: " + ec.message());
+  } catch (const core::Error& e) {
+    fs::remove(partial, ec);
     throw core::UsageError(path + ": cannot record the verdict: " + e.what());
   }
 }
@@ -54,8 +74,12 @@ void writeVerdict(const std::string& path, const VerdictRecord& v) {
 std::optional<VerdictRecord> readVerdict(const std::string& path) {
   h5::silenceErrorStack();
   const h5::Handle file = h5::openFile(path, false);
-  if (!h5::exists(file.get(), "/verdict")) return std::nullopt;
-  const h5::Handle group = h5::openGroup(file.get(), "/verdict");
+  return readVerdict(file.get());
+}
+
+std::optional<VerdictRecord> readVerdict(hid_t file) {
+  if (!h5::exists(file, "/verdict")) return std::nullopt;
+  const h5::Handle group = h5::openGroup(file, "/verdict");
   VerdictRecord v;
   v.pass = attributeOr(group.get(), "pass", false);
   v.profile = attributeOr(group.get(), "profile", std::string());

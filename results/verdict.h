@@ -1,6 +1,8 @@
 // /verdict of a results file: the acceptance verdict `fabricmap verify --record` writes into it.
 #pragma once
 
+#include <hdf5.h>
+
 #include <optional>
 #include <string>
 
@@ -19,11 +21,14 @@ struct VerdictRecord {
   std::string toolVersion;
 };
 
-// Opens the file read-write and (re)writes /verdict's attributes. Throws UsageError when the file
-// cannot be written or is still journaled (its run did not end cleanly: the journal is what holds
-// the data).
+// (Re)writes /verdict's attributes, crash-safe: the verdict goes into a copy beside the file
+// (FILE.h5.verdict), which is synced and renamed over it, so a kill or a full disk leaves either
+// the old file or the new one, never a half-written one. Throws UsageError when the file cannot be
+// written or is still journaled (its run did not end cleanly: the journal is what holds the data).
 void writeVerdict(const std::string& path, const VerdictRecord& verdict);
 // /verdict of a file, nothing when it has none.
 std::optional<VerdictRecord> readVerdict(const std::string& path);
+// The same from a file already open (the results reader).
+std::optional<VerdictRecord> readVerdict(hid_t file);
 
 }  // namespace fabricmap::results

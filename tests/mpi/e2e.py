@@ -965,6 +965,14 @@ def case_verify(args, tmp):
         v = f["verdict"].attrs if "verdict" in f else {}
         check(v and bool(v["pass"]) is False and text(v["profile"]) == "host-too-fast" and int(v["failed"]) >= 1
               and "intra_allreduce_busbw" in text(v["reasons"]), f"/verdict {dict(v)}")
+    check(not os.path.exists(big + ".verdict"), "the verdict's working copy was left behind")
+    shown = fm("show", big)
+    check(shown.returncode == 0 and "# acceptance: FAIL against profile host-too-fast" in shown.stdout,
+          f"show after --record: {shown.stdout[:800]} {shown.stderr}")
+    shown = fm("show", big, "--json")
+    acceptance = json.loads(shown.stdout)["acceptance"] if shown.returncode == 0 else None
+    check(acceptance and acceptance["pass"] is False
+          and any("intra_allreduce_busbw" in r for r in acceptance["reasons"]), f"show --json acceptance: {acceptance}")
     # unusable input: exit 2 with one message
     notes = os.path.join(tmp, "notes.h5")
     with open(notes, "w") as f:

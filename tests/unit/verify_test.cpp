@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -13,6 +15,10 @@
 #include "core/error.h"
 #include "orchestrator/plateau.h"
 #include "orchestrator/profiles.h"
+#include "results/console.h"
+#include "results/h5_reader.h"
+#include "results/json.h"
+#include "results/report.h"
 #include "results/verdict.h"
 
 namespace fabricmap::orchestrator {
@@ -418,7 +424,57 @@ TEST(Verdict, RecordedAndReadBack) {
   EXPECT_EQ(back->profile, "hgx-h100-8");
   EXPECT_EQ(back->failed, 3);
   EXPECT_EQ(back->reasons, "a\nb");
+  EXPECT_FALSE(std::filesystem::exists(path + ".verdict")) << "the copy was renamed over the file";
   EXPECT_THROW(results::writeVerdict((dir / "absent.h5").string(), v), core::UsageError);
+
+  // show, --json and report read it with the rest of the file
+  const results::ResultsFile file = results::readResults(path);
+  ASSERT_TRUE(file.acceptance);
+  EXPECT_EQ(file.acceptance->failed, 3);
+  EXPECT_FALSE(file.steps.empty()) << "the measurements are still there";
+  const auto j = results::toJson(file);
+  EXPECT_EQ(j["acceptance"]["profile"], "hgx-h100-8");
+  EXPECT_EQ(j["acceptance"]["reasons"], nlohmann::ordered_json::array({"a", "b"}));
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  results::printResults(out, file);
+  std::fclose(out);
+  const std::string shown(text, size);
+  std::free(text);
+  EXPECT_NE(shown.find("# acceptance: FAIL against profile hgx-h100-8"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("#   b\n"), std::string::npos);
+  EXPECT_NE(results::renderReport(file).find("Acceptance: <b>FAIL</b>"), std::string::npos);
+  const auto unrecorded = results::toJson(results::readResults(FABRICMAP_TEST_TEMPLATES "/complete-copies-pairs.h5"));
+  EXPECT_TRUE(unrecorded["acceptance"].is_null());
+  std::filesystem::remove_all(dir);
+}
+
+// When the copy cannot be made (here a non-empty directory sits where it would go) nothing
+// changes: the file keeps its measurements and its previous verdict, and nothing is left behind.
+TEST(Verdict, AFailedRecordLeavesTheFileAsItWas) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fabricmap-verdict-fail-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "r.h5").string();
+  std::filesystem::copy_file(FABRICMAP_TEST_TEMPLATES "/complete-copies-pairs.h5", path);
+  results::VerdictRecord v;
+  v.pass = true;
+  v.profile = "first";
+  results::writeVerdict(path, v);
+  const auto before = std::filesystem::file_size(path);
+  std::filesystem::create_directories(path + ".verdict/occupied");
+  v.profile = "second";
+  try {
+    results::writeVerdict(path, v);
+    ADD_FAILURE() << "recorded over a blocked copy";
+  } catch (const core::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot record the verdict"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::filesystem::file_size(path), before);
+  const auto back = results::readVerdict(path);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->profile, "first");
+  EXPECT_TRUE(results::readResults(path).complete);
   std::filesystem::remove_all(dir);
 }
 
