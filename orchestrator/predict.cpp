@@ -193,6 +193,19 @@ void validate(const PredictConfig& c) {
                     c.globalBatch, c.microBatch, l.dp, static_cast<long long>(c.microBatch) * l.dp));
   }
   if (m.layers % l.pp != 0) fail(fmt::format("pp={} does not divide the {} layers into equal stages", l.pp, m.layers));
+  if (c.virtualStages < 1) fail("--virtual-stages must be at least 1");
+  if (c.virtualStages > 1) {
+    if (l.pp == 1) fail("--virtual-stages interleaves pipeline stages: it needs pp > 1");
+    if (m.layers % (l.pp * c.virtualStages) != 0) {
+      fail(fmt::format("pp x virtual stages = {} x {} does not divide the {} layers into equal chunks", l.pp,
+                       c.virtualStages, m.layers));
+    }
+    if (c.globalBatch % (static_cast<long long>(c.microBatch) * l.dp) == 0 && microBatchesPerStep(c) % l.pp != 0) {
+      fail(fmt::format("the interleaved schedule runs micro-batches in groups of pp={}: {} micro-batches per step is "
+                       "not a multiple",
+                       l.pp, microBatchesPerStep(c)));
+    }
+  }
   if (m.heads > 0 && m.heads % l.tp != 0) {
     fail(fmt::format("tp={} does not divide the {} attention heads", l.tp, m.heads));
   }
@@ -241,12 +254,15 @@ std::vector<Traffic> trafficOf(const PredictConfig& c) {
   if (l.pp == 1) {
     pp.none = "pp=1: one pipeline stage";
   } else {
-    pp.messages = 2 * micro;
+    // interleaved: every micro-batch crosses each stage boundary once per model chunk
+    const U64 chunks = static_cast<U64>(c.virtualStages);
+    pp.messages = 2 * micro * chunks;
     pp.legs = {{core::Op::kSendRecv, activation / shard}};
     pp.what = fmt::format(
         "activations forward and their gradients backward between adjacent stages, "
-        "2 x {} micro-batches{}",
-        micro, c.sequenceParallel && l.tp > 1 ? " (1/tp of the sequence per rank)" : "");
+        "2 x {} micro-batches{}{}",
+        micro, chunks > 1 ? fmt::format(" x {} virtual stages", chunks) : "",
+        c.sequenceParallel && l.tp > 1 ? " (1/tp of the sequence per rank)" : "");
   }
   out.push_back(pp);
 
@@ -585,6 +601,10 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
 
   const double tokensPerStep = static_cast<double>(c.globalBatch) * c.seq;
   p.computeSeconds = 6.0 * c.model.activeParams() * tokensPerStep / (gpus * p.peakTflops * 1e12 * c.mfu);
+  // 1F1B (Narayanan et al., SC'21): each stage idles (pp - 1) micro-batch slots of its m per step,
+  // 1/v of that with v interleaved model chunks per stage
+  p.bubbleSeconds = p.computeSeconds * (c.layout.pp - 1) /
+                    (static_cast<double>(microBatchesPerStep(c)) * static_cast<double>(c.virtualStages));
   p.steps = c.tokens / tokensPerStep;
   if (c.model.moe()) {
     p.notes.push_back(fmt::format("compute counts the {} active parameters of {} (top-{} of {} experts)",
@@ -606,7 +626,7 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
     }
     p.commSeconds = comm;
     p.exposedSeconds = exposed;
-    p.stepSeconds = p.computeSeconds + exposed;
+    p.stepSeconds = p.computeSeconds + p.bubbleSeconds + exposed;
     p.utilization = p.computeSeconds / *p.stepSeconds;
     p.tokensPerSecond = tokensPerStep / *p.stepSeconds;
     p.days = p.steps * *p.stepSeconds / 86400.0;
@@ -638,6 +658,7 @@ nlohmann::ordered_json predictionsToJson(const PredictConfig& c, const std::vect
                  {"micro_batch", c.microBatch},
                  {"global_batch", c.globalBatch},
                  {"micro_batches_per_step", microBatchesPerStep(c)},
+                 {"virtual_stages", c.virtualStages},
                  {"tokens_per_step", tokensPerStep},
                  {"dtype", c.dtype},
                  {"grad_dtype", c.gradDtype},
@@ -691,6 +712,7 @@ nlohmann::ordered_json predictionsToJson(const PredictConfig& c, const std::vect
                               {"reason", t.reason}});
     }
     f["compute_seconds"] = p.computeSeconds;
+    f["bubble_seconds"] = p.bubbleSeconds;
     f["comm_seconds"] = orNull(p.commSeconds);
     f["comm_exposed_seconds"] = orNull(p.exposedSeconds);
     f["step_seconds"] = orNull(p.stepSeconds);

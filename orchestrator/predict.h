@@ -59,7 +59,8 @@ struct PredictConfig {
   DpMode dpMode = DpMode::kAllReduce;
   std::uint64_t bucketBytes = 25ull << 20;
   double overlap = 0;  // share of DP (and expert-DP) communication hidden behind compute
-  double mfu = 0.4;
+  double mfu = 0.4;      // of the model's own compute: no communication, no pipeline bubble
+  int virtualStages = 1;  // interleaved 1F1B: model chunks per pipeline stage (Megatron-LM's v)
   std::optional<double> peakTflops;  // per GPU; unset: from the GPU model recorded in the file
   double tokens = 1e12;              // tokens to train, for days, GPU-hours and cost
   std::optional<double> pricePerGpuHour;
@@ -162,10 +163,12 @@ struct Prediction {
   std::string peakSource;
   std::vector<TrafficResult> traffic;
   double computeSeconds = 0;
+  // pp > 1: the 1F1B schedule's idle time, compute x (pp - 1) / (micro-batches x virtual stages)
+  double bubbleSeconds = 0;
   std::optional<double> commSeconds;     // all traffic, nothing hidden
   std::optional<double> exposedSeconds;  // what adds to compute
   std::optional<double> stepSeconds;
-  std::optional<double> utilization;  // compute / step
+  std::optional<double> utilization;  // compute / step (bubble and exposed communication idle the GPU)
   std::optional<double> tokensPerSecond;
   double steps = 0;  // steps to train --tokens tokens
   std::optional<double> days;

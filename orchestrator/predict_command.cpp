@@ -113,6 +113,11 @@ void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
       "#   compute          {:>12} s   6 x {} params x {} tokens / ({} GPUs x {} TFLOP/s x MFU {:.2f})\n",
       number(p.computeSeconds), count(c.model.activeParams()), count(static_cast<double>(c.globalBatch) * c.seq),
       c.layout.worldSize(), number(p.peakTflops), c.mfu);
+  if (c.layout.pp > 1) {
+    out << fmt::format("#   pipeline bubble  {:>12} s   compute x (pp - 1) / (micro-batches{}) = {} / ({}{}) (1F1B)\n",
+                       number(p.bubbleSeconds), c.virtualStages > 1 ? " x virtual stages" : "", c.layout.pp - 1,
+                       microBatchesPerStep(c), c.virtualStages > 1 ? fmt::format(" x {}", c.virtualStages) : "");
+  }
   if (!p.stepSeconds) {
     out << fmt::format("#   step time             unknown   {}\n", p.unknownReason);
   } else {
@@ -125,7 +130,8 @@ void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
     }
     out << fmt::format("#   communication    {:>12} s   exposed {} s{}{}\n", number(p.commSeconds),
                        number(p.exposedSeconds), parts.empty() ? "" : ": ", fmt::join(parts, " + "));
-    out << fmt::format("#   step time        {:>12} s   compute + exposed communication\n", number(p.stepSeconds));
+    out << fmt::format("#   step time        {:>12} s   compute + {}exposed communication\n", number(p.stepSeconds),
+                       c.layout.pp > 1 ? "pipeline bubble + " : "");
     out << fmt::format("#   GPU utilization  {:>11.1f} %   compute / step (MFU over the whole step {:.1f} %)\n",
                        *p.utilization * 100, *p.utilization * c.mfu * 100);
     out << fmt::format("#   throughput       {:>12} tokens/s\n", number(p.tokensPerSecond));
@@ -164,6 +170,7 @@ void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vecto
     row("  time s", [i](const Prediction& p) { return number(p.traffic[i].seconds); });
   }
   row("compute s", [](const Prediction& p) { return number(p.computeSeconds); });
+  if (c.layout.pp > 1) row("pipeline bubble s", [](const Prediction& p) { return number(p.bubbleSeconds); });
   row("communication exposed s", [](const Prediction& p) { return number(p.exposedSeconds); });
   row("step time s", [](const Prediction& p) { return number(p.stepSeconds); });
   row("GPU utilization %", [](const Prediction& p) {
@@ -237,7 +244,10 @@ void addPredictOptions(boost::program_options::options_description& opts) {
      "allreduce (DDP) or zero (distributed optimizer: reduce_scatter + all_gather)")
     ("bucket-bytes", po::value<std::string>()->default_value("25M"), "gradient bucket size (K/M/G = 1024^n)")
     ("overlap", po::value<double>()->default_value(0.0), "share of DP communication hidden behind compute, 0..1")
-    ("mfu", po::value<double>()->default_value(0.4), "model FLOPs utilization of the compute, 0..1")
+    ("mfu", po::value<double>()->default_value(0.4), "model FLOPs utilization of the compute alone, 0..1 (the "
+                                                      "pipeline bubble and exposed communication are added to it)")
+    ("virtual-stages", po::value<int>()->default_value(1), "interleaved 1F1B: model chunks per pipeline stage (v); "
+                                                           "the bubble shrinks v times, PP messages grow v times")
     ("peak-tflops", po::value<double>(), "peak dense TFLOP/s per GPU (default: the GPU model recorded in the file)")
     ("price-per-gpu-hour", po::value<double>(), "price of one GPU-hour: the training cost is reported")
     ("tokens", po::value<std::string>()->default_value("1T"), "tokens to train (1T, 300B, 2e12)");
@@ -308,6 +318,7 @@ PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm)
   c.bucketBytes = core::parseBytes(vm["bucket-bytes"].as<std::string>(), "--bucket-bytes");
   c.overlap = vm["overlap"].as<double>();
   c.mfu = vm["mfu"].as<double>();
+  c.virtualStages = vm["virtual-stages"].as<int>();
   if (vm.count("peak-tflops")) c.peakTflops = vm["peak-tflops"].as<double>();
   c.tokens = parseCount(vm["tokens"].as<std::string>(), "--tokens");
   if (vm.count("price-per-gpu-hour")) c.pricePerGpuHour = vm["price-per-gpu-hour"].as<double>();

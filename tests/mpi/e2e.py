@@ -801,13 +801,18 @@ def case_predict(args, tmp):
     check(traffic.get("tp", {}).get("legs", [{}])[0].get("bytes_per_message") == 32 << 20, "tp message 32 MiB")
     check(traffic.get("ep", {}).get("status") == "none", "dense model has no ep traffic")
     exposed = sum(t["exposed_seconds"] for t in traffic.values() if t["status"] == "ok")
+    # pp=2: the 1F1B bubble is compute x (pp - 1) / micro-batches per step
+    cfg = doc["config"]
+    check(math.isclose(pr.get("bubble_seconds", -1), pr["compute_seconds"] * (cfg["layout"]["pp"] - 1)
+                       / (cfg["micro_batches_per_step"] * cfg["virtual_stages"]), rel_tol=1e-9),
+          f"bubble {pr.get('bubble_seconds')} of compute {pr['compute_seconds']}")
     check(pr.get("step_seconds") is not None
-          and math.isclose(pr["step_seconds"], pr["compute_seconds"] + exposed, rel_tol=1e-9),
-          f"step = compute + exposed: {pr.get('step_seconds')}")
+          and math.isclose(pr["step_seconds"], pr["compute_seconds"] + pr["bubble_seconds"] + exposed, rel_tol=1e-9),
+          f"step = compute + bubble + exposed: {pr.get('step_seconds')}")
     check(pr.get("cost") is not None and math.isclose(pr["cost"], 2.5 * pr["gpu_hours"], rel_tol=1e-9), "cost")
     text_run = predict(*base)
-    check(text_run.returncode == 0 and "interpolated (log-log)" in text_run.stdout and "GPU utilization" in text_run.stdout,
-          f"predict text: {text_run.stdout}")
+    check(text_run.returncode == 0 and "interpolated (log-log)" in text_run.stdout and "GPU utilization" in text_run.stdout
+          and "pipeline bubble" in text_run.stdout, f"predict text: {text_run.stdout}")
     # two providers side by side
     both = subprocess.run([args.fabricmap, "predict", out, out] + base, capture_output=True, text=True, timeout=60)
     check(both.returncode == 0 and both.stdout.count(out) >= 3 and "step time s" in both.stdout,
@@ -824,7 +829,8 @@ def case_predict(args, tmp):
     # bad input: one message, exit 2
     for extra in (base[:-4] + [],  # a host-memory file records no GPU: --peak-tflops is needed
                   ["--model", "llama-8b", "--dp", "2", "--peak-tflops", "989"],
-                  ["--model", "llama-7b", "--dp", "3", "--peak-tflops", "989"]):
+                  ["--model", "llama-7b", "--dp", "3", "--peak-tflops", "989"],
+                  base + ["--virtual-stages", "3"]):  # 32 layers do not split into 2 x 3 chunks
         bad = predict(*extra)
         ok, lines = one_error_line(bad)
         check(bad.returncode == 2 and ok, f"predict {extra}: exit {bad.returncode} {lines}")

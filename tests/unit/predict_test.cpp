@@ -323,6 +323,43 @@ TEST(PredictArithmetic, StepUtilizationAndCost) {
   EXPECT_DOUBLE_EQ(j["predictions"][0]["step_seconds"].get<double>(), *p.stepSeconds);
 }
 
+// pp=2 (groups {0,1} {2,3}, inside the nodes), dp=2 across them: the 1F1B bubble joins the step;
+// interleaving v chunks per stage cuts it v times and sends v times the PP messages.
+TEST(PredictArithmetic, PipelineBubbleAndInterleaving) {
+  PredictConfig c = smallConfig();
+  c.layout = core::parseLayout("pp=2,dp=2");
+  validate(c);
+  results::ResultsFile f = smallFile();
+  f.collectives.push_back(row("intra", Op::kSendRecv, 0, 2, 2u << 20, 10));
+  Prediction p = predict(c, f);
+  // compute 0.24576 s (as above); micro-batches 8 / (1 x 2) = 4; bubble 0.24576 x (2 - 1) / 4
+  EXPECT_NEAR(p.computeSeconds, 0.24576, 1e-12);
+  EXPECT_NEAR(p.bubbleSeconds, 0.06144, 1e-12);
+  // PP: 2 x 4 messages of 1 x 1024 x 1024 x 2 B at 10 GB/s = 8 x 2,097,152 / 10e9
+  const TrafficResult& pp = p.traffic[1];
+  ASSERT_EQ(pp.status, "ok") << pp.reason;
+  EXPECT_EQ(pp.traffic.messages, 8u);
+  EXPECT_NEAR(*pp.seconds, 0.0016777216, 1e-12);
+  // DP: 1e9 / 2 stages x 2 B in 39 buckets at 5 GB/s = 0.2000000028 s, half of it hidden
+  ASSERT_TRUE(p.stepSeconds) << p.unknownReason;
+  EXPECT_NEAR(*p.stepSeconds, 0.24576 + 0.06144 + 0.0016777216 + 0.1000000014, 1e-12);
+  EXPECT_NEAR(*p.utilization, 0.24576 / *p.stepSeconds, 1e-12);
+  const auto j = predictionsToJson(c, {p});
+  EXPECT_DOUBLE_EQ(j["predictions"][0]["bubble_seconds"].get<double>(), p.bubbleSeconds);
+  EXPECT_EQ(j["config"]["virtual_stages"], 1);
+
+  c.model.layers = 4;  // 2 stages x 2 chunks
+  c.virtualStages = 2;
+  validate(c);
+  p = predict(c, f);
+  EXPECT_NEAR(p.bubbleSeconds, 0.24576 / 8, 1e-12);
+  EXPECT_EQ(p.traffic[1].traffic.messages, 16u);
+  EXPECT_NEAR(*p.traffic[1].seconds, 2 * 0.0016777216, 1e-12);
+
+  // no pipeline, no bubble
+  EXPECT_EQ(predict(smallConfig(), smallFile()).bubbleSeconds, 0.0);
+}
+
 TEST(PredictArithmetic, ConcurrentInterferenceMultipliesAndSaysSo) {
   results::ResultsFile f = smallFile();
   core::TrainingRecord isolated;
@@ -463,6 +500,20 @@ TEST(PredictBadInput, ValidateNamesTheProblem) {
               c.model.topK = 2;
             }).find("needs --ffn"),
             std::string::npos);
+  EXPECT_NE(problem([](PredictConfig& c) { c.virtualStages = 2; }).find("needs pp > 1"), std::string::npos);
+  EXPECT_NE(problem([](PredictConfig& c) {
+              c.layout = core::parseLayout("pp=2,dp=2");
+              c.virtualStages = 2;
+            }).find("pp x virtual stages = 2 x 2 does not divide the 2 layers"),
+            std::string::npos);
+  EXPECT_NE(problem([](PredictConfig& c) {
+              c.layout = core::parseLayout("pp=2,dp=2");
+              c.model.layers = 4;
+              c.virtualStages = 2;
+              c.globalBatch = 6;
+            }).find("groups of pp=2: 3 micro-batches"),
+            std::string::npos);
+  EXPECT_NE(problem([](PredictConfig& c) { c.virtualStages = 0; }), "");
   EXPECT_EQ(problem([](PredictConfig&) {}), "");
 
   EXPECT_DOUBLE_EQ(parseCount("1T", "--tokens"), 1e12);
