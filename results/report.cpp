@@ -259,6 +259,7 @@ struct Heatmap {
   std::string unit = "GB/s";
   std::string legend;  // extra legend items (HTML)
   bool judged = true;  // cells compared with a baseline: the slow and noisy outlines mean something
+  bool latency = false;  // values are latencies (us): lower is better, so the colour scale runs the other way
 };
 
 std::size_t cellIndex(int n, int r, int c) { return static_cast<std::size_t>(r) * static_cast<std::size_t>(n) + static_cast<std::size_t>(c); }
@@ -437,10 +438,13 @@ void renderHeatmap(Out out, const Heatmap& h) {
   for (const double v : h.value) {
     if (finite(v)) top = std::max(top, v);
   }
+  // darker is worse in every map: low bandwidth, high latency
   const auto bucket = [&](double v) {
     if (!finite(v)) return std::string("qn");
-    return fmt::format("q{}", top > 0 ? std::clamp(static_cast<int>(v / top * 10), 0, 9) : 0);
+    const int q = top > 0 ? std::clamp(static_cast<int>(v / top * 10), 0, 9) : 0;
+    return fmt::format("q{}", h.latency ? 9 - q : q);
   };
+  const auto valueText = [&](double v) { return h.latency ? usText(v) : bwText(v); };
   fmt::format_to(out, "<h3>{}</h3>\n<p class=\"note\">{}</p>\n", esc(h.title), h.caption);
   fmt::format_to(out, "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">\n",
                  width, height, width, height);
@@ -472,10 +476,11 @@ void renderHeatmap(Out out, const Heatmap& h) {
       }
       fmt::format_to(out, "<rect x=\"{}\" class=\"{}\"><title>{}</title></rect>", x, bucket(h.value[i]), esc(h.tip[i]));
       if (numbers) {
-        const bool dark = top > 0 && h.value[i] / top < 0.6;
+        const bool low = top > 0 && h.value[i] / top < 0.6;
+        const bool dark = h.latency ? !low : low;
         fmt::format_to(out, "<text class=\"ov\" x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\" "
                             "dominant-baseline=\"middle\" fill=\"{}\">{}</text>",
-                       x + cell / 2, cell / 2, dark ? "#fff" : "#111", bwText(h.value[i]));
+                       x + cell / 2, cell / 2, dark ? "#fff" : "#111", valueText(h.value[i]));
       }
     }
     fmt::format_to(out, "</g>\n");
@@ -511,8 +516,10 @@ void renderHeatmap(Out out, const Heatmap& h) {
   for (int q = 0; q < 10; ++q) {
     fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"12\" class=\"q{}\"/>", margin + q * 16, legendTop, q);
   }
-  fmt::format_to(out, "<text x=\"{}\" y=\"{}\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} {}</text>", margin,
-                 legendTop + 26, margin + 160, legendTop + 26, bwText(top), esc(h.unit));
+  const std::string zero = "0";
+  const std::string most = fmt::format("{} {}", valueText(top), esc(h.unit));
+  fmt::format_to(out, "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", margin,
+                 legendTop + 26, h.latency ? most : zero, margin + 160, legendTop + 26, h.latency ? zero : most);
   if (h.judged) {
     fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"sw\"/><text x=\"{}\" y=\"{}\">slow</text>",
                    margin + 176, legendTop, margin + 194, legendTop + 10);
@@ -576,8 +583,96 @@ std::string classLegend(const core::Matrices& m, const std::vector<double>& base
   return legend;
 }
 
+// Node x node latency (one rank per node, 8 B ping-pong): cells the analysis's node_latency and
+// link_latency findings name are outlined by their severity. Above kReportMaxCells / 2 nodes it is
+// binned, each cell the block's highest latency (the slow pair is what one looks for).
+Heatmap nodeLatencyHeatmap(const ResultsFile& f, const std::vector<std::string>& names) {
+  const core::Matrix& lat = f.matrices.nodeLatency;
+  const core::Matrix& worst = f.matrices.nodeLatencyWorst;
+  const int n = lat.n;
+  std::vector<int> named(cellIndex(n, n, 0), 0);
+  const auto name = [&](int a, int b, const std::string& severity) {
+    const int m = severity == "error" ? 2 : severity == "warning" ? 1 : 0;
+    if (a < 0 || b < 0 || a >= n || b >= n) return;
+    named[cellIndex(n, a, b)] = std::max(named[cellIndex(n, a, b)], m);
+    named[cellIndex(n, b, a)] = std::max(named[cellIndex(n, b, a)], m);
+  };
+  for (const auto& x : f.findings) {
+    if (x.kind == "link_latency") name(x.nodeA, x.nodeB, x.severity);
+    if (x.kind == "node_latency") {
+      for (int y = 0; y < n; ++y) {
+        if (y != x.nodeA) name(x.nodeA, y, x.severity);
+      }
+    }
+  }
+  const double expected = f.matrices.nodeExpected.latency;
+  const int bin = n <= kReportMaxCells / 2 ? 1 : (n + kReportMaxCells / 2 - 1) / (kReportMaxCells / 2);
+  const int nb = (n + bin - 1) / bin;
+  const auto range = [&](int b) {
+    const int first = b * bin;
+    const int last = std::min(n, first + bin) - 1;
+    return first == last ? names[static_cast<std::size_t>(first)] : fmt::format("{}-{}", first, last);
+  };
+  Heatmap h;
+  h.id = "hm-node-latency";
+  h.latency = true;
+  h.judged = false;
+  h.unit = "us";
+  h.n = nb;
+  for (int b = 0; b < nb; ++b) h.labels.push_back(range(b));
+  const std::size_t cells = cellIndex(nb, nb, 0);
+  h.value.assign(cells, std::numeric_limits<double>::quiet_NaN());
+  h.tip.assign(cells, "");
+  h.mark.assign(cells, 0);
+  h.linkClass.assign(cells, 0);
+  std::vector<double> values;
+  for (int br = 0; br < nb; ++br) {
+    for (int bc = 0; bc < nb; ++bc) {
+      values.clear();
+      int mark = 0;
+      int markedPairs = 0;
+      double worstSample = std::numeric_limits<double>::quiet_NaN();
+      for (int r = br * bin; r < std::min(n, (br + 1) * bin); ++r) {
+        for (int c = bc * bin; c < std::min(n, (bc + 1) * bin); ++c) {
+          const double v = lat.at(r, c);
+          if (!finite(v)) continue;
+          values.push_back(v);
+          mark = std::max(mark, named[cellIndex(n, r, c)]);
+          markedPairs += named[cellIndex(n, r, c)] > 0;
+          if (worst.n == n) worstSample = worst.at(r, c);
+        }
+      }
+      if (values.empty()) continue;
+      const std::size_t i = cellIndex(nb, br, bc);
+      const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+      h.value[i] = *hi;
+      h.mark[i] = mark;
+      if (bin == 1) {
+        h.tip[i] = fmt::format("{} \u2192 {}: {} us", range(br), range(bc), usText(*hi));
+        if (finite(worstSample) && worstSample != *hi) h.tip[i] += fmt::format(" (worst sample {})", usText(worstSample));
+        if (finite(expected) && expected > 0) {
+          h.tip[i] += fmt::format(", baseline {} us ({:.2f}x)", usText(expected), *hi / expected);
+        }
+        if (mark > 0) h.tip[i] += mark == 2 ? " - HIGH (an error finding)" : " - high (a finding names it)";
+      } else {
+        h.tip[i] = fmt::format("nodes {} \u2192 {}: min {}, median {}, max {} us, {} pairs{}", range(br), range(bc),
+                               usText(*lo), usText(median(values)), usText(*hi), values.size(),
+                               markedPairs > 0 ? fmt::format("; {} named by findings", markedPairs) : "");
+      }
+    }
+  }
+  h.title = fmt::format("Node x node latency, us ({} nodes)", n);
+  h.caption = fmt::format("One rank per node, small-message ping-pong (half the round trip). Darker is slower{}; "
+                          "outlined orange or red where a latency finding names the pair or the node.",
+                          finite(expected) && expected > 0 ? fmt::format("; baseline {} us", usText(expected)) : "");
+  if (bin > 1) {
+    h.caption += fmt::format(" Binned: {} nodes per row and column, each cell the highest latency of its block.", bin);
+  }
+  return h;
+}
+
 void renderHeatmaps(Out out, const ResultsFile& f) {
-  fmt::format_to(out, "<section id=\"heatmaps\"><h2>Bandwidth heatmaps</h2>\n");
+  fmt::format_to(out, "<section id=\"heatmaps\"><h2>Bandwidth and latency heatmaps</h2>\n");
   const core::Matrices& m = f.matrices;
   if (!f.hasMatrices || !m.pairsMeasured) {
     fmt::format_to(out, "<p class=\"note\">Pairwise bandwidth was not measured in this run "
@@ -629,6 +724,10 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
                                (m.nodeBw.n + kReportMaxCells - 1) / kReportMaxCells);
     }
     renderHeatmap(out, h);
+  }
+  if (m.nodeLatency.n >= 2 && std::any_of(m.nodeLatency.values.begin(), m.nodeLatency.values.end(),
+                                          [](float v) { return std::isfinite(v); })) {
+    renderHeatmap(out, nodeLatencyHeatmap(f, nodeNames));
   }
   if (m.rankUnidir.n >= 2) {
     MatrixSource s;

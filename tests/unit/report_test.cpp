@@ -99,10 +99,12 @@ void addPairwise(ResultsFile& f, int slowNode = -1) {
   m.classExpected[static_cast<std::size_t>(core::LinkClass::kInterNode)].bandwidth = 45;
   m.nodeBw = core::nanMatrix(nodes);
   m.nodeLatency = core::nanMatrix(nodes);
+  m.nodeExpected.latency = 4;
   m.nodeMeasured = true;
   for (int a = 0; a < nodes; ++a) {
     for (int b = 0; b < nodes; ++b) {
       if (a != b) m.nodeBw.at(a, b) = a == slowNode || b == slowNode ? 40.0f : 360.0f;
+      if (a != b) m.nodeLatency.at(a, b) = a == slowNode || b == slowNode ? 40.0f : 4.0f;
     }
   }
   if (slowNode >= 0) {
@@ -198,9 +200,17 @@ TEST(Report, EverySectionOfAFullRunVerdictFirst) {
   w.subject = "nodes n=2";
   w.message = "scaling drops";
   f.findings.push_back(w);
+  core::Finding l;
+  l.severity = "error";
+  l.kind = "link_latency";
+  l.subject = "gpu-000 <-> gpu-001";
+  l.nodeA = 0;
+  l.nodeB = 1;
+  l.message = "latency 40 us";
+  f.findings.push_back(l);
   const std::string html = renderReport(f);
   expectSelfContained(html);
-  const auto verdict = html.find("1 error, 1 warning");
+  const auto verdict = html.find("2 errors, 1 warning");
   ASSERT_NE(verdict, std::string::npos);
   for (const char* id : {"id=\"heatmaps\"", "id=\"curves\"", "id=\"topology\"", "id=\"patterns\"", "id=\"provenance\""}) {
     const auto at = html.find(id);
@@ -214,6 +224,9 @@ TEST(Report, EverySectionOfAFullRunVerdictFirst) {
   EXPECT_NE(html.find("class=\"se\""), std::string::npos);
   EXPECT_NE(html.find("<title>gpu-000 \u2192 gpu-001: 40.0 GB/s"), std::string::npos);
   EXPECT_NE(html.find("nvswitch 300 GB/s"), std::string::npos);  // the class legend
+  // the node latency map: the pair a latency finding names is outlined red, its hover says why
+  EXPECT_NE(html.find("Node x node latency, us (2 nodes)"), std::string::npos);
+  EXPECT_NE(html.find("<title>gpu-000 \u2192 gpu-001: 40.00 us, baseline 4.00 us (10.00x) - HIGH"), std::string::npos);
   // curves: log-scale ticks from 8 B to 1 GiB, in-place dashed
   EXPECT_NE(html.find(">8 B</text>"), std::string::npos);
   EXPECT_NE(html.find(">128 MiB</text>"), std::string::npos);
@@ -358,6 +371,8 @@ TEST(Report, FiveHundredTwelveNodesStaySmall) {
   EXPECT_NE(html.find("Binned: 8 nodes per row and column"), std::string::npos);
   EXPECT_NE(html.find("Binned: 128 ranks per row and column"), std::string::npos);
   EXPECT_NE(html.find("nodes 296-303 \u2192 0-7: min 40.0"), std::string::npos);
+  EXPECT_NE(html.find("Binned: 16 nodes per row and column, each cell the highest latency"), std::string::npos);
+  EXPECT_NE(html.find("nodes 288-303 \u2192 0-15: min 4.00, median 4.00, max 40.00 us, 256 pairs"), std::string::npos);
   EXPECT_NE(html.find("class=\"se\""), std::string::npos);
   EXPECT_NE(html.find("<details><summary>all 512 nodes</summary>"), std::string::npos);
   EXPECT_NE(html.find("GPU links of 512 nodes"), std::string::npos);
