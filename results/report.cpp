@@ -264,6 +264,21 @@ struct Heatmap {
 
 std::size_t cellIndex(int n, int r, int c) { return static_cast<std::size_t>(r) * static_cast<std::size_t>(n) + static_cast<std::size_t>(c); }
 
+// n x n cells, every one empty until a builder fills it.
+Heatmap emptyHeatmap(int n) {
+  Heatmap h;
+  h.n = n;
+  const std::size_t cells = cellIndex(n, n, 0);
+  h.value.assign(cells, std::numeric_limits<double>::quiet_NaN());
+  h.tip.assign(cells, "");
+  h.mark.assign(cells, 0);
+  h.linkClass.assign(cells, 0);
+  return h;
+}
+
+// The rows [first, last] of block b when n rows are binned `bin` at a time.
+std::pair<int, int> blockRows(int n, int bin, int b) { return {b * bin, std::min(n, (b + 1) * bin) - 1}; }
+
 // What the heatmap builders need to know about one matrix.
 struct MatrixSource {
   const core::Matrix* bw = nullptr;
@@ -306,15 +321,9 @@ int markOf(const MatrixSource& s, int r, int c, double v) {
 }
 
 Heatmap fullHeatmap(const MatrixSource& s) {
-  Heatmap h;
   const int n = s.bw->n;
-  h.n = n;
+  Heatmap h = emptyHeatmap(n);
   h.labels = s.axis;
-  const std::size_t cells = cellIndex(n, n, 0);
-  h.value.assign(cells, std::numeric_limits<double>::quiet_NaN());
-  h.tip.assign(cells, "");
-  h.mark.assign(cells, 0);
-  h.linkClass.assign(cells, 0);
   std::set<std::pair<int, int>> named(s.named.begin(), s.named.end());
   for (int r = 0; r < n; ++r) {
     for (int c = 0; c < n; ++c) {
@@ -365,21 +374,14 @@ Heatmap fullHeatmap(const MatrixSource& s) {
 // Blocks of `bin` rows and columns; each drawn cell is the block's minimum (the slow pair is what
 // one looks for), its hover text the block's min / median / max and how many pairs are slow.
 Heatmap binnedHeatmap(const MatrixSource& s, int bin) {
-  Heatmap h;
   const int n = s.bw->n;
   const int nb = (n + bin - 1) / bin;
-  h.n = nb;
+  Heatmap h = emptyHeatmap(nb);
   const auto range = [&](int b) {
-    const int first = b * bin;
-    const int last = std::min(n, first + bin) - 1;
+    const auto [first, last] = blockRows(n, bin, b);
     return first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last);
   };
   for (int b = 0; b < nb; ++b) h.labels.push_back(range(b));
-  const std::size_t cells = cellIndex(nb, nb, 0);
-  h.value.assign(cells, std::numeric_limits<double>::quiet_NaN());
-  h.tip.assign(cells, "");
-  h.mark.assign(cells, 0);
-  h.linkClass.assign(cells, 0);
   std::set<std::pair<int, int>> named(s.named.begin(), s.named.end());
   std::vector<double> values;
   for (int br = 0; br < nb; ++br) {
@@ -609,22 +611,15 @@ Heatmap nodeLatencyHeatmap(const ResultsFile& f, const std::vector<std::string>&
   const int bin = n <= kReportMaxCells / 2 ? 1 : (n + kReportMaxCells / 2 - 1) / (kReportMaxCells / 2);
   const int nb = (n + bin - 1) / bin;
   const auto range = [&](int b) {
-    const int first = b * bin;
-    const int last = std::min(n, first + bin) - 1;
+    const auto [first, last] = blockRows(n, bin, b);
     return first == last ? names[static_cast<std::size_t>(first)] : fmt::format("{}-{}", first, last);
   };
-  Heatmap h;
+  Heatmap h = emptyHeatmap(nb);
   h.id = "hm-node-latency";
   h.latency = true;
   h.judged = false;
   h.unit = "us";
-  h.n = nb;
   for (int b = 0; b < nb; ++b) h.labels.push_back(range(b));
-  const std::size_t cells = cellIndex(nb, nb, 0);
-  h.value.assign(cells, std::numeric_limits<double>::quiet_NaN());
-  h.tip.assign(cells, "");
-  h.mark.assign(cells, 0);
-  h.linkClass.assign(cells, 0);
   std::vector<double> values;
   for (int br = 0; br < nb; ++br) {
     for (int bc = 0; bc < nb; ++bc) {
