@@ -372,6 +372,10 @@ struct Finding {
   int nodeA = -1;        // the nodes and ranks the finding names (-1: none)
   int nodeB = -1;
   int rank = -1;
+  // How sure the analysis is of this culprit, 0..1: how many pairs support it, how well their
+  // samples agree, and its margin over the next explanation. Direct evidence (wrong data, a hang)
+  // is 1; below --min-confidence a finding is only information.
+  double confidence = 1.0;
 };
 
 }  // namespace fabricmap::core

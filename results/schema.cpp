@@ -339,6 +339,7 @@ const std::vector<Column<core::Finding>>& findingColumns() {
       FM_COLUMN(R, nodeA, "node_a", ""),
       FM_COLUMN(R, nodeB, "node_b", ""),
       FM_COLUMN(R, rank, "rank", ""),
+      FM_COLUMN(R, confidence, "confidence", ""),
   };
   return kColumns;
 }
