@@ -97,24 +97,111 @@ bool badLatency(float v, const core::Expected& e, const AnalysisConfig& c) {
   return std::isfinite(v) && std::isfinite(e.latency) && e.latency > 0 && v > latencyBar(e, c) * e.latency;
 }
 
-// How a measured cell compares with its baseline, given its best and worst samples.
+// How a measured cell compares with its baseline.
 enum class Verdict { kUnmeasured, kFine, kSlow, kNoisy };
 
-// `cv`: the iteration-time variation of a cell measured once (0 when retested, NaN unknown).
-Verdict bwVerdict(float best, float worst, float cv, const core::Expected& base, const AnalysisConfig& c) {
-  if (!std::isfinite(best)) return Verdict::kUnmeasured;
-  if (!slowBw(best, base, c)) return Verdict::kFine;
-  if (cv > c.noiseCv) return Verdict::kNoisy;  // one noisy sample, no retest: no verdict
-  return !std::isfinite(worst) || worst >= c.agreement * best ? Verdict::kSlow : Verdict::kNoisy;
+// One directed cell judged: its verdict, how clearly it is slow (0..1; 0 unless slow) and how
+// many samples stand behind that.
+struct Judged {
+  Verdict verdict = Verdict::kUnmeasured;
+  double clarity = 0;
+  int samples = 0;
+};
+
+// A slow pair whose best sample lies this share of the bar below it, or deeper, is clearly slow.
+constexpr double kClearDepth = 0.1;
+
+// The samples behind a cell: a retested cell (cv 0, see core::Matrices) has the first measurement
+// and c.retests retests.
+int samplesOf(float cv, const AnalysisConfig& c) { return cv == 0.0f ? 1 + c.retests : 1; }
+
+// Slow: every sample below the bar (the best one is). Noisy: samples on both sides of it, or one
+// sample whose iteration times varied beyond --noise-cv so much that its fastest iterations (about
+// mean / (1 - 2 cv)) may have reached it. `cv`: the variation of a cell measured once (0 once
+// retested, NaN unknown).
+Judged judgeBw(float best, float worst, float cv, const core::Expected& base, const AnalysisConfig& c) {
+  Judged j;
+  if (!std::isfinite(best)) return j;
+  j.samples = samplesOf(cv, c);
+  const double bar = std::isfinite(base.bandwidth) ? bwBar(base, c) * base.bandwidth : std::nan("");
+  if (!(best < bar)) {
+    j.verdict = std::isfinite(worst) && worst < bar ? Verdict::kNoisy : Verdict::kFine;
+    return j;
+  }
+  if (cv > c.noiseCv && !(best < bar * (1.0 - 2.0 * cv))) {
+    j.verdict = Verdict::kNoisy;
+    return j;
+  }
+  j.verdict = Verdict::kSlow;
+  j.clarity = std::clamp((1.0 - best / bar) / kClearDepth, 0.0, 1.0);
+  return j;
 }
 
-Verdict latencyVerdict(float best, float worst, const core::Expected& base, const AnalysisConfig& c) {
-  if (!std::isfinite(best)) return Verdict::kUnmeasured;
-  if (!badLatency(best, base, c)) return Verdict::kFine;
-  return !std::isfinite(worst) || c.agreement * worst <= best ? Verdict::kSlow : Verdict::kNoisy;
+// The same for latency, where higher is worse: `best` is the lowest sample.
+Judged judgeLatency(float best, float worst, float cv, const core::Expected& base, const AnalysisConfig& c) {
+  Judged j;
+  if (!std::isfinite(best)) return j;
+  j.samples = samplesOf(cv, c);
+  const double bar = std::isfinite(base.latency) && base.latency > 0 ? latencyBar(base, c) * base.latency : std::nan("");
+  if (!(best > bar)) {
+    j.verdict = std::isfinite(worst) && worst > bar ? Verdict::kNoisy : Verdict::kFine;
+    return j;
+  }
+  j.verdict = Verdict::kSlow;
+  j.clarity = std::clamp((1.0 - bar / best) / kClearDepth, 0.0, 1.0);
+  return j;
 }
 
-// Pairs left unjudged because their samples disagreed, reported once per level.
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The cells behind one culprit (analysis.h: how they make its confidence).
+struct Evidence {
+  int judged = 0;  // cells judged: slow, fine or noisy
+  int slow = 0;
+  int samples = 0;              // samples behind the slow cells
+  std::vector<double> clarity;  // of each slow cell
+  std::vector<double> values;   // of each judged cell, for the finding's figure
+  std::vector<double> slowValues;
+
+  void add(const Judged& j, float value) {
+    if (j.verdict == Verdict::kUnmeasured) return;
+    ++judged;
+    values.push_back(value);
+    if (j.verdict != Verdict::kSlow) return;
+    ++slow;
+    samples += j.samples;
+    clarity.push_back(j.clarity);
+    slowValues.push_back(value);
+  }
+  void merge(const Evidence& o) {
+    judged += o.judged;
+    slow += o.slow;
+    samples += o.samples;
+    clarity.insert(clarity.end(), o.clarity.begin(), o.clarity.end());
+    values.insert(values.end(), o.values.begin(), o.values.end());
+    slowValues.insert(slowValues.end(), o.slowValues.begin(), o.slowValues.end());
+  }
+  double share() const { return judged > 0 ? static_cast<double>(slow) / judged : 0.0; }
+};
+
+// Fills f.confidence from the evidence and the margin over the next explanation, and says why in
+// the message. `byShare`: support is the slow share of the judged cells (a node, a rank); a link
+// or an intra-node path is the slow cells themselves.
+void setConfidence(Finding& f, const Evidence& e, double margin, bool byShare) {
+  const double weight = e.samples / (e.samples + 1.0);
+  const double support = (byShare ? e.share() : 1.0) * weight;
+  const double clarity = e.clarity.empty() ? 0.0 : medianOf(e.clarity);
+  f.confidence = std::clamp(support * clarity * margin, 0.0, 1.0);
+  f.message += fmt::format("; confidence {:.2f} ({} of {} pairs slow in {} samples, clarity {:.2f}, margin {:.2f})",
+                           f.confidence, e.slow, e.judged, e.samples, clarity, margin);
+}
+
+// Pairs left unjudged because their samples fell on both sides of the bar, reported once per level.
 struct NoisyPairs {
   int count = 0;
   std::string example;
@@ -132,57 +219,67 @@ std::string latencySeverity(double ratio, double factor) {
   return ratio > 2 * factor ? "error" : "warning";
 }
 
-double medianOf(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int severityRank(const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : 2; }
 
-
-// Per node: which directed node pairs are slow, measured, and how many of each.
+// Every directed node pair judged, with the totals the margins need.
 struct NodeView {
   int nodes = 0;
-  std::vector<std::vector<int>> slow;      // slow[x][y]: 1 slow, 0 fine, -1 not measured
-  std::vector<int> outMeasured, outSlow, inMeasured, inSlow;
+  std::vector<Judged> cells;  // nodes x nodes, row sends to column
+  int judged = 0;             // over the whole matrix
+  int slow = 0;
+  const Judged& at(int x, int y) const { return cells[static_cast<std::size_t>(x) * static_cast<std::size_t>(nodes) + static_cast<std::size_t>(y)]; }
+  bool isSlow(int x, int y) const { return at(x, y).verdict == Verdict::kSlow; }
 };
 
-NodeView viewOf(const core::Matrices& m, const core::Expected& base, const AnalysisConfig& c, NoisyPairs& noisy,
-               const core::Topology& topo) {
-  const core::Matrix& bw = m.nodeBw;
+std::string nodeName(const core::Topology& t, int node) {
+  return t.nodes[static_cast<std::size_t>(node)].name;
+}
+
+using Judge = Judged (*)(float best, float worst, float cv, const core::Expected&, const AnalysisConfig&);
+
+// Judges every directed node pair of `values` (bandwidth or latency, with its worst samples and
+// the variation of cells measured once); disagreeing pairs are noted in `noisy`.
+NodeView viewOf(const core::Matrix& values, const core::Matrix& worst, const core::Matrix& cv, Judge judge,
+                const core::Expected& base, const AnalysisConfig& c, NoisyPairs& noisy, const core::Topology& topo) {
   NodeView v;
-  v.nodes = bw.n;
-  v.slow.assign(static_cast<std::size_t>(bw.n), std::vector<int>(static_cast<std::size_t>(bw.n), -1));
-  v.outMeasured.assign(static_cast<std::size_t>(bw.n), 0);
-  v.outSlow = v.inMeasured = v.inSlow = v.outMeasured;
-  for (int x = 0; x < bw.n; ++x) {
-    for (int y = 0; y < bw.n; ++y) {
-      const float value = bw.at(x, y);
-      if (x == y || !std::isfinite(value)) continue;
-      const Verdict verdict =
-          bwVerdict(value, core::worstAt(m.nodeBwWorst, m.nodeBw, x, y), core::cellOr(m.nodeCv, x, y), base, c);
-      if (verdict == Verdict::kNoisy) {
-        noisy.note(topo.nodes[static_cast<std::size_t>(x)].name + " -> " +
-                       topo.nodes[static_cast<std::size_t>(y)].name,
-                   value, core::worstAt(m.nodeBwWorst, m.nodeBw, x, y), "GB/s");
-      }
-      const bool s = verdict == Verdict::kSlow;
-      v.slow[static_cast<std::size_t>(x)][static_cast<std::size_t>(y)] = s ? 1 : 0;
-      ++v.outMeasured[static_cast<std::size_t>(x)];
-      ++v.inMeasured[static_cast<std::size_t>(y)];
-      if (s) {
-        ++v.outSlow[static_cast<std::size_t>(x)];
-        ++v.inSlow[static_cast<std::size_t>(y)];
+  v.nodes = values.n;
+  v.cells.resize(static_cast<std::size_t>(values.n) * static_cast<std::size_t>(values.n));
+  const bool latency = judge == &judgeLatency;
+  for (int x = 0; x < values.n; ++x) {
+    for (int y = 0; y < values.n; ++y) {
+      if (x == y) continue;
+      const float w = core::worstAt(worst, values, x, y);
+      const Judged j = judge(values.at(x, y), w, core::cellOr(cv, x, y), base, c);
+      v.cells[values.index(x, y)] = j;
+      if (j.verdict == Verdict::kUnmeasured) continue;
+      ++v.judged;
+      v.slow += j.verdict == Verdict::kSlow;
+      if (j.verdict == Verdict::kNoisy && (!latency || x < y)) {
+        noisy.note(nodeName(topo, x) + (latency ? " <-> " : " -> ") + nodeName(topo, y), values.at(x, y), w,
+                   latency ? "us" : "GB/s");
       }
     }
   }
   return v;
 }
 
-std::string nodeName(const core::Topology& t, int node) {
-  return t.nodes[static_cast<std::size_t>(node)].name;
+// The evidence of node x's outgoing (or incoming) pairs.
+Evidence directionOf(const NodeView& v, const core::Matrix& bw, int x, bool outgoing) {
+  Evidence e;
+  for (int y = 0; y < v.nodes; ++y) {
+    if (y == x) continue;
+    const int from = outgoing ? x : y;
+    const int to = outgoing ? y : x;
+    e.add(v.at(from, to), bw.at(from, to));
+  }
+  return e;
+}
+
+// How clean the fabric is apart from node x: the fine share of the pairs that do not involve it.
+double restIsClean(const NodeView& v, const Evidence& out, const Evidence& in) {
+  const int judged = v.judged - out.judged - in.judged;
+  const int slow = v.slow - out.slow - in.slow;
+  return judged > 0 ? 1.0 - static_cast<double>(slow) / judged : 1.0;
 }
 
 }  // namespace
@@ -571,250 +668,355 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
   return {pairs.begin(), pairs.end()};
 }
 
-std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo,
-                             const AnalysisConfig& c) {
-  std::vector<Finding> findings;
-  const int nodes = m.nodeBw.n;
+namespace {
 
-  // ---- inter-node, node by node
-  const core::Expected nb = nodeBaseline(m);
-  NoisyPairs noisyNodes;
-  NoisyPairs noisyRanks;
-  const NodeView v = viewOf(m, nb, c, noisyNodes, topo);
-  std::vector<std::vector<bool>> explained(static_cast<std::size_t>(nodes),
-                                           std::vector<bool>(static_cast<std::size_t>(nodes), false));
-  std::vector<bool> nodeFlagged(static_cast<std::size_t>(nodes), false);
-  const auto share = [](int slow, int measured) {
-    return measured > 0 ? static_cast<double>(slow) / measured : 0.0;
-  };
-  for (int x = 0; x < nodes; ++x) {
-    const auto ux = static_cast<std::size_t>(x);
-    if (v.outMeasured[ux] < 2 || v.inMeasured[ux] < 2) continue;
-    const double outShare = share(v.outSlow[ux], v.outMeasured[ux]);
-    const double inShare = share(v.inSlow[ux], v.inMeasured[ux]);
-    const bool out = outShare >= c.attributeShare;
-    const bool in = inShare >= c.attributeShare;
-    if (!out && !in) continue;
-    std::vector<double> outValues, inValues;
-    for (int y = 0; y < nodes; ++y) {
-      if (y == x) continue;
-      if (std::isfinite(m.nodeBw.at(x, y))) outValues.push_back(m.nodeBw.at(x, y));
-      if (std::isfinite(m.nodeBw.at(y, x))) inValues.push_back(m.nodeBw.at(y, x));
-    }
-    Finding f;
-    f.nodeA = x;
-    f.subject = nodeName(topo, x);
-    f.expected = nb.bandwidth;
-    f.unit = "GB/s";
-    const std::string base = core::formatRate(nb.bandwidth);
-    if (out && in) {
-      std::vector<double> all = outValues;
-      all.insert(all.end(), inValues.begin(), inValues.end());
-      f.kind = "node";
-      f.measured = medianOf(all);
-      f.ratio = f.measured / f.expected;
-      f.message = fmt::format(
-          "{}: {} of {} peers see it slow both ways, {} vs {} baseline ({:.2f}x) - check its NIC, "
-          "cable or host",
-          f.subject, std::max(v.outSlow[ux], v.inSlow[ux]), v.outMeasured[ux], core::formatRate(f.measured),
-          base, f.ratio);
-      for (int y = 0; y < nodes; ++y) {
-        explained[ux][static_cast<std::size_t>(y)] = explained[static_cast<std::size_t>(y)][ux] = true;
-      }
-    } else if (out && inShare <= 1.0 - c.attributeShare) {
-      f.kind = "node_egress";
-      f.measured = medianOf(outValues);
-      f.ratio = f.measured / f.expected;
-      f.message = fmt::format(
-          "{} egress: sending to {} of {} peers at {} vs {} baseline ({:.2f}x) while receiving "
-          "normally - check its transmit path (NIC port, cable, egress shaping)",
-          f.subject, v.outSlow[ux], v.outMeasured[ux], core::formatRate(f.measured), base, f.ratio);
-      for (int y = 0; y < nodes; ++y) explained[ux][static_cast<std::size_t>(y)] = true;
-    } else if (in && outShare <= 1.0 - c.attributeShare) {
-      f.kind = "node_ingress";
-      f.measured = medianOf(inValues);
-      f.ratio = f.measured / f.expected;
-      f.message = fmt::format(
-          "{} ingress: receiving from {} of {} peers at {} vs {} baseline ({:.2f}x) while sending "
-          "normally - check its receive path (NIC port, cable, switch port towards it)",
-          f.subject, v.inSlow[ux], v.inMeasured[ux], core::formatRate(f.measured), base, f.ratio);
-      for (int y = 0; y < nodes; ++y) explained[static_cast<std::size_t>(y)][ux] = true;
-    } else {
-      continue;  // mixed picture: leave it to the link findings
-    }
-    f.severity = severityFor(f.ratio);
-    nodeFlagged[ux] = true;
-    findings.push_back(std::move(f));
+// What the inter-node rules share: the judged node matrix, which directed node pairs a finding
+// already explains, and which nodes were named whole (their ranks are covered).
+struct InterNode {
+  const core::Matrices& m;
+  const core::Topology& topo;
+  const AnalysisConfig& c;
+  core::Expected base;      // node pairs
+  core::Expected rankBase;  // inter-node rank pairs
+  NodeView view;
+  std::vector<char> explained;  // nodes x nodes
+  std::vector<char> named;      // per node
+
+  int nodes() const { return view.nodes; }
+  char& explainedAt(int x, int y) {
+    return explained[static_cast<std::size_t>(x) * static_cast<std::size_t>(nodes()) + static_cast<std::size_t>(y)];
   }
-  // slow node pairs nothing above explains: links (both directions in one finding)
-  for (int x = 0; x < nodes; ++x) {
-    for (int y = x + 1; y < nodes; ++y) {
-      const auto ux = static_cast<std::size_t>(x);
-      const auto uy = static_cast<std::size_t>(y);
-      const bool xy = v.slow[ux][uy] == 1 && !explained[ux][uy];
-      const bool yx = v.slow[uy][ux] == 1 && !explained[uy][ux];
+  void explain(int x, bool outgoing, bool incoming) {
+    for (int y = 0; y < nodes(); ++y) {
+      if (outgoing) explainedAt(x, y) = 1;
+      if (incoming) explainedAt(y, x) = 1;
+    }
+  }
+};
+
+// Rank r's inter-node transfers in one direction, judged against the inter-node rank baseline.
+Evidence rankEvidence(const InterNode& in, int r, bool outgoing) {
+  const core::Matrices& m = in.m;
+  Evidence e;
+  const int ranks = m.rankUnidir.n;
+  for (int q = 0; q < ranks; ++q) {
+    if (q == r || m.rankLinkClass[m.rankUnidir.index(r, q)] != LinkClass::kInterNode) continue;
+    const int from = outgoing ? r : q;
+    const int to = outgoing ? q : r;
+    const float best = m.rankUnidir.at(from, to);
+    e.add(judgeBw(best, core::worstAt(m.rankUnidirWorst, m.rankUnidir, from, to), core::cellOr(m.rankCv, from, to),
+                  in.rankBase, in.c),
+          best);
+  }
+  return e;
+}
+
+std::vector<int> ranksOn(const core::Topology& topo, int node) {
+  std::vector<int> out;
+  for (const auto& r : topo.ranks) {
+    if (r.node == node) out.push_back(r.rank);
+  }
+  return out;
+}
+
+// Whether node x's slowness in the given directions belongs to some of its ranks: others of its
+// ranks are fine in those directions (a rank's NIC or rail, not the node's).
+bool slowIsSomeRanks(const InterNode& in, int x, bool outgoing, bool incoming) {
+  const std::vector<int> ranks = ranksOn(in.topo, x);
+  if (ranks.size() < 2 || ranks.back() >= in.m.rankUnidir.n) return false;
+  int slow = 0;
+  int fine = 0;
+  for (int r : ranks) {
+    Evidence e;
+    if (outgoing) e.merge(rankEvidence(in, r, true));
+    if (incoming) e.merge(rankEvidence(in, r, false));
+    if (e.judged < 2) return false;
+    slow += e.share() >= in.c.attributeShare;
+    fine += e.share() <= 1.0 - in.c.attributeShare;
+  }
+  return slow > 0 && fine > 0;
+}
+
+// Node x named whole, by its egress or by its ingress, when most of its pairs in those directions
+// are slow and (for one direction) most of the other direction is fine.
+std::optional<Finding> nodeFinding(InterNode& in, int x) {
+  const Evidence out = directionOf(in.view, in.m.nodeBw, x, true);
+  const Evidence inc = directionOf(in.view, in.m.nodeBw, x, false);
+  if (out.judged < 2 || inc.judged < 2) return std::nullopt;
+  const double share = in.c.attributeShare;
+  const bool o = out.share() >= share;
+  const bool i = inc.share() >= share;
+  const bool both = o && i;
+  if (!both && !(o && inc.share() <= 1.0 - share) && !(i && out.share() <= 1.0 - share)) return std::nullopt;
+  const bool outgoing = o;
+  const bool incoming = i;
+  if (slowIsSomeRanks(in, x, outgoing, incoming)) {
+    in.explain(x, outgoing, incoming);  // the rank rule names them
+    return std::nullopt;
+  }
+  Evidence e;
+  if (outgoing) e.merge(out);
+  if (incoming) e.merge(inc);
+  Finding f;
+  f.nodeA = x;
+  f.subject = nodeName(in.topo, x);
+  f.expected = in.base.bandwidth;
+  f.unit = "GB/s";
+  f.measured = medianOf(e.values);
+  f.ratio = f.measured / f.expected;
+  const std::string rate = core::formatRate(f.measured);
+  const std::string base = core::formatRate(f.expected);
+  const double rest = restIsClean(in.view, out, inc);
+  double margin = rest;
+  if (both) {
+    f.kind = "node";
+    f.message = fmt::format("{}: {} of {} peers see it slow both ways, {} vs {} baseline ({:.2f}x) - check its NIC, "
+                            "cable or host",
+                            f.subject, std::max(out.slow, inc.slow), out.judged, rate, base, f.ratio);
+  } else if (outgoing) {
+    f.kind = "node_egress";
+    margin *= 1.0 - inc.share();
+    f.message = fmt::format("{} egress: sending to {} of {} peers at {} vs {} baseline ({:.2f}x) while receiving "
+                            "normally - check its transmit path (NIC port, cable, egress shaping)",
+                            f.subject, out.slow, out.judged, rate, base, f.ratio);
+  } else {
+    f.kind = "node_ingress";
+    margin *= 1.0 - out.share();
+    f.message = fmt::format("{} ingress: receiving from {} of {} peers at {} vs {} baseline ({:.2f}x) while sending "
+                            "normally - check its receive path (NIC port, cable, switch port towards it)",
+                            f.subject, inc.slow, inc.judged, rate, base, f.ratio);
+  }
+  f.severity = severityFor(f.ratio);
+  setConfidence(f, e, margin, true);
+  in.explain(x, outgoing, incoming);
+  in.named[static_cast<std::size_t>(x)] = 1;
+  return f;
+}
+
+// How fine both ends of the link x - y are with everyone else: 1 - the slow share of their other
+// pairs that no finding explains (1 when there are none: the subject names both ends).
+double endsAreFine(InterNode& in, int x, int y) {
+  int judged = 0;
+  int slow = 0;
+  for (int end : {x, y}) {
+    for (int z = 0; z < in.nodes(); ++z) {
+      if (z == x || z == y) continue;
+      for (const auto& [a, b] : {std::pair{end, z}, std::pair{z, end}}) {
+        const Judged& j = in.view.at(a, b);
+        if (j.verdict == Verdict::kUnmeasured || in.explainedAt(a, b)) continue;
+        ++judged;
+        slow += j.verdict == Verdict::kSlow;
+      }
+    }
+  }
+  return judged > 0 ? 1.0 - static_cast<double>(slow) / judged : 1.0;
+}
+
+// Slow node pairs nothing above explains: links (both directions in one finding).
+void linkFindings(InterNode& in, std::vector<Finding>& findings) {
+  const core::Matrix& bw = in.m.nodeBw;
+  for (int x = 0; x < in.nodes(); ++x) {
+    for (int y = x + 1; y < in.nodes(); ++y) {
+      const bool xy = in.view.isSlow(x, y) && !in.explainedAt(x, y);
+      const bool yx = in.view.isSlow(y, x) && !in.explainedAt(y, x);
       if (!xy && !yx) continue;
+      Evidence e;
+      if (xy) e.add(in.view.at(x, y), bw.at(x, y));
+      if (yx) e.add(in.view.at(y, x), bw.at(y, x));
       Finding f;
       f.kind = "link";
       f.nodeA = xy ? x : y;
       f.nodeB = xy ? y : x;
-      f.expected = nb.bandwidth;
+      f.expected = in.base.bandwidth;
       f.unit = "GB/s";
       if (xy && yx) {
-        f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
-        f.measured = std::min(m.nodeBw.at(x, y), m.nodeBw.at(y, x));
+        f.subject = nodeName(in.topo, x) + " <-> " + nodeName(in.topo, y);
+        f.measured = std::min(bw.at(x, y), bw.at(y, x));
       } else {
-        f.subject = nodeName(topo, f.nodeA) + " -> " + nodeName(topo, f.nodeB);
-        f.measured = m.nodeBw.at(f.nodeA, f.nodeB);
+        f.subject = nodeName(in.topo, f.nodeA) + " -> " + nodeName(in.topo, f.nodeB);
+        f.measured = bw.at(f.nodeA, f.nodeB);
       }
       f.ratio = f.measured / f.expected;
       f.severity = severityFor(f.ratio);
       f.message = fmt::format(
-          "{}: {} vs {} baseline ({:.2f}x){} - check the route between them (switch ports, "
-          "cabling, routing)",
-          f.subject, core::formatRate(f.measured), core::formatRate(nb.bandwidth), f.ratio,
-          nodes >= 3 ? " while both nodes are fine with their other peers" : "");
+          "{}: {} vs {} baseline ({:.2f}x){} - check the route between them (switch ports, cabling, routing)",
+          f.subject, core::formatRate(f.measured), core::formatRate(in.base.bandwidth), f.ratio,
+          in.nodes() >= 3 ? " while both nodes are fine with their other peers" : "");
+      setConfidence(f, e, endsAreFine(in, x, y), false);
       findings.push_back(std::move(f));
     }
   }
+}
 
-  // ---- node latency: a node whose peers mostly see high latency, else single pairs
-  if (std::isfinite(nb.latency) && nb.latency > 0) {
-    std::vector<bool> latFlagged(static_cast<std::size_t>(nodes), false);
-    for (int x = 0; x < nodes; ++x) {
-      std::vector<double> lat;
-      int bad = 0;
-      for (int y = 0; y < nodes; ++y) {
-        if (y == x || !std::isfinite(m.nodeLatency.at(x, y))) continue;
-        lat.push_back(m.nodeLatency.at(x, y));
-        bad += latencyVerdict(m.nodeLatency.at(x, y), core::worstAt(m.nodeLatencyWorst, m.nodeLatency, x, y), nb, c) ==
-               Verdict::kSlow;
-      }
-      if (lat.size() < 2 || bad < c.attributeShare * static_cast<double>(lat.size())) continue;
-      latFlagged[static_cast<std::size_t>(x)] = true;
-      Finding f;
-      f.kind = "node_latency";
-      f.nodeA = x;
-      f.subject = nodeName(topo, x);
-      f.measured = medianOf(lat);
-      f.expected = nb.latency;
-      f.ratio = f.measured / f.expected;
-      f.unit = "us";
-      f.severity = latencySeverity(f.ratio, c.latencyFactor);
-      f.message = fmt::format("{}: latency to {} of {} peers {:.1f} us vs {:.1f} us baseline ({:.1f}x)",
-                              f.subject, bad, lat.size(), f.measured, f.expected, f.ratio);
-      findings.push_back(std::move(f));
-    }
-    for (int x = 0; x < nodes; ++x) {
-      for (int y = x + 1; y < nodes; ++y) {
-        if (latFlagged[static_cast<std::size_t>(x)] || latFlagged[static_cast<std::size_t>(y)]) continue;
-        const float l = m.nodeLatency.at(x, y);
-        const Verdict verdict = latencyVerdict(l, core::worstAt(m.nodeLatencyWorst, m.nodeLatency, x, y), nb, c);
-        if (verdict == Verdict::kNoisy) {
-          noisyNodes.note(nodeName(topo, x) + " <-> " + nodeName(topo, y), l, core::worstAt(m.nodeLatencyWorst, m.nodeLatency, x, y), "us");
-        }
-        if (verdict != Verdict::kSlow) continue;
-        Finding f;
-        f.kind = "link_latency";
-        f.nodeA = x;
-        f.nodeB = y;
-        f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
-        f.measured = l;
-        f.expected = nb.latency;
-        f.ratio = f.measured / f.expected;
-        f.unit = "us";
-        f.severity = latencySeverity(f.ratio, c.latencyFactor);
-        f.message = fmt::format("{}: latency {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject,
-                                f.measured, f.expected, f.ratio);
-        findings.push_back(std::move(f));
-      }
-    }
-  }
-
-  // ---- ranks: inter-node pairs of one rank mostly slow, on a node that is otherwise fine
-  const int ranks = m.rankUnidir.n;
-  const core::Expected inter = classBaseline(m, LinkClass::kInterNode);
+// A rank of a node not named whole whose inter-node transfers are mostly slow in one direction
+// or both (its NIC or rail), while the node's other ranks are fine.
+void rankFindings(InterNode& in, std::vector<Finding>& findings) {
+  const int ranks = in.m.rankUnidir.n;
   for (int r = 0; r < ranks; ++r) {
-    const auto& rec = topo.ranks[static_cast<std::size_t>(r)];
-    if (nodeFlagged[static_cast<std::size_t>(rec.node)] ||
-        topo.nodes[static_cast<std::size_t>(rec.node)].ranks < 2) {
+    const auto& rec = in.topo.ranks[static_cast<std::size_t>(r)];
+    if (in.named[static_cast<std::size_t>(rec.node)] || in.topo.nodes[static_cast<std::size_t>(rec.node)].ranks < 2) {
       continue;  // the node finding covers it, or the rank is the node
     }
-    int measured = 0;
-    int slow = 0;
-    std::vector<double> values;
-    for (int q = 0; q < ranks; ++q) {
-      if (q == r || m.rankLinkClass[m.rankUnidir.index(r, q)] != LinkClass::kInterNode) continue;
-      for (const auto& [x, y] : {std::pair{r, q}, std::pair{q, r}}) {
-        const float val = m.rankUnidir.at(x, y);
-        if (!std::isfinite(val)) continue;
-        ++measured;
-        values.push_back(val);
-        slow += bwVerdict(val, core::worstAt(m.rankUnidirWorst, m.rankUnidir, x, y), core::cellOr(m.rankCv, x, y),
-                          inter, c) == Verdict::kSlow;
-      }
+    const Evidence out = rankEvidence(in, r, true);
+    const Evidence inc = rankEvidence(in, r, false);
+    if (out.judged + inc.judged < 4) continue;
+    const bool o = out.judged >= 2 && out.share() >= in.c.attributeShare;
+    const bool i = inc.judged >= 2 && inc.share() >= in.c.attributeShare;
+    if (!o && !i) continue;
+    Evidence e;
+    if (o) e.merge(out);
+    if (i) e.merge(inc);
+    // the margin: how fine the node's other ranks are in the same directions
+    Evidence others;
+    for (int q : ranksOn(in.topo, rec.node)) {
+      if (q == r) continue;
+      if (o) others.merge(rankEvidence(in, q, true));
+      if (i) others.merge(rankEvidence(in, q, false));
     }
-    if (measured < 4 || slow < c.attributeShare * measured) continue;
     Finding f;
     f.kind = "rank";
     f.rank = r;
     f.nodeA = rec.node;
-    f.subject = fmt::format("rank {} on {}", r, nodeName(topo, rec.node));
-    f.measured = medianOf(values);
-    f.expected = inter.bandwidth;
+    f.subject = fmt::format("rank {} on {}", r, nodeName(in.topo, rec.node));
+    f.measured = medianOf(e.values);
+    f.expected = in.rankBase.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";
     f.severity = severityFor(f.ratio);
     f.message = fmt::format(
-        "{}: {} of {} inter-node transfers at {} vs {} baseline ({:.2f}x) while the node's other "
-        "ranks are fine - check that rank's NIC/rail and its GPU-NIC affinity",
-        f.subject, slow, measured, core::formatRate(f.measured), core::formatRate(f.expected), f.ratio);
+        "{}: {} of {} inter-node transfers {} at {} vs {} baseline ({:.2f}x) while the node's other ranks are fine - "
+        "check that rank's NIC/rail and its GPU-NIC affinity",
+        f.subject, e.slow, e.judged, o && i ? "both ways" : o ? "sending" : "receiving", core::formatRate(f.measured),
+        core::formatRate(f.expected), f.ratio);
+    setConfidence(f, e, 1.0 - others.share(), true);
     findings.push_back(std::move(f));
   }
+}
 
-  // ---- inside nodes: slow same-node pairs, one finding per node and link class (each class is
-  // judged against its own baseline: NVLink pairs against NVLink pairs, PCIe against PCIe)
-  std::map<std::pair<int, LinkClass>, std::pair<int, std::vector<double>>> intra;  // measured, slow
-  std::array<core::Expected, core::kLinkClasses> classBase{};
-  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) classBase[cls] = classBaseline(m, static_cast<LinkClass>(cls));
+// Latency: a node most of whose peers see high latency, else single pairs.
+void latencyFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+                     const core::Expected& nb, NoisyPairs& noisy, std::vector<Finding>& findings) {
+  if (!std::isfinite(nb.latency) || nb.latency <= 0) return;
+  const NodeView v = viewOf(m.nodeLatency, m.nodeLatencyWorst, m.nodeCv, &judgeLatency, nb, c, noisy, topo);
+  std::vector<bool> named(static_cast<std::size_t>(v.nodes), false);
+  for (int x = 0; x < v.nodes; ++x) {
+    const Evidence e = directionOf(v, m.nodeLatency, x, true);
+    if (e.judged < 2 || e.share() < c.attributeShare) continue;
+    named[static_cast<std::size_t>(x)] = true;
+    Finding f;
+    f.kind = "node_latency";
+    f.nodeA = x;
+    f.subject = nodeName(topo, x);
+    f.measured = medianOf(e.values);
+    f.expected = nb.latency;
+    f.ratio = f.measured / f.expected;
+    f.unit = "us";
+    f.severity = latencySeverity(f.ratio, c.latencyFactor);
+    f.message = fmt::format("{}: latency to {} of {} peers {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject,
+                            e.slow, e.judged, f.measured, f.expected, f.ratio);
+    // the latency matrix is symmetric: the rest of the fabric is the pairs without x, once each way
+    setConfidence(f, e, restIsClean(v, e, e), true);
+    findings.push_back(std::move(f));
+  }
+  for (int x = 0; x < v.nodes; ++x) {
+    for (int y = x + 1; y < v.nodes; ++y) {
+      if (named[static_cast<std::size_t>(x)] || named[static_cast<std::size_t>(y)] || !v.isSlow(x, y)) continue;
+      Evidence e;
+      e.add(v.at(x, y), m.nodeLatency.at(x, y));
+      Finding f;
+      f.kind = "link_latency";
+      f.nodeA = x;
+      f.nodeB = y;
+      f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
+      f.measured = m.nodeLatency.at(x, y);
+      f.expected = nb.latency;
+      f.ratio = f.measured / f.expected;
+      f.unit = "us";
+      f.severity = latencySeverity(f.ratio, c.latencyFactor);
+      f.message = fmt::format("{}: latency {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject, f.measured,
+                              f.expected, f.ratio);
+      setConfidence(f, e, 1.0, false);
+      findings.push_back(std::move(f));
+    }
+  }
+}
+
+// Inside nodes: slow same-node pairs, one finding per node and link class (each class is judged
+// against its own baseline: NVLink pairs against NVLink pairs, PCIe against PCIe).
+void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+                       const std::array<core::Expected, core::kLinkClasses>& classBase, NoisyPairs& noisy,
+                       std::vector<Finding>& findings) {
+  std::map<std::pair<int, LinkClass>, Evidence> intra;
+  const int ranks = m.rankUnidir.n;
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b) {
       const LinkClass cls = m.rankLinkClass[m.rankUnidir.index(a, b)];
       if (a == b || cls == LinkClass::kInterNode || cls == LinkClass::kSelf) continue;
       const float val = m.rankUnidir.at(a, b);
       if (!std::isfinite(val)) continue;
-      auto& [count, slowValues] = intra[{topo.ranks[static_cast<std::size_t>(a)].node, cls}];
-      ++count;
       const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
-      const Verdict verdict =
-          bwVerdict(val, worst, core::cellOr(m.rankCv, a, b), classBase[static_cast<std::size_t>(cls)], c);
-      if (verdict == Verdict::kSlow) slowValues.push_back(val);
-      if (verdict == Verdict::kNoisy) noisyRanks.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
+      const Judged j = judgeBw(val, worst, core::cellOr(m.rankCv, a, b), classBase[static_cast<std::size_t>(cls)], c);
+      intra[{topo.ranks[static_cast<std::size_t>(a)].node, cls}].add(j, val);
+      if (j.verdict == Verdict::kNoisy) noisy.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
     }
   }
-  for (const auto& [key, entry] : intra) {
+  for (const auto& [key, e] : intra) {
     const auto& [node, cls] = key;
-    const auto& [count, slowValues] = entry;
-    if (slowValues.empty()) continue;
-    const core::Expected& e = classBase[static_cast<std::size_t>(cls)];
+    if (e.slow == 0) continue;
+    const core::Expected& base = classBase[static_cast<std::size_t>(cls)];
     Finding f;
     f.kind = "intra_node";
     f.nodeA = node;
     f.subject = nodeName(topo, node);
-    f.measured = medianOf(slowValues);
-    f.expected = e.bandwidth;
+    f.measured = medianOf(e.slowValues);
+    f.expected = base.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";
     f.severity = severityFor(f.ratio);
     f.message = fmt::format(
-        "{}: {} of {} directed {} pairs inside the node at {} vs {} baseline ({:.2f}x) - check its "
-        "intra-node path (NVLink state, PCIe topology, NUMA placement, CPU binding)",
-        f.subject, slowValues.size(), count, core::name(cls), core::formatRate(f.measured),
-        core::formatRate(f.expected), f.ratio);
+        "{}: {} of {} directed {} pairs inside the node at {} vs {} baseline ({:.2f}x) - check its intra-node path "
+        "(NVLink state, PCIe topology, NUMA placement, CPU binding)",
+        f.subject, e.slow, e.judged, core::name(cls), core::formatRate(f.measured), core::formatRate(f.expected),
+        f.ratio);
+    setConfidence(f, e, 1.0, false);
     findings.push_back(std::move(f));
   }
+}
 
+// Verdicts the evidence does not carry become information, said so in their message.
+void demoteUnsure(std::vector<Finding>& findings, const AnalysisConfig& c) {
+  for (Finding& f : findings) {
+    if (f.severity == "info" || !(f.confidence < c.minConfidence)) continue;
+    f.severity = "info";
+    f.message += fmt::format(" [below --min-confidence {:.2f}: information only]", c.minConfidence);
+  }
+}
+
+}  // namespace
+
+std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo,
+                             const AnalysisConfig& c) {
+  std::vector<Finding> findings;
+  const int nodes = m.nodeBw.n;
+  const core::Expected nb = nodeBaseline(m);
+  NoisyPairs noisyNodes;
+  NoisyPairs noisyRanks;
+  std::array<core::Expected, core::kLinkClasses> classBase{};
+  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) classBase[cls] = classBaseline(m, static_cast<LinkClass>(cls));
+
+  InterNode in{m, topo, c, nb, classBase[static_cast<std::size_t>(LinkClass::kInterNode)],
+               viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nb, c, noisyNodes, topo),
+               std::vector<char>(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(nodes), 0),
+               std::vector<char>(static_cast<std::size_t>(nodes), 0)};
+  for (int x = 0; x < nodes; ++x) {
+    if (auto f = nodeFinding(in, x)) findings.push_back(std::move(*f));
+  }
+  linkFindings(in, findings);
+  latencyFindings(m, topo, c, nb, noisyNodes, findings);
+  rankFindings(in, findings);
+  intraNodeFindings(m, topo, c, classBase, noisyRanks, findings);
   claimedVersusMeasured(m, topo, c, findings);
+  demoteUnsure(findings, c);
 
   // Where healthy pairs differ so much that the bar moved, say so: a reader must know that only
   // gross slowdowns could be named.
@@ -885,10 +1087,10 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
     f.kind = "noisy";
     f.subject = fmt::format("{} {} pair(s)", noisy->count, level);
     f.message = fmt::format(
-        "{} {} pair measurement(s) looked slow but were noisy: their retests disagreed by more than "
-        "{:.0f}%, or, measured once, their iteration times varied beyond a CV of {:.2g} (e.g. {}); "
-        "not judged: this fabric or host was too noisy to tell (retests may)",
-        noisy->count, level, 100 * (1 - c.agreement), c.noiseCv, noisy->example);
+        "{} {} pair measurement(s) were noisy: some of their samples were below the bar and some above "
+        "it, or, measured once, their iteration times varied beyond a CV of {:.2g} (e.g. {}); not judged: "
+        "this fabric or host was too noisy to tell (retests may)",
+        noisy->count, level, c.noiseCv, noisy->example);
     findings.push_back(std::move(f));
   }
 

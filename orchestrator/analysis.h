@@ -18,12 +18,18 @@ struct AnalysisConfig {
   // A node (or rank) is named when at least this share of its measured peers see it slow, with
   // at least two peers; one peer cannot tell a node from a link.
   double attributeShare = 0.75;
-  // Samples of one pair (first measurement and retests) must agree within this share (worst >=
-  // 0.75 x best) for a slow verdict; otherwise the pair is noisy and is not judged.
+  // Claimed-vs-measured judges a GPU pair only when its samples agree within this share (worst
+  // >= 0.75 x best): a path is what it steadily moves.
   double agreement = 0.75;
   // A pair measured once whose iteration times varied beyond this coefficient of variation
-  // (--noise-cv) is noisy: it is not judged slow without a retest (whose agreement then decides).
+  // (--noise-cv) is noisy when its fastest iterations may have reached the bar: it is not judged
+  // slow without a retest.
   double noiseCv = 0.2;
+  // Retests of a slow-looking pair (--retests): a retested pair's verdict rests on 1 + this many
+  // samples, which is part of a finding's confidence.
+  int retests = 2;
+  // Findings whose confidence is below this (--min-confidence) are information, not verdicts.
+  double minConfidence = 0.5;
   // A full node's all_reduce below this share of the busbw its smallest group reached is a
   // scaling finding (a bridged-pairs node collapses past 2 GPUs).
   double minScalingEfficiency = 0.8;
@@ -58,7 +64,21 @@ std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const
 std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const AnalysisConfig& c);
 
 // Findings, most severe first: severity "error" below half the baseline (or latency above twice
-// the factor), "warning" otherwise, "info" for pairs too noisy to judge. Nodes with GPUs also get
+// the factor), "warning" otherwise, "info" for pairs too noisy to judge.
+//
+// Slow versus noisy is decided on the samples of each pair (first measurement and retests): a pair
+// whose samples are all below the bar is slow, however much they differ from each other (a
+// throttled link is erratic and slow every time); one with samples on both sides of the bar is
+// noisy and not judged. Every finding carries a confidence, 0..1, the product of
+//   support: the share of the culprit's pairs that are slow (for a node: of all its pairs in the
+//            named directions), weighted by the samples behind them (k samples: k / (k + 1));
+//   clarity: how far below the bar the slow pairs' best samples lie (median over the pairs; 1 at
+//            kClearDepth of the bar or deeper);
+//   margin:  how much better this explanation is than the next one: for a node, how clean the
+//            rest of the fabric is; for egress or ingress, how fine the other direction is; for a
+//            link or a rank, how fine both ends (the rank's node) are with everyone else.
+// Findings below c.minConfidence become information. Direct evidence (wrong data, a hang, a
+// topology fact) has confidence 1. Nodes with GPUs also get
 // claimed-vs-measured findings: a pair whose GPUs report NVLink but that moves no more than a
 // PCIe x16 link carries, a FULL_NVSWITCH node whose GPUs each have one fast partner, and what a
 // class other than FULL_NVSWITCH means for tensor parallelism.

@@ -278,6 +278,8 @@ void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& ste
 AnalysisConfig analysisConfigOf(const RunConfig& config) {
   AnalysisConfig c{config.slowThreshold, config.latencyFactor};
   c.noiseCv = config.noiseCv;
+  c.retests = config.retests;
+  c.minConfidence = config.minConfidence;
   return c;
 }
 

@@ -128,6 +128,9 @@ po::options_description describeOptions() {
     ("pair-iters", po::value<int>(), "pairwise timed iterations")
     ("latency-iters", po::value<int>(), "pairwise ping-pong round trips (8 B)")
     ("retests", po::value<int>()->default_value(2), "re-measurements of a pair flagged slow")
+    ("min-confidence", po::value<double>()->default_value(0.5),
+     "findings less sure than this (0..1: supporting pairs, their clarity, margin over the next "
+     "explanation) are reported as information only")
     ("slow-threshold", po::value<double>()->default_value(0.9),
      "a pair is slow below this fraction of its link class's baseline, in (0, 1]")
     ("latency-factor", po::value<double>()->default_value(2.0),
@@ -438,9 +441,13 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     if (patterns.empty()) throw core::UsageError("--patterns needs at least one of collectives, copies, pairwise, training");
   }
   const auto asked = [&](const char* phase) { return vm.count(phase) > 0 || patterns.count(phase) > 0; };
-  c.phasesGiven = !patterns.empty() || vm.count("collectives") + vm.count("pairwise") + vm.count("copies") +
-                                           vm.count("scaling") > 0;
-  c.collectives = !c.phasesGiven || asked("collectives");
+  // Choosing collectives (--ops, --scopes) without a phase switch asks for the collective sweeps:
+  // only they run, as with --collectives.
+  const bool collectivesChosen = !vm["ops"].defaulted() || !vm["scopes"].defaulted();
+  const bool switches = !patterns.empty() || vm.count("collectives") + vm.count("pairwise") + vm.count("copies") +
+                                                 vm.count("scaling") > 0;
+  c.phasesGiven = switches || collectivesChosen;
+  c.collectives = !switches || asked("collectives");
   c.pairwise = !c.phasesGiven || asked("pairwise");
   c.copies = asked("copies");
   c.training = asked("training");
@@ -479,6 +486,10 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   if (c.latencyIters < 0) throw core::UsageError("--latency-iters must not be negative");
   c.retests = vm["retests"].as<int>();
   if (c.retests < 0 || c.retests > 10) throw core::UsageError("--retests must be in 0..10");
+  c.minConfidence = vm["min-confidence"].as<double>();
+  if (!(c.minConfidence >= 0.0 && c.minConfidence <= 1.0)) {
+    throw core::UsageError(fmt::format("--min-confidence must be in [0, 1] (got {})", c.minConfidence));
+  }
   c.slowThreshold = vm["slow-threshold"].as<double>();
   if (!(c.slowThreshold > 0.0 && c.slowThreshold <= 1.0)) {
     throw core::UsageError(fmt::format("--slow-threshold must be in (0, 1] (got {})", c.slowThreshold));
@@ -672,6 +683,7 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
   }
   j["step_timeout"] = c.stepTimeout;
   j["noise_cv"] = c.noiseCv;
+  j["min_confidence"] = c.minConfidence;
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
     std::string text = faultKindName(f.kind);

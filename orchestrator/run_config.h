@@ -41,6 +41,7 @@ struct RunConfig {
   bool preflight = false;  // check the ranks, GPUs and output, then stop before measuring
   std::vector<core::Fault> faults;  // test-only fault injection
   double noiseCv = 0.2;    // a step whose iteration times vary beyond this coefficient is noisy
+  double minConfidence = 0.5;  // findings less sure than this are information (--min-confidence)
   double stepTimeout = 0;  // seconds a step may take before it is a hang; 0: derived per step
 
   // what runs: collective sweeps, GPU-pair copies, pairwise matrices; by default the sweeps and

@@ -189,5 +189,34 @@ TEST(RunOptions, BoostPlaceholdersInArgumentsAreRefusedNotLoopedOn) {
   }
 }
 
+// Choosing collectives (--ops, --scopes) without a phase switch asks for the sweeps only; with a
+// switch, the switches decide as always.
+TEST(RunOptions, ChoosingCollectivesMeansTheSweepsOnly) {
+  for (const auto& args : {std::vector<std::string>{"--ops", "all_reduce"}, {"--scopes", "intra"}}) {
+    const RunConfig c = parse(args);
+    EXPECT_TRUE(c.collectives) << args[0];
+    EXPECT_FALSE(c.pairwise || c.copies || c.training || c.scaling) << args[0];
+    RunConfig nccl = c;
+    applyBackendDefaults(nccl, "nccl");
+    EXPECT_FALSE(nccl.copies) << args[0];  // not the default GPU copy matrix either
+  }
+  const RunConfig both = parse({"--ops", "all_reduce", "--collectives", "--pairwise"});
+  EXPECT_TRUE(both.collectives && both.pairwise);
+  const RunConfig pairs = parse({"--ops", "all_reduce", "--pairwise"});
+  EXPECT_FALSE(pairs.collectives);
+  EXPECT_TRUE(pairs.pairwise);
+  const RunConfig all = parse({"--ops", "all"});  // given, even if it names the default
+  EXPECT_FALSE(all.pairwise);
+  const RunConfig def = parse({});
+  EXPECT_TRUE(def.collectives && def.pairwise);
+}
+
+TEST(RunOptions, MinConfidence) {
+  EXPECT_DOUBLE_EQ(parse({}).minConfidence, 0.5);
+  EXPECT_DOUBLE_EQ(parse({"--min-confidence", "0.8"}).minConfidence, 0.8);
+  EXPECT_THROW(parse({"--min-confidence", "1.5"}), core::UsageError);
+  EXPECT_THROW(parse({"--min-confidence", "-0.1"}), core::UsageError);
+}
+
 }  // namespace
 }  // namespace fabricmap::orchestrator

@@ -149,7 +149,8 @@ results::ResultsFile stoppedAfter(const core::Plan& plan, int kept) {
 }
 
 core::Plan smallPlan() {
-  const ParsedRun parsed = parse({"-b", "8", "-e", "128", "--ops", "all_reduce", "--pairwise-mode", "full"});
+  const ParsedRun parsed =
+      parse({"-b", "8", "-e", "128", "--ops", "all_reduce", "--collectives", "--pairwise", "--pairwise-mode", "full"});
   return makePlan(parsed.config, layout({"a", "a", "b", "b"}));
 }
 
