@@ -156,6 +156,7 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
     std::istringstream lines(a->reasons);
     for (std::string line; std::getline(lines, line);) reasons.push_back(line);
     j["acceptance"] = {{"pass", a->pass},
+                       {"verdict", a->pass ? "pass" : "fail"},
                        {"profile", a->profile},
                        {"profile_source", a->profileSource},
                        {"checks", a->checks},

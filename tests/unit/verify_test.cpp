@@ -434,6 +434,8 @@ TEST(Verdict, RecordedAndReadBack) {
   EXPECT_FALSE(file.steps.empty()) << "the measurements are still there";
   const auto j = results::toJson(file);
   EXPECT_EQ(j["acceptance"]["profile"], "hgx-h100-8");
+  EXPECT_EQ(j["acceptance"]["verdict"], "fail");  // SCHEMA.md: the /verdict attributes, `verdict` among them
+  EXPECT_EQ(j["acceptance"]["pass"], false);
   EXPECT_EQ(j["acceptance"]["reasons"], nlohmann::ordered_json::array({"a", "b"}));
   char* text = nullptr;
   std::size_t size = 0;
