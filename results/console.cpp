@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "core/units.h"
+#include "results/culprits.h"
 
 namespace fabricmap::results {
 namespace {
@@ -29,6 +30,26 @@ void printTrimmed(std::FILE* out, std::string line) {
 
 bool samePoint(const core::StepRecord& a, const core::StepRecord& b) {
   return blockKeyOf(a) == blockKeyOf(b) && a.bytes == b.bytes;
+}
+
+std::string upper(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return text;
+}
+
+// One culprit: its line (severity, kind, subject, how many findings, the worst figure, the
+// highest confidence), then its evidence indented, the worst few only (the file has every row).
+void printCulprit(std::FILE* out, const Culprit& c) {
+  constexpr std::size_t kEvidenceShown = 3;
+  const std::string_view level = severityLevel(c.severity);
+  const std::string figure = figureText(c.worst());
+  fmt::print(out, "#   {:<7} {} {}: {} finding{}{}, confidence {:.2f}\n", level == "info" ? "note" : upper(std::string(level)),
+             c.kind, c.subject, c.count(), c.count() == 1 ? "" : "s",
+             figure.empty() ? "" : (c.count() == 1 ? ", " : ", worst ") + figure, c.confidence);
+  for (std::size_t i = 0; i < c.count() && i < kEvidenceShown; ++i) {
+    fmt::print(out, "#             {}\n", c.evidence[i].message);
+  }
+  if (c.count() > kEvidenceShown) fmt::print(out, "#             ... and {} more\n", c.count() - kEvidenceShown);
 }
 
 }  // namespace
@@ -51,6 +72,7 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
                p.slurmGpusPerNode.empty() ? "" : ", GPUs per node " + p.slurmGpusPerNode, p.launcher);
   }
   nodeNames_.clear();
+  topology_ = topology;
   for (const auto& node : topology.nodes) {
     nodeNames_.push_back(node.name);
     std::vector<int> ranks;
@@ -328,38 +350,53 @@ void ConsoleSink::analysis(const core::Matrices& m, const std::vector<core::Find
                      "see /matrix in the results file\n",
                m.rankUnidir.n, m.rankUnidir.n, m.nodeBw.n, m.nodeBw.n);
   }
-  int serious = 0;
-  for (const auto& f : findings) serious += f.severity != "info";
-  if (serious == 0) {
-    fmt::print(out_, "#\n# Bottlenecks: none found (every measured pair is within its threshold of the "
-                     "baseline of its link class)\n");
-  } else {
-    fmt::print(out_, "#\n# Bottlenecks ({}):\n", serious);
-    for (const auto& f : findings) {
-      if (f.severity == "info") continue;
-      std::string severity = f.severity;
-      std::transform(severity.begin(), severity.end(), severity.begin(),
-                     [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
-      fmt::print(out_, "#   {:<7} {}\n", severity, f.message);
-    }
-  }
-  for (const auto& f : findings) {
-    if (f.severity == "info") fmt::print(out_, "#   note    {}\n", f.message);
-  }
+  std::vector<core::Finding> all = std::move(runFindings_);
+  runFindings_.clear();
+  all.insert(all.end(), findings.begin(), findings.end());
+  printCulprits(all, true);
   std::fflush(out_);
 }
 
+// The findings by culprit (culprits.h): errors and warnings under Bottlenecks, then notes.
+void ConsoleSink::printCulprits(const std::vector<core::Finding>& findings, bool pairsJudged) {
+  const std::vector<Culprit> culprits = groupCulprits(findings, topology_);
+  std::size_t serious = 0;
+  std::size_t seriousRows = 0;
+  for (const auto& c : culprits) {
+    if (severityLevel(c.severity) == "info") continue;
+    ++serious;
+    seriousRows += c.count();
+  }
+  if (serious == 0) {
+    fmt::print(out_, "#\n# Bottlenecks: none found{}\n",
+               pairsJudged ? " (every measured pair is within its threshold of the baseline of its link class)" : "");
+  } else {
+    fmt::print(out_, "#\n# Bottlenecks ({}):\n",
+               seriousRows == serious ? fmt::format("{}", serious)
+                                      : fmt::format("{} culprit{} from {} findings", serious, serious == 1 ? "" : "s",
+                                                    seriousRows));
+  }
+  for (const auto& c : culprits) printCulprit(out_, c);  // notes come last: they sort last
+}
+
 void ConsoleSink::finding(const core::Finding& finding) {
+  runFindings_.push_back(finding);
+  if (!noticed_.emplace(finding.kind, finding.subject).second) return;
   flushPending();
   std::string kind = finding.kind;
   std::replace(kind.begin(), kind.end(), '_', ' ');
-  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  fmt::print(out_, "#\n# {} ({}): {}\n", kind, finding.subject, finding.message);
+  fmt::print(out_, "#\n# {} ({}): {}\n", upper(kind), finding.subject, finding.message);
   std::fflush(out_);
+}
+
+void ConsoleSink::recordedFindings(const std::vector<core::Finding>& findings) {
+  runFindings_.insert(runFindings_.end(), findings.begin(), findings.end());
 }
 
 void ConsoleSink::finish(bool complete) {
   flushPending();
+  // findings the analysis did not summarise: a run without pairs or copies, a hang at its end
+  if (!runFindings_.empty()) printCulprits(std::exchange(runFindings_, {}), false);
   if (!peaks_.empty()) fmt::print(out_, "#\n# Peak bus bandwidth per scope and op (GB/s, from the mean time):\n");
   for (const auto& [key, groups] : peaks_) {
     if (groups.empty()) continue;
@@ -472,7 +509,7 @@ void printResults(std::FILE* out, const ResultsFile& file) {
     sink.analysis(file.matrices, file.findings);
   } else {
     // without matrices the analysis did not run: the findings are those made during the run
-    for (const auto& f : file.findings) sink.finding(f);
+    sink.recordedFindings(file.findings);
   }
   sink.finish(file.complete);
   if (!file.complete) {

@@ -29,8 +29,13 @@ class ConsoleSink final : public core::RecordSink {
   void trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) override;
   void planExtended(int) override {}
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
+  // A finding made during the run: said as it is found (the first of each kind and subject only),
+  // and summarised by culprit with the analysis's findings, or at finish() when no analysis runs.
   void finding(const core::Finding& finding) override;
   void finish(bool complete) override;
+  // Findings a file recorded during its run (`show` of a file without matrices): summarised by
+  // culprit at finish(), without the notices a live run prints as they are found.
+  void recordedFindings(const std::vector<core::Finding>& findings);
 
  private:
   struct Pending {
@@ -47,11 +52,15 @@ class ConsoleSink final : public core::RecordSink {
                  const std::vector<core::CollectiveRecord>* inPlace);
   void flushPending();
 
+  void printCulprits(const std::vector<core::Finding>& findings, bool pairsJudged);
   void printMatrix(const char* title, const core::Matrix& m, const std::vector<std::string>& labels,
                    const char* format);
 
   std::FILE* out_;
   std::vector<std::string> nodeNames_;
+  core::Topology topology_;                  // names the rank a corruption culprit is charged to
+  std::vector<core::Finding> runFindings_;   // made during the run, not yet summarised
+  std::set<std::pair<std::string, std::string>> noticed_;  // (kind, subject) said as found
   std::set<std::string> pairLevelsShown_;
   void printCopies(const core::Matrices& m);
 

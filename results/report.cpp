@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/units.h"
+#include "results/culprits.h"
 
 namespace fabricmap::results {
 
@@ -180,19 +181,52 @@ constexpr std::array<std::string_view, core::kLinkClasses> kClassColour{"", "#a8
 
 // ---- verdict and findings ----------------------------------------------------------------------
 
+// One finding's figures in the cells of a table row: measured, expected, ratio.
+std::string figureCells(const core::Finding& x) {
+  const std::string unit = esc(x.unit);
+  return fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+                     finite(x.measured) ? fmt::format("{:.4g} {}", x.measured, unit) : "-",
+                     finite(x.expected) && x.expected != 0 ? fmt::format("{:.4g} {}", x.expected, unit) : "-",
+                     finite(x.ratio) && x.ratio != 0 ? fmt::format("{:.2f}x", x.ratio) : "-");
+}
+
+// A culprit's evidence: its one message, or its findings folded in a <details> (worst first,
+// each with its figures and confidence), so 36 rows on one rank read as one line.
+void renderEvidence(Out out, const Culprit& c) {
+  constexpr std::size_t kShown = 100;  // per culprit; `show --json` has every row
+  if (c.count() == 1) {
+    fmt::format_to(out, "{}", esc(c.worst().message));
+    return;
+  }
+  fmt::format_to(out, "<details><summary>{} findings; worst: {}</summary><table><tr><th>measured</th><th>expected</th>"
+                      "<th>ratio</th><th>confidence</th><th>message</th></tr>\n",
+                 c.count(), esc(c.worst().message));
+  for (std::size_t i = 0; i < c.count() && i < kShown; ++i) {
+    const core::Finding& x = c.evidence[i];
+    fmt::format_to(out, "<tr>{}<td class=\"n\">{}</td><td>{}</td></tr>\n", figureCells(x),
+                   finite(x.confidence) ? fmt::format("{:.2f}", x.confidence) : "-", esc(x.message));
+  }
+  fmt::format_to(out, "</table>{}</details>", c.count() > kShown
+                                                  ? fmt::format("<p class=\"note\">{} more not shown.</p>", c.count() - kShown)
+                                                  : "");
+}
+
 void renderVerdict(Out out, const ResultsFile& f) {
+  const std::vector<Culprit> culprits = groupCulprits(f.findings, f.topology);
   std::size_t errors = 0;
   std::size_t warnings = 0;
   std::size_t notes = 0;
-  for (const auto& x : f.findings) {
-    errors += x.severity == "error";
-    warnings += x.severity == "warning";
-    notes += x.severity != "error" && x.severity != "warning";
+  for (const auto& c : culprits) {
+    const std::string_view level = severityLevel(c.severity);
+    errors += level == "error";
+    warnings += level == "warning";
+    notes += level == "info";
   }
   const char* cls = errors > 0 ? "v-fail" : warnings > 0 ? "v-warn" : "v-ok";
-  fmt::format_to(out, "<section id=\"verdict\"><h2>Verdict</h2>\n<div class=\"verdict {}\">{}, {}{}</div>\n", cls,
+  fmt::format_to(out, "<section id=\"verdict\"><h2>Verdict</h2>\n<div class=\"verdict {}\">{}, {}{}{}</div>\n", cls,
                  plural(errors, "error", "errors"), plural(warnings, "warning", "warnings"),
-                 notes > 0 ? ", " + plural(notes, "note", "notes") : "");
+                 notes > 0 ? ", " + plural(notes, "note", "notes") : "",
+                 f.findings.size() > culprits.size() ? fmt::format(" (from {} findings)", f.findings.size()) : "");
   if (const auto& a = f.acceptance) {
     fmt::format_to(out, "<p class=\"{}\">Acceptance: <b>{}</b> against profile {} ({} checks, {} failed, {} not "
                         "measured{}; recorded {} by fabricmap {})</p>\n",
@@ -214,30 +248,26 @@ void renderVerdict(Out out, const ResultsFile& f) {
                         "class.</p></section>\n");
     return;
   }
-  fmt::format_to(out, "<table><tr><th>severity</th><th>kind</th><th>subject</th><th>measured</th><th>expected</th>"
-                      "<th>ratio</th><th>message</th></tr>\n");
-  // errors, then warnings, then notes; the file's order inside each
-  constexpr std::size_t kShown = 300;  // a broken 512-node fabric can name thousands of pairs
-  std::size_t shown = 0;
-  for (const char* severity : {"error", "warning", ""}) {
-    for (const auto& x : f.findings) {
-      const bool mine = *severity != '\0' ? x.severity == severity : x.severity != "error" && x.severity != "warning";
-      if (!mine || shown++ >= kShown) continue;
-      const std::string unit = esc(x.unit);
-      fmt::format_to(out,
-                     "<tr><td class=\"sev-{}\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>"
-                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-                     x.severity == "error" ? "error" : x.severity == "warning" ? "warning" : "info", esc(x.severity),
-                     esc(x.kind), esc(x.subject),
-                     finite(x.measured) ? fmt::format("{:.4g} {}", x.measured, unit) : "-",
-                     finite(x.expected) && x.expected != 0 ? fmt::format("{:.4g} {}", x.expected, unit) : "-",
-                     finite(x.ratio) && x.ratio != 0 ? fmt::format("{:.2f}x", x.ratio) : "-", esc(x.message));
-    }
+  fmt::format_to(out, "<p class=\"note\">One row per culprit: the findings that name the same thing (a rank's "
+                      "corrupted data in every group it joins counts once), its worst figure, the highest confidence "
+                      "of its findings (0..1) and its evidence.</p>\n<table><tr><th>severity</th><th>kind</th>"
+                      "<th>subject</th><th>findings</th><th>worst measured</th><th>expected</th><th>ratio</th>"
+                      "<th>confidence</th><th>evidence</th></tr>\n");
+  constexpr std::size_t kShown = 300;  // a broken 512-node fabric can name thousands of links
+  for (std::size_t i = 0; i < culprits.size() && i < kShown; ++i) {
+    const Culprit& c = culprits[i];
+    const std::string_view level = severityLevel(c.severity);
+    fmt::format_to(out, "<tr><td class=\"sev-{}\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>{}"
+                        "<td class=\"n\">{}</td><td>",
+                   level, esc(c.severity), esc(c.kind), esc(c.subject), c.count(), figureCells(c.worst()),
+                   finite(c.confidence) ? fmt::format("{:.2f}", c.confidence) : "-");
+    renderEvidence(out, c);
+    fmt::format_to(out, "</td></tr>\n");
   }
   fmt::format_to(out, "</table>\n");
-  if (shown > kShown) {
-    fmt::format_to(out, "<p class=\"note\">{} more findings not shown: <code>fabricmap show --json</code> lists "
-                        "every one.</p>\n", shown - kShown);
+  if (culprits.size() > kShown) {
+    fmt::format_to(out, "<p class=\"note\">{} more culprits not shown: <code>fabricmap show --json</code> lists "
+                        "every finding.</p>\n", culprits.size() - kShown);
   }
   fmt::format_to(out, "</section>\n");
 }

@@ -282,7 +282,7 @@ def case_corrupt(args, tmp):
     out = os.path.join(tmp, "corrupt.h5")
     victim = args.np - 1
     p = mpirun(args, args.np,
-               [args.fabricmap, "run", "-b", "4K", "-e", "4K", "-n", "2", "--ops", "all_reduce,all_gather",
+               [args.fabricmap, "run", "-b", "4K", "-e", "16K", "-n", "2", "--ops", "all_reduce,all_gather",
                 "--inject-fault", f"corrupt:rank={victim}:op=all_reduce", "-o", out])
     check(p.returncode == 1, f"exit {p.returncode}")
     check("wrong results" in p.stderr and f"rank(s) {victim}" in p.stderr and "all_reduce" in p.stderr,
@@ -296,6 +296,16 @@ def case_corrupt(args, tmp):
     corruption = [f for f in t["findings"] if f["kind"] == "data_corruption"]
     check(len(corruption) == len(bad) and all(f["rank"] == victim and f["severity"] == "error" for f in corruption),
           f"data_corruption findings {corruption} for {len(bad)} wrong rows")
+    # one culprit line for the victim however many steps it spoiled, on the run's console and on
+    # show's: "#   ERROR   data_corruption rank R (host): N findings, worst ..., confidence 1.00"
+    s = subprocess.run([args.fabricmap, "show", out], capture_output=True, text=True, timeout=60)
+    for label, text in (("run", p.stdout), ("show", s.stdout)):
+        lines = [l for l in text.splitlines() if l.startswith("#   ERROR   ")]
+        check(len(corruption) > 1 and len(lines) == 1
+              and lines[0].startswith(f"#   ERROR   data_corruption rank {victim} (")
+              and f": {len(corruption)} findings, worst " in lines[0] and lines[0].endswith(", confidence 1.00"),
+              f"{label}: culprit lines {lines} for {len(corruption)} findings:\n{text[-1500:]}")
+        check(text.count("# DATA CORRUPTION") <= 1, f"{label}: wrong data said more than once as found")
 
 
 def case_rank_fault(args, tmp):

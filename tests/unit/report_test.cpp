@@ -238,6 +238,51 @@ TEST(Report, EverySectionOfAFullRunVerdictFirst) {
   EXPECT_NE(html.find("fabricmap run -o run.h5"), std::string::npos);
 }
 
+// One rank corrupting every all_reduce is one verdict row with its 36 findings folded under it,
+// above the slow node; each row shows its count, worst figure and confidence.
+TEST(Report, FindingsAreOneRowPerCulprit) {
+  ResultsFile f = topologyOnly(2, 4);
+  addPairwise(f, 1);
+  f.findings[0].confidence = 0.87;  // the slow node
+  for (int i = 0; i < 36; ++i) {
+    core::Finding x;
+    x.severity = "error";
+    x.kind = "data_corruption";
+    x.subject = i < 34 ? "rank 5 (gpu-001)" : "rank 5 <-> rank 2 (gpu-001, gpu-000)";
+    x.measured = i == 20 ? 17 : 1;
+    x.unit = "elements";
+    x.message = fmt::format("all_reduce step {}: wrong elements", i);
+    f.findings.push_back(x);
+  }
+  core::Finding note;
+  note.severity = "info";
+  note.kind = "oversubscribed";
+  note.subject = "gpu-000";
+  note.confidence = 1;
+  note.message = "gpu-000 runs 4 ranks on 2 CPUs";
+  f.findings.push_back(note);
+  const std::string html = renderReport(f);
+  keep(html, "report-culprits.html");
+  expectSelfContained(html);
+  EXPECT_NE(html.find("2 errors, 0 warnings, 1 note (from 38 findings)"), std::string::npos);
+  EXPECT_EQ(occurrences(html, "<td>data_corruption</td>"), 1u);
+  const auto corrupt = html.find("<tr><td class=\"sev-error\">error</td><td>data_corruption</td><td>rank 5 (gpu-001)</td>"
+                                 "<td class=\"n\">36</td><td class=\"n\">17 elements</td><td class=\"n\">-</td>"
+                                 "<td class=\"n\">-</td><td class=\"n\">1.00</td><td><details><summary>36 findings; "
+                                 "worst: all_reduce step 20: wrong elements</summary>");
+  ASSERT_NE(corrupt, std::string::npos) << html.substr(html.find("id=\"verdict\""), 3000);
+  const auto node = html.find("<td>node</td><td>node1</td><td class=\"n\">1</td><td class=\"n\">40 GB/s</td>"
+                              "<td class=\"n\">360 GB/s</td><td class=\"n\">0.11x</td><td class=\"n\">0.87</td>"
+                              "<td>node1 is slow: check its NIC</td>");
+  ASSERT_NE(node, std::string::npos);
+  EXPECT_LT(corrupt, node);  // most severe first: wrong data before a slow node
+  const auto folded = html.substr(corrupt, html.find("</details>", corrupt) - corrupt);
+  EXPECT_EQ(occurrences(folded, "<tr><td class=\"n\">"), 36u);  // every finding in the fold
+  EXPECT_EQ(occurrences(folded, "wrong elements</td></tr>"), 36u);
+  EXPECT_NE(html.find("<td class=\"sev-info\">info</td><td>oversubscribed</td><td>gpu-000</td><td class=\"n\">1</td>"),
+            std::string::npos);
+}
+
 TEST(Report, HostileTextFromTheFileIsEscapedEverywhere) {
   ResultsFile f = topologyOnly(2, 2);
   const std::string evil = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
