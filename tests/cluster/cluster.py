@@ -6,6 +6,10 @@ bridge, own hostnames, an rsh agent for Open MPI's mpirun, and tc rate limits. R
         r = c.mpirun(["fabricmap", "run", "-o", c.path("out.h5")], ranks_per_node=2)
         c.limit_node(2, rate="200mbit")
 
+Node names, the subnet and the prefix of every name it creates can be chosen (`names=`, `subnet=`,
+`prefix=`), and `rails=K` gives each node K more interfaces, one per local rank, each rail on its
+own bridge and subnet, with each rank's MPI traffic bound to its rail (one NIC per GPU).
+
 Everything the cluster creates (namespaces, bridge, veths, /etc/netns entries, temp dir, processes
 inside its namespaces) is removed on exit, when the body raises, on SIGTERM, and by a detached
 reaper process when this process is killed outright (ctest kills a timed-out test with SIGKILL).
@@ -15,6 +19,7 @@ import dataclasses
 import ipaddress
 import itertools
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -24,8 +29,8 @@ import tempfile
 import threading
 import time
 
-PREFIX = "fmc-"  # every namespace and temp dir this harness creates starts with it
-SUBNET = ipaddress.ip_network("10.77.0.0/24")
+PREFIX = "fmc-"  # every namespace and temp dir this harness creates starts with it (by default)
+SUBNET = ipaddress.ip_network("10.77.0.0/24")  # the default management network (eth0)
 NETNS_ETC = "/etc/netns"
 NETNS_RUN = "/run/netns"
 TBF_BURST = "32kbit"  # the tbf settings shared/ENVIRONMENT.md checked on this kernel
@@ -127,19 +132,19 @@ def destroy(namespaces, tmpdir=None, etc_root=False):
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def _owner_pid(name):
-    """The pid embedded in a harness name `fmc-<pid>-...`, or None."""
-    if not name.startswith(PREFIX):
+def _owner_pid(name, prefix=PREFIX):
+    """The pid embedded in a harness name `<prefix><pid>-...`, or None."""
+    if not name.startswith(prefix):
         return None
-    head = name[len(PREFIX):].split("-", 1)[0]
+    head = name[len(prefix):].split("-", 1)[0]
     return int(head) if head.isdigit() else None
 
 
-def cleanup_stale(everything=False):
-    """Removes harness namespaces, /etc/netns entries and temp dirs whose owning process is gone
-    (all of them with everything=True). Returns the names removed."""
+def cleanup_stale(everything=False, prefix=PREFIX):
+    """Removes harness namespaces, /etc/netns entries and temp dirs named `<prefix><pid>-...` whose
+    owning process is gone (all of them with everything=True). Returns the names removed."""
     def stale(name):
-        pid = _owner_pid(name)
+        pid = _owner_pid(name, prefix)
         return pid is not None and (everything or not os.path.exists(f"/proc/{pid}"))
 
     names = set(n for n in _netns_list() if stale(n))
@@ -164,32 +169,91 @@ class RunResult:
     timed_out: bool = False
 
 
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,62}\Z")  # a hostname that is also safe in a shell
+MAX_RAILS = 8
+
+# A TCP probe: one stream of n bytes from a sender to a receiver, its rate in bytes/s (stdlib only,
+# run with this Python inside the nodes).
+PROBE_PORT = 5201
+_RECEIVER = r"""
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1)
+print("listening", flush=True)
+conn, _ = s.accept()
+while conn.recv(1 << 20):
+    pass
+conn.sendall(b"k"); conn.close()
+"""
+_SENDER = r"""
+import socket, sys, time
+host, port, n, src = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+s = socket.create_connection((host, port), timeout=60, source_address=(src, 0) if src else None)
+buf = b"x" * (1 << 20); t = time.monotonic(); left = n
+while left > 0:
+    left -= s.send(buf[:min(left, len(buf))])
+s.shutdown(socket.SHUT_WR); s.recv(1)
+print(n / (time.monotonic() - t))
+"""
+
+
 class Cluster:
-    """`nodes` emulated hosts node0..node<N-1>, node i at 10.77.0.(i+1) on eth0.
+    """`nodes` emulated hosts (node0..node<N-1> unless `names` says otherwise), node i at the
+    (i+1)-th address of `subnet` (default 10.77.0.0/24) on eth0.
 
-    Attributes: names (hostnames), namespaces, fabric (the bridge's namespace), tmp (a directory
-    every node sees; results files go here), agent (the rsh agent script)."""
+    `rails=K` (0..8): each node also gets interfaces rail0..rail<K-1>, rail k on its own bridge and
+    subnet (the k+1-th block of the subnet's size after it: 10.77.1.0/24, 10.77.2.0/24, ...); the
+    fabric namespace routes between rails, as a spine does, and each node sends from a rail address
+    out of that rail (policy routing). mpirun then starts every rank through a wrapper that binds
+    local rank r's MPI (TCP btl, UCX) traffic to rail r mod K; eth0 carries only Open MPI's own
+    out-of-band traffic. Node and link limits then apply to the rails (a node's NICs), and
+    limit_rail() slows one rank's path.
 
-    def __init__(self, nodes=4, reap=True):
+    Attributes: names (hostnames), namespaces, fabric (the bridges' namespace), subnet,
+    rail_subnets, devs (the interfaces that carry MPI traffic: eth0, or the rails), tmp (a
+    directory every node sees; results files go here), agent (the rsh agent script)."""
+
+    def __init__(self, nodes=4, reap=True, names=None, subnet=None, prefix=PREFIX, rails=0):
         if not 1 <= nodes <= 200:
             raise ValueError("nodes must be 1..200")
+        if not 0 <= rails <= MAX_RAILS:
+            raise ValueError(f"rails must be 0..{MAX_RAILS}")
+        names = list(names) if names is not None else [f"node{i}" for i in range(nodes)]
+        if len(names) != nodes or len(set(names)) != nodes or not all(_NAME.match(n) for n in names):
+            raise ValueError(f"names must be {nodes} distinct hostnames (letters, digits, '-'): {names}")
+        if not re.fullmatch(r"[a-z][a-z0-9]{1,7}-", prefix):
+            raise ValueError(f"prefix must be 2-8 lower-case letters or digits and a '-': {prefix!r}")
+        self.subnet = ipaddress.ip_network(subnet or SUBNET)
+        if self.subnet.version != 4 or not self.subnet.is_private or self.subnet.num_addresses < nodes + 3:
+            raise ValueError(f"subnet {self.subnet}: a private IPv4 network with room for {nodes} nodes")
+        self.rail_subnets = [ipaddress.ip_network(
+            (int(self.subnet.network_address) + (k + 1) * self.subnet.num_addresses, self.subnet.prefixlen))
+            for k in range(rails)]
+        if not all(r.is_private for r in self.rail_subnets):
+            raise ValueError(f"the rail subnets after {self.subnet} leave the private range")
         self.nodes = nodes
-        self.tag = f"{PREFIX}{os.getpid()}-{next(_instances)}"
+        self.rails = rails
+        self.prefix = prefix
+        self.tag = f"{prefix}{os.getpid()}-{next(_instances)}"
         self.fabric = f"{self.tag}-fabric"
-        self.names = [f"node{i}" for i in range(nodes)]
+        self.names = names
         self.namespaces = [f"{self.tag}-{n}" for n in self.names]
+        self.devs = [f"rail{k}" for k in range(rails)] if rails else ["eth0"]
         self.tmp = None
         self.agent = None
+        self.rail_exec = None
         self._reap = reap
         self._reaper_fd = None
         self._made_etc = False  # whether this cluster created /etc/netns
         self._old_handlers = {}
-        self._limits = {}  # node -> {"egress": rate|None, "ingress": rate|None, "links": {dst: rate}}
+        # (node, dev) -> {"egress": (rate, burst)|None, "ingress": (rate, burst)|None,
+        #                 "links": {dst: (rate, burst)}}
+        self._limits = {}
 
     # ---- lifetime -------------------------------------------------------------------------------
 
     def __enter__(self):
-        cleanup_stale()
+        cleanup_stale(prefix=self.prefix)
         self._install_signal_handlers()
         try:
             self._made_etc = not os.path.exists(NETNS_ETC)
@@ -278,16 +342,31 @@ class Cluster:
         _run(["ip", "-n", fab, "link", "set", "lo", "up"])
         _run(["ip", "-n", fab, "link", "add", "br0", "type", "bridge"])
         _run(["ip", "-n", fab, "link", "set", "br0", "up"])
+        if self.rails:
+            # the fabric namespace routes between the rails' bridges (a spine)
+            self._sysctl(fab, {"net/ipv4/ip_forward": 1, "net/ipv4/conf/all/rp_filter": 0,
+                               "net/ipv4/conf/default/rp_filter": 0})
+            for k, net in enumerate(self.rail_subnets):
+                br = self.rail_bridge(k)
+                _run(["ip", "-n", fab, "link", "add", br, "type", "bridge"])
+                _run(["ip", "-n", fab, "addr", "add", f"{self.rail_router(k)}/{net.prefixlen}", "dev", br])
+                _run(["ip", "-n", fab, "link", "set", br, "up"])
         hosts = "127.0.0.1 localhost\n" + "".join(
             f"{self.ip(i)} {name}\n" for i, name in enumerate(self.names))
         for i, ns in enumerate(self.namespaces):
             _run(["ip", "netns", "add", ns])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
-            _run(["ip", "-n", fab, "link", "add", self.bridge_port(i), "type", "veth",
-                  "peer", "name", "eth0", "netns", ns])
-            _run(["ip", "-n", fab, "link", "set", self.bridge_port(i), "master", "br0", "up"])
-            _run(["ip", "-n", ns, "addr", "add", f"{self.ip(i)}/{SUBNET.prefixlen}", "dev", "eth0"])
-            _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
+            self._plug(i, "eth0", "br0", self.ip(i), self.subnet)
+            if self.rails:
+                self._sysctl(ns, {"net/ipv4/conf/all/rp_filter": 0, "net/ipv4/conf/default/rp_filter": 0})
+            for k, net in enumerate(self.rail_subnets):
+                dev, addr, table = f"rail{k}", self.rail_ip(i, k), str(100 + k)
+                self._plug(i, dev, self.rail_bridge(k), addr, net)
+                # what a rail address sends leaves through that rail, also towards other rails
+                _run(["ip", "-n", ns, "rule", "add", "from", addr, "table", table])
+                _run(["ip", "-n", ns, "route", "add", str(net), "dev", dev, "src", addr, "table", table])
+                _run(["ip", "-n", ns, "route", "add", "default", "via", self.rail_router(k), "dev", dev,
+                      "table", table])
             etc = os.path.join(NETNS_ETC, ns)
             os.makedirs(etc, exist_ok=True)
             with open(os.path.join(etc, "hosts"), "w") as f:
@@ -296,6 +375,24 @@ class Cluster:
         with open(self.agent, "w") as f:
             f.write(self._agent_script())
         os.chmod(self.agent, 0o755)
+        if self.rails:
+            self.rail_exec = os.path.join(self.tmp, "rail-exec")
+            with open(self.rail_exec, "w") as f:
+                f.write(self._rail_exec_script())
+            os.chmod(self.rail_exec, 0o755)
+
+    def _plug(self, node, dev, bridge, addr, net):
+        """A veth pair: `dev` inside the node with `addr`, its peer on `bridge` in the fabric."""
+        ns, port = self.namespaces[node], self.bridge_port(node, dev)
+        _run(["ip", "-n", self.fabric, "link", "add", port, "type", "veth", "peer", "name", dev, "netns", ns])
+        _run(["ip", "-n", self.fabric, "link", "set", port, "master", bridge, "up"])
+        _run(["ip", "-n", ns, "addr", "add", f"{addr}/{net.prefixlen}", "dev", dev])
+        _run(["ip", "-n", ns, "link", "set", dev, "up"])
+
+    @staticmethod
+    def _sysctl(ns, values):
+        script = "".join(f"echo {v} > /proc/sys/{k}\n" for k, v in values.items())
+        _run(["ip", "netns", "exec", ns, "sh", "-ec", script])
 
     def _agent_script(self):
         cases = "".join(f"  {name}|{self.ip(i)}) ns={ns} name={name} ;;\n"
@@ -311,14 +408,44 @@ class Cluster:
             "esac\n"
             "exec ip netns exec \"$ns\" unshare --uts sh -c \"hostname $name && $*\"\n")
 
+    def _rail_exec_script(self):
+        return (
+            "#!/bin/sh\n"
+            "# Binds a rank's MPI traffic to its rail: local rank r uses interface rail<r mod K>.\n"
+            "r=${OMPI_COMM_WORLD_LOCAL_RANK:-0}\n"
+            f"dev=rail$((r % {self.rails}))\n"
+            "export OMPI_MCA_btl_tcp_if_include=$dev UCX_NET_DEVICES=$dev\n"
+            "exec \"$@\"\n")
+
     # ---- naming ---------------------------------------------------------------------------------
 
     def ip(self, node):
-        return str(SUBNET.network_address + node + 1)
+        """`node`'s eth0 address (its name resolves to it)."""
+        return str(self.subnet.network_address + node + 1)
 
-    def bridge_port(self, node):
-        """The bridge-side veth of `node`, inside the fabric namespace."""
-        return f"v{node}"
+    def rail_ip(self, node, rail):
+        return str(self.rail_subnets[rail].network_address + node + 1)
+
+    def rail_router(self, rail):
+        """The fabric's address on a rail's bridge (the route between rails)."""
+        return str(self.rail_subnets[rail].broadcast_address - 1)
+
+    def rail_bridge(self, rail):
+        return f"br-rail{rail}"
+
+    def dev_ip(self, node, dev):
+        """The address of interface `dev` (eth0 or rail<k>) of `node`."""
+        return self.ip(node) if dev == "eth0" else self.rail_ip(node, self._rail_of(dev))
+
+    def _rail_of(self, dev):
+        k = int(dev[4:]) if dev.startswith("rail") and dev[4:].isdigit() else -1
+        if not 0 <= k < self.rails:
+            raise ValueError(f"no interface {dev!r} (rails: {self.rails})")
+        return k
+
+    def bridge_port(self, node, dev="eth0"):
+        """The bridge-side veth of `node`'s interface `dev`, inside the fabric namespace."""
+        return f"v{node}" if dev == "eth0" else f"v{node}r{self._rail_of(dev)}"
 
     def path(self, *parts):
         """An absolute path in the shared temp dir (every node sees the same file system)."""
@@ -347,13 +474,15 @@ class Cluster:
 
     def mpirun_argv(self, argv, ranks_per_node=1, mca=None, env=None):
         """The full mpirun command line (run inside node0). mca: {param: value} added to, or
-        replacing, the defaults below (value None drops a default); env: {VAR: value} for -x."""
+        replacing, the defaults below (value None drops a default); env: {VAR: value} for -x.
+        With rails, every rank starts through the rail wrapper, which picks its interface."""
         params = {
             "plm_rsh_agent": self.agent,
             # mpirun starts every daemon itself; no daemon starts others through the agent
             "plm_rsh_no_tree_spawn": "1",
-            "oob_tcp_if_include": str(SUBNET),
-            "btl_tcp_if_include": str(SUBNET),
+            "oob_tcp_if_include": str(self.subnet),
+            # with rails the wrapper sets it per rank (a value here would reach every rank)
+            "btl_tcp_if_include": None if self.rails else str(self.subnet),
             "btl": "self,vader,tcp",
             # Every emulated node shares this machine's cores, but Open MPI sees K slots per host
             # and so does not know it is oversubscribed: make waiting ranks yield, as it would on
@@ -370,7 +499,7 @@ class Cluster:
                 cmd += ["--mca", k, str(v)]
         for k, v in (env or {}).items():
             cmd += ["-x", f"{k}={v}"]
-        return cmd + list(argv)
+        return cmd + ([self.rail_exec] if self.rails else []) + list(argv)
 
     def mpirun(self, argv, ranks_per_node=1, mca=None, env=None, timeout=240, check=False):
         """Runs an MPI job on every node (ranks_per_node ranks each, rank r on node r // ranks_per_node);
@@ -413,100 +542,146 @@ class Cluster:
             pids |= _netns_pids(ns)
         _kill_all(pids)
 
+    def tcp_rate(self, src, dst, nbytes=8 << 20, dev="eth0", dst_dev=None, timeout=60):
+        """Bytes/s of one TCP stream of `nbytes` from node src to node dst: from src's interface
+        `dev` (eth0, or a rail: sent from its address) to dst's `dst_dev` (default: `dev`)."""
+        py = sys.executable
+        to, frm = self.dev_ip(dst, dst_dev or dev), "" if dev == "eth0" else self.dev_ip(src, dev)
+        rx = self.popen(dst, [py, "-c", _RECEIVER, to, str(PROBE_PORT)], stdout=subprocess.PIPE, text=True)
+        try:
+            rx.stdout.readline()  # listening
+            r = self.run(src, [py, "-c", _SENDER, to, str(PROBE_PORT), str(nbytes), frm], timeout=timeout)
+            if r.returncode != 0:
+                raise RuntimeError(f"probe {src}->{dst} ({dev}): {r.stderr.strip()[-500:]}")
+            rx.wait(timeout=30)
+            return float(r.stdout)
+        finally:
+            if rx.poll() is None:
+                rx.kill()
+                rx.wait()
+
     # ---- rate limits ----------------------------------------------------------------------------
 
-    def limit_node(self, node, rate="200mbit", direction="both"):
-        """Limits what `node` sends (egress: tbf on its eth0), receives (ingress: tbf on its
-        bridge-side veth), or both, to `rate` (tc syntax: 200mbit, 1gbit, ...)."""
+    def limit_node(self, node, rate="200mbit", direction="both", burst=None, devs=None):
+        """Limits what `node` sends (egress: tbf on its interface), receives (ingress: tbf on the
+        interface's bridge-side veth), or both, to `rate` (tc syntax: 200mbit, 1gbit, ...) on
+        each of `devs` (default: every interface that carries MPI traffic, self.devs). `burst`:
+        tbf's bucket (default 32kbit, what shared/ENVIRONMENT.md checked; a rate near a veth's
+        line rate needs more, or tbf itself becomes the limit)."""
         if direction not in ("both", "egress", "ingress"):
             raise ValueError(f"direction must be both, egress or ingress, not {direction!r}")
-        state = self._limit_state(node)
-        if direction in ("both", "egress"):
-            state["egress"] = rate
-            self._apply_egress(node)
-        if direction in ("both", "ingress"):
-            state["ingress"] = rate
-            self._apply_ingress(node)
+        for dev in devs or self.devs:
+            state = self._limit_state(node, dev)
+            if direction in ("both", "egress"):
+                state["egress"] = (rate, burst or TBF_BURST)
+                self._apply_egress(node, dev)
+            if direction in ("both", "ingress"):
+                state["ingress"] = (rate, burst or TBF_BURST)
+                self._apply_ingress(node, dev)
 
-    def limit_link(self, src, dst, rate="200mbit"):
-        """Limits only traffic from `src` to `dst` (htb on src's eth0; a u32 filter on dst's
-        address picks the slow class, everything else goes through an unlimited default class)."""
+    def limit_rail(self, node, rail, rate="200mbit", direction="both", burst=None):
+        """Limits one rail of `node` (the path of the ranks bound to it) as limit_node does."""
+        self.limit_node(node, rate, direction, burst, devs=[f"rail{rail}"])
+
+    def limit_link(self, src, dst, rate="200mbit", burst=None, devs=None):
+        """Limits only traffic from `src` to `dst` (htb on each of src's `devs`, default self.devs;
+        u32 filters on dst's addresses pick the slow class, everything else goes through an
+        unlimited default class)."""
         if src == dst:
             raise ValueError("a link joins two different nodes")
         self._check_node(dst)
-        self._limit_state(src)["links"][dst] = rate
-        self._apply_egress(src)
+        for dev in devs or self.devs:
+            self._limit_state(src, dev)["links"][dst] = (rate, burst or TBF_BURST)
+            self._apply_egress(src, dev)
 
     def clear_limits(self):
         """Removes every rate limit."""
-        for node in list(self._limits):
-            self._limits[node] = {"egress": None, "ingress": None, "links": {}}
-            self._apply_egress(node)
-            self._apply_ingress(node)
+        for node, dev in list(self._limits):
+            self._limits[(node, dev)] = {"egress": None, "ingress": None, "links": {}}
+            self._apply_egress(node, dev)
+            self._apply_ingress(node, dev)
         self._limits = {}
 
     def tc_show(self):
         """The qdiscs, classes and filters in place, for a failing test's log."""
         lines = []
         for i, ns in enumerate(self.namespaces):
-            for what in ("qdisc", "class", "filter"):
-                p = _run(["tc", "-n", ns, what, "show", "dev", "eth0"], check=False)
-                lines += [f"{self.names[i]} eth0 {what}: {l}" for l in p.stdout.splitlines()]
-            p = _run(["tc", "-n", self.fabric, "qdisc", "show", "dev", self.bridge_port(i)], check=False)
-            lines += [f"{self.names[i]} bridge port qdisc: {l}" for l in p.stdout.splitlines()]
+            for dev in dict.fromkeys(["eth0"] + self.devs):
+                for what in ("qdisc", "class", "filter"):
+                    p = _run(["tc", "-n", ns, what, "show", "dev", dev], check=False)
+                    lines += [f"{self.names[i]} {dev} {what}: {l}" for l in p.stdout.splitlines()]
+                p = _run(["tc", "-n", self.fabric, "qdisc", "show", "dev", self.bridge_port(i, dev)],
+                         check=False)
+                lines += [f"{self.names[i]} {dev} bridge port qdisc: {l}" for l in p.stdout.splitlines()]
         return "\n".join(lines)
 
     def _check_node(self, node):
         if not 0 <= node < self.nodes:
             raise ValueError(f"node {node} out of range 0..{self.nodes - 1}")
 
-    def _limit_state(self, node):
+    def _limit_state(self, node, dev):
         self._check_node(node)
-        return self._limits.setdefault(node, {"egress": None, "ingress": None, "links": {}})
+        self.bridge_port(node, dev)  # checks dev
+        return self._limits.setdefault((node, dev), {"egress": None, "ingress": None, "links": {}})
 
-    def _apply_egress(self, node):
-        """Rebuilds eth0's root qdisc in `node` from its state: none, tbf (node limit only), or
+    def _apply_egress(self, node, dev):
+        """Rebuilds `dev`'s root qdisc in `node` from its state: none, tbf (node limit only), or
         htb (per-link limits, with the node limit, if any, capping the whole root class)."""
-        state = self._limit_state(node)
+        state = self._limit_state(node, dev)
         tc = ["tc", "-n", self.namespaces[node]]
-        _run(tc + ["qdisc", "del", "dev", "eth0", "root"], check=False)  # absent at first: fine
+        _run(tc + ["qdisc", "del", "dev", dev, "root"], check=False)  # absent at first: fine
+        egress = state["egress"]
         if not state["links"]:
-            if state["egress"]:
-                _run(tc + ["qdisc", "add", "dev", "eth0", "root", "tbf", "rate", state["egress"],
-                           "burst", TBF_BURST, "latency", TBF_LATENCY])
+            if egress:
+                _run(tc + ["qdisc", "add", "dev", dev, "root", "tbf", "rate", egress[0],
+                           "burst", egress[1], "latency", TBF_LATENCY])
             return
-        cap = ["rate", state["egress"], "burst", TBF_BURST, "cburst", TBF_BURST, "quantum", "1514"] \
-            if state["egress"] else HTB_OPEN
-        _run(tc + ["qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10"])
-        _run(tc + ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1", "htb"] + cap)
-        _run(tc + ["class", "add", "dev", "eth0", "parent", "1:1", "classid", "1:10", "htb"] + cap)
-        for dst, rate in sorted(state["links"].items()):
+        cap = ["rate", egress[0], "burst", egress[1], "cburst", egress[1], "quantum", "1514"] \
+            if egress else HTB_OPEN
+        _run(tc + ["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10"])
+        _run(tc + ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb"] + cap)
+        _run(tc + ["class", "add", "dev", dev, "parent", "1:1", "classid", "1:10", "htb"] + cap)
+        for dst, (rate, burst) in sorted(state["links"].items()):
             cls = f"1:{0x100 + dst:x}"  # 1:100 + dst (tc reads minors as hex)
-            _run(tc + ["class", "add", "dev", "eth0", "parent", "1:1", "classid", cls, "htb",
-                       "rate", rate, "ceil", rate, "burst", TBF_BURST, "cburst", TBF_BURST,
-                       "quantum", "1514"])
-            _run(tc + ["filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
-                       "u32", "match", "ip", "dst", f"{self.ip(dst)}/32", "flowid", cls])
+            _run(tc + ["class", "add", "dev", dev, "parent", "1:1", "classid", cls, "htb",
+                       "rate", rate, "ceil", rate, "burst", burst, "cburst", burst, "quantum", "1514"])
+            # every address of dst that MPI traffic goes to (its eth0, or all its rails)
+            for addr in sorted({self.dev_ip(dst, d) for d in self.devs}):
+                _run(tc + ["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                           "u32", "match", "ip", "dst", f"{addr}/32", "flowid", cls])
 
-    def _apply_ingress(self, node):
-        state = self._limit_state(node)
+    def _apply_ingress(self, node, dev):
+        state = self._limit_state(node, dev)
         tc = ["tc", "-n", self.fabric]
-        port = self.bridge_port(node)
+        port = self.bridge_port(node, dev)
         _run(tc + ["qdisc", "del", "dev", port, "root"], check=False)
         if state["ingress"]:
-            _run(tc + ["qdisc", "add", "dev", port, "root", "tbf", "rate", state["ingress"],
-                       "burst", TBF_BURST, "latency", TBF_LATENCY])
+            rate, burst = state["ingress"]
+            _run(tc + ["qdisc", "add", "dev", port, "root", "tbf", "rate", rate,
+                       "burst", burst, "latency", TBF_LATENCY])
 
 
 def main(argv):
-    """usage: cluster.py check | cleanup [--all] | up [NODES]
+    """usage: cluster.py check | cleanup [--all] [--prefix P] | up [NODES] [--rails K]
   check    says whether the harness can run here (exit 77 when not)
-  cleanup  removes what crashed runs left (namespaces, /etc/netns entries, temp dirs);
-           --all also what live runs own
-  up       builds a cluster (default 4 nodes), prints how to use it, waits for Ctrl-C"""
-    if argv[:1] == ["up"]:
-        with Cluster(nodes=int(argv[1]) if len(argv) > 1 else 4) as c:
-            print(f"nodes {', '.join(c.names)} at {c.ip(0)}..{c.ip(c.nodes - 1)}, files in {c.tmp}")
+  cleanup  removes what crashed runs left (namespaces, /etc/netns entries, temp dirs) named
+           fmc-* (or P*); --all also what live runs own
+  up       builds a cluster (default 4 nodes; K rails: one interface per local rank), prints how
+           to use it, waits for Ctrl-C"""
+    opts = {}
+    args = []
+    it = iter(argv)
+    for a in it:
+        if a in ("--prefix", "--rails"):
+            opts[a] = next(it, None)
+        else:
+            args.append(a)
+    if args[:1] == ["up"]:
+        rails = int(opts.get("--rails") or 0)
+        with Cluster(nodes=int(args[1]) if len(args) > 1 else 4, rails=rails) as c:
+            print(f"nodes {', '.join(c.names)} at {c.ip(0)}..{c.ip(c.nodes - 1)}"
+                  + "".join(f", rail{k} {net}" for k, net in enumerate(c.rail_subnets))
+                  + f", files in {c.tmp}")
             print("a shell on node1:\n  " + shlex.join(c.node_argv(1, ["bash"])))
             print("an MPI job, 2 ranks per node:\n  "
                   + shlex.join(c.node_argv(0, c.mpirun_argv(["hostname"], ranks_per_node=2))))
@@ -516,11 +691,11 @@ def main(argv):
             except KeyboardInterrupt:
                 pass
         return 0
-    if argv[:1] == ["cleanup"]:
-        for name in cleanup_stale(everything="--all" in argv[1:]):
+    if args[:1] == ["cleanup"]:
+        for name in cleanup_stale(everything="--all" in args[1:], prefix=opts.get("--prefix") or PREFIX):
             print("removed", name)
         return 0
-    if argv[:1] == ["check"]:
+    if args[:1] == ["check"]:
         reason = skip_reason()
         print(reason or "ok")
         return 77 if reason else 0

@@ -18,7 +18,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cluster  # noqa: E402  (this folder)
+import blame  # noqa: E402  (this folder)
+import cluster  # noqa: E402
 
 SKIP = 77
 FAILURES = []
@@ -197,44 +198,9 @@ def case_ucx_smoke(args):
 
 # ---- the harness itself: do the tc limits slow what they should? -------------------------------
 
-PROBE_PORT = 5201
-RECEIVER = r"""
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1)
-print("listening", flush=True)
-conn, _ = s.accept()
-while conn.recv(1 << 20):
-    pass
-conn.sendall(b"k"); conn.close()
-"""
-SENDER = r"""
-import socket, sys, time
-host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-s = socket.create_connection((host, port), timeout=30)
-buf = b"x" * (1 << 20); t = time.monotonic(); left = n
-while left > 0:
-    left -= s.send(buf[:min(left, len(buf))])
-s.shutdown(socket.SHUT_WR); s.recv(1)
-print(n / (time.monotonic() - t))
-"""
-
-
 def tcp_rate(c, src, dst, nbytes=8 << 20):
-    """Bytes/s of one TCP stream from node src to node dst."""
-    py = sys.executable
-    rx = c.popen(dst, [py, "-c", RECEIVER, c.ip(dst), str(PROBE_PORT)], stdout=subprocess.PIPE, text=True)
-    try:
-        rx.stdout.readline()  # listening
-        r = c.run(src, [py, "-c", SENDER, c.ip(dst), str(PROBE_PORT), str(nbytes)], timeout=60)
-        if r.returncode != 0:
-            raise RuntimeError(f"probe {src}->{dst}: {r.stderr}")
-        rx.wait(timeout=30)
-        return float(r.stdout)
-    finally:
-        if rx.poll() is None:
-            rx.kill()
-            rx.wait()
+    """Bytes/s of one TCP stream from node src to node dst (see Cluster.tcp_rate)."""
+    return c.tcp_rate(src, dst, nbytes)
 
 
 def case_limits(args):
@@ -272,6 +238,55 @@ def case_limits(args):
         expect(c, "links and node0 egress", [(0, 3), (0, 1)], [(1, 0)])
         c.clear_limits()
         expect(c, "cleared", [], [(0, 1), (0, 3), (1, 2), (2, 1)])
+
+
+def case_rails(args):
+    """Rails (one interface per local rank, each on its own bridge and subnet): each rank's MPI
+    traffic goes out of its own rail, also to another rail (routed by the fabric), and a rail's
+    limit slows only that rail. Then the same checks as `limits` for a node on both rails."""
+    slow_max, fast_min = 40e6, 80e6
+    names = ["gpu-r0", "gpu-r1", "gpu-r2", "gpu-r3"]
+    with cluster.Cluster(nodes=4, names=names, subnet="10.178.0.0/24", rails=2) as c:
+        # the ranks' MPI traffic crosses the rails, none crosses eth0 (Open MPI's own traffic only)
+        r = c.mpirun([args.fabricmap, "run"] + SMOKE_ARGS + ["-o", c.path("rails.h5")], ranks_per_node=2)
+        check(r.returncode == 0, f"fabricmap on rails: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+
+        def tx(node, dev):
+            p = c.run(node, ["cat", f"/sys/class/net/{dev}/statistics/tx_bytes"])
+            return int(p.stdout) if p.returncode == 0 else -1
+
+        sent = {dev: sum(tx(n, dev) for n in range(4)) for dev in ("eth0", "rail0", "rail1")}
+        print(f"  bytes sent: {sent}", flush=True)
+        check(sent["rail0"] > 1e6 and sent["rail1"] > 1e6 and sent["eth0"] < sent["rail0"] / 10,
+              f"MPI traffic not on the rails: {sent}")
+
+        def expect(label, slow, fast):
+            failed = len(FAILURES)
+            rates = {k: c.tcp_rate(*k) for k in slow + fast}
+            print(f"  {label}: " + ", ".join(f"{s}.{d}->{t}.{e or d} {v / 1e6:.0f} MB/s"
+                                              for (s, t, _, d, e), v in rates.items()), flush=True)
+            for k in slow:
+                check(rates[k] < slow_max, f"{label}: {k} not slowed: {rates[k] / 1e6:.0f} MB/s")
+            for k in fast:
+                check(rates[k] > fast_min, f"{label}: {k} slowed: {rates[k] / 1e6:.0f} MB/s")
+            if len(FAILURES) > failed:
+                print(c.tc_show(), file=sys.stderr)
+
+        n = 8 << 20  # (src, dst, bytes, src rail, dst rail)
+        expect("clean", [], [(0, 1, n, "rail0", None), (0, 1, n, "rail1", None), (0, 1, n, "rail0", "rail1")])
+        c.limit_rail(1, 0, "200mbit")
+        expect("node1 rail0", [(1, 2, n, "rail0", None), (2, 1, n, "rail0", None), (1, 2, n, "rail0", "rail1"),
+                               (2, 1, n, "rail1", "rail0")],
+               [(1, 2, n, "rail1", None), (2, 1, n, "rail1", None), (1, 2, n, "rail1", "rail0"),
+                (0, 2, n, "rail0", None)])
+        c.clear_limits()
+        c.limit_node(2, "200mbit", "egress")
+        expect("node2 egress", [(2, 0, n, "rail0", None), (2, 0, n, "rail1", None)],
+               [(0, 2, n, "rail0", None), (0, 2, n, "rail1", None)])
+        c.clear_limits()
+        c.limit_link(3, 0, "200mbit")
+        expect("link 3->0", [(3, 0, n, "rail0", None), (3, 0, n, "rail1", "rail0")],
+               [(0, 3, n, "rail1", None), (3, 1, n, "rail0", None)])
 
 
 # ---- pairwise matrices and bottleneck attribution ---------------------------------------------
@@ -472,11 +487,59 @@ def case_frozen_node(args):
         c.kill_node_processes()  # stopped processes mpirun may have left
 
 
+# ---- blame under noise: bench/scenarios.py's scenarios, a fixed few --------------------------------
+
+# The injected rates are fixed: throttles of a nominal 10 Gbit/s line (a veth here moves 1-1.6 GB/s
+# in one TCP stream), so 99% is 100 Mbit/s, 99.5% 50 Mbit/s. Other names, subnets and layouts than
+# the cases above; the user's pairwise options and the analysis's defaults (blame.DEFAULT_RUN_ARGS).
+SCENARIO_LINE_RATE = 1.25e9
+BLAME_SCENARIOS = [
+    blame.Scenario(id=0, kind="node", nodes=4, ranks_per_node=1, layout="shared",
+                   names=["gpu-a01", "gpu-a02", "gpu-a03", "gpu-a04"], subnet="172.23.8.0/24",
+                   faults=[blame.Fault(kind="node", node=1, throttle=0.995)]),
+    blame.Scenario(id=1, kind="egress", nodes=4, ranks_per_node=2, layout="shared",
+                   names=["h100-r2-11", "h100-r2-12", "h100-r2-13", "h100-r2-14"], subnet="10.123.4.0/24",
+                   faults=[blame.Fault(kind="node_egress", node=2, throttle=0.99)]),
+    blame.Scenario(id=2, kind="link", nodes=5, ranks_per_node=1, layout="shared",
+                   names=["dgx101", "dgx102", "dgx103", "dgx104", "dgx105"], subnet="192.168.40.0/24",
+                   faults=[blame.Fault(kind="link", node=3, peer=0, throttle=0.99)]),
+    blame.Scenario(id=3, kind="rank", nodes=4, ranks_per_node=2, layout="rails",
+                   names=["sxm5-0", "sxm5-1", "sxm5-2", "sxm5-3"], subnet="10.201.16.0/24",
+                   faults=[blame.Fault(kind="rank", node=3, rail=1, throttle=0.995)]),
+    blame.Scenario(id=4, kind="ingress", nodes=6, ranks_per_node=1, layout="shared",
+                   names=[f"gpu-k{i:02d}" for i in range(11, 17)], subnet="172.30.12.0/24",
+                   faults=[blame.Fault(kind="node_ingress", node=4, throttle=0.99)]),
+    blame.Scenario(id=5, kind="two", nodes=6, ranks_per_node=1, layout="shared",
+                   names=[f"dgx{i:03d}" for i in range(20, 26)], subnet="10.144.32.0/24",
+                   faults=[blame.Fault(kind="node_egress", node=0, throttle=0.995),
+                           blame.Fault(kind="link", node=2, peer=5, both=True, throttle=0.99)]),
+    blame.Scenario(id=6, kind="clean", nodes=4, ranks_per_node=2, layout="rails",
+                   names=["sxm2-0", "sxm2-1", "sxm2-2", "sxm2-3"], subnet="192.168.100.0/24", faults=[]),
+]
+
+
+def case_scenarios(args):
+    """A fixed few of the blame scenarios (bench/scenarios.py runs randomized ones): one node both
+    ways, one node's egress, one link, one rank's rail, one node's ingress, two faults at once, and
+    none: no false blame, nothing missed (the warning and error findings name the injected culprits)."""
+    for s in BLAME_SCENARIOS:
+        rec = blame.run_scenario(s, args.fabricmap, line_rate=SCENARIO_LINE_RATE, timeout=150)
+        print("  " + blame.verdict_line(rec), flush=True)
+        if not check(rec["status"] == "ok", f"{s.describe()}: fabricmap failed\n{rec.get('output_tail', '')}"):
+            continue
+        print("  node matrix (GB/s): " + " | ".join(" ".join(f"{v:.3f}" for v in row) for row in rec["node_bw"]))
+        check(not rec["false_blame"] and not rec["missed"],
+              f"{s.describe()}: " + ", ".join(x for x, on in (("false blame", rec["false_blame"]),
+                                                                 ("missed", rec["missed"])) if on)
+              + f"; findings: {describe(rec['findings'])}")
+
+
 CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits,
-         "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
+         "rails": case_rails, "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
          "pairwise-ucx": case_pairwise_ucx, "frozen-node": case_frozen_node,
-         "training-throttled": case_training_throttled, "mpirun-helper": case_mpirun_helper}
+         "training-throttled": case_training_throttled, "mpirun-helper": case_mpirun_helper,
+         "scenarios": case_scenarios}
 
 
 def main():
