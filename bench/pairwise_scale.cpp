@@ -1,6 +1,7 @@
-// The planner's and the analysis's cost at scale: the full pairwise schedule and the bottleneck
-// analysis on a synthetic matrix of RANKS ranks (RANKS_PER_NODE per node, one node slow).
-// usage: pairwise_scale RANKS RANKS_PER_NODE   -> one line: seconds per phase, peak RSS
+// The planner's and the analysis's cost at scale: the pairwise schedule and the bottleneck analysis
+// on a synthetic fabric of RANKS ranks (RANKS_PER_NODE per node, one node slow), in full mode
+// (every pair: dense R x R matrices) or quick mode (3 random peers each: only those cells kept).
+// usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick]   -> one line: seconds per phase, peak RSS
 #include <sys/resource.h>
 
 #include <chrono>
@@ -23,15 +24,76 @@ double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
+// The synthetic figures: inter-node 45 GB/s, same-node 350 GB/s, +-3% jitter; the last node 10x
+// slow to and from everyone.
+struct Fabric {
+  int perNode;
+  int nodes;
+  double bw(int a, int b) const {
+    const bool same = a / perNode == b / perNode;
+    const bool slow = a / perNode == nodes - 1 || b / perNode == nodes - 1;
+    return (same ? 350.0 : 45.0) * jitter(a, b) * (slow && !same ? 0.1 : 1.0);
+  }
+  double latency(int a, int b) const { return (a / perNode == b / perNode ? 2.0 : 6.0) * jitter(a, b); }
+  static double jitter(int a, int b) { return 1.0 + 0.03 * std::sin(a * 0.7 + b * 1.3); }
+};
+
+// Full mode: every cell written straight into the dense matrices (34 M pairs through the builder
+// would time the synthetic fill, not fabricmap).
+fm::core::Matrices fillDense(int ranks, const Fabric& fabric) {
+  fm::core::Matrices m;
+  m.mode = "full";
+  m.pairsMeasured = true;
+  m.rankUnidir = fm::core::nanMatrix(ranks);
+  m.rankLatency = fm::core::nanMatrix(ranks);
+  for (int a = 0; a < ranks; ++a) {
+    for (int b = 0; b < ranks; ++b) {
+      if (a == b) continue;
+      m.rankUnidir.at(a, b) = static_cast<float>(fabric.bw(a, b));
+      m.rankLatency.at(a, b) = static_cast<float>(fabric.latency(a, b));
+    }
+  }
+  return m;
+}
+
+// Quick mode: every planned pair (ranks and nodes) through the builder, as a run records them.
+fm::core::Matrices fillQuick(const fm::core::Plan& plan, const fm::core::Topology& topology,
+                             const fm::orchestrator::RunConfig& config, const Fabric& fabric) {
+  fm::orchestrator::MatrixBuilder builder(topology, config);
+  for (const auto& step : plan.pairSteps) {
+    const bool node = step.level == fm::core::PairLevel::kNode;
+    for (const auto& [a, b] : fm::core::pairsOf(step)) {
+      fm::core::PairRecord s;
+      s.level = node ? "node" : "rank";
+      s.a = a;
+      s.b = b;
+      // a node pair: its first ranks' figure, times the streams of all its local ranks at once
+      const int ra = node ? a * fabric.perNode : a;
+      const int rb = node ? b * fabric.perNode : b;
+      s.bwAB = fabric.bw(ra, rb) * (node ? fabric.perNode : 1);
+      s.bwBA = fabric.bw(rb, ra) * (node ? fabric.perNode : 1);
+      s.bwBidir = s.bwAB + s.bwBA;
+      s.latencyUs = fabric.latency(ra, rb);
+      builder.add(s);
+    }
+  }
+  return builder.build();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: pairwise_scale RANKS RANKS_PER_NODE\n");
+  if (argc < 3 || argc > 4) {
+    std::fprintf(stderr, "usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick]\n");
     return 2;
   }
   const int ranks = std::atoi(argv[1]);
   const int perNode = std::atoi(argv[2]);
+  const std::string mode = argc == 4 ? argv[3] : "full";
+  if (ranks < 2 || perNode < 1 || (mode != "full" && mode != "quick")) {
+    std::fprintf(stderr, "usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick]\n");
+    return 2;
+  }
   std::vector<fm::core::HostProbe> probes;
   for (int r = 0; r < ranks; ++r) {
     fm::core::HostProbe p{.hostname = "gpu" + std::to_string(r / perNode)};
@@ -40,35 +102,22 @@ int main(int argc, char** argv) {
     probes.push_back(p);
   }
   const fm::core::Topology topology = fm::topologies::buildTopology(probes, 0);
-  const int nodes = static_cast<int>(topology.nodes.size());
+  const Fabric fabric{perNode, static_cast<int>(topology.nodes.size())};
 
   // 1. the plan, and every round's pairs computed as the executor does
   auto t = std::chrono::steady_clock::now();
-  fm::orchestrator::RunConfig config = fm::orchestrator::parseRunOptions({"--pairwise"}).config;
+  const fm::orchestrator::RunConfig config =
+      fm::orchestrator::parseRunOptions({"--pairwise", "--pairwise-mode", mode}).config;
   const fm::core::Plan plan = fm::orchestrator::makePlan(config, topology);
   std::size_t pairs = 0;
   for (const auto& step : plan.pairSteps) pairs += fm::core::pairsOf(step).size();
   const double planSeconds = seconds(t);
 
-  // 2. synthetic measurements: inter-node 45 GB/s, same-node 350 GB/s, +-3% jitter; the last
-  //    node's ranks at 1/10 to and from everyone
+  // 2. the measurements (synthetic), then what rank 0 derives from them: link classes, peer
+  //    medians, node matrices (full mode: from the rank matrix; quick mode measures nodes)
   t = std::chrono::steady_clock::now();
-  fm::core::Matrices m;
-  m.mode = "full";
-  m.rankUnidir = fm::core::nanMatrix(ranks);
-  m.rankLatency = fm::core::nanMatrix(ranks);
-  for (int a = 0; a < ranks; ++a) {
-    for (int b = 0; b < ranks; ++b) {
-      if (a == b) continue;
-      const bool same = a / perNode == b / perNode;
-      const bool slow = a / perNode == nodes - 1 || b / perNode == nodes - 1;
-      const double jitter = 1.0 + 0.03 * std::sin(a * 0.7 + b * 1.3);
-      m.rankUnidir.at(a, b) = static_cast<float>((same ? 350.0 : 45.0) * jitter * (slow && !same ? 0.1 : 1.0));
-      m.rankLatency.at(a, b) = static_cast<float>((same ? 2.0 : 6.0) * jitter);
-    }
-  }
+  fm::core::Matrices m = mode == "full" ? fillDense(ranks, fabric) : fillQuick(plan, topology, config, fabric);
   const double fillSeconds = seconds(t);
-  // what rank 0 derives after the measurements: link classes, peer medians, node matrices
   t = std::chrono::steady_clock::now();
   fm::orchestrator::completeMatrices(m, topology);
   const double completeSeconds = seconds(t);
@@ -81,9 +130,10 @@ int main(int argc, char** argv) {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   std::string first = findings.empty() ? "none" : findings.front().kind + " " + findings.front().subject;
-  std::printf("ranks %d nodes %d: plan %zu rounds / %zu pairs in %.3f s; synthetic fill %.3f s; "
-              "derived matrices %.3f s; analysis %.3f s, %zu findings (first: %s); peak RSS %.0f MiB\n",
-              ranks, nodes, plan.pairSteps.size(), pairs, planSeconds, fillSeconds, completeSeconds,
-              analysisSeconds, findings.size(), first.c_str(), static_cast<double>(u.ru_maxrss) / 1024.0);
+  std::printf("ranks %d nodes %d %s: plan %zu rounds / %zu pairs in %.3f s; synthetic fill %.3f s; "
+              "derived matrices %.3f s; analysis %.3f s; together %.3f s; %zu findings (first: %s); peak RSS %.0f MiB\n",
+              ranks, fabric.nodes, mode.c_str(), plan.pairSteps.size(), pairs, planSeconds, fillSeconds,
+              completeSeconds, analysisSeconds, planSeconds + completeSeconds + analysisSeconds, findings.size(),
+              first.c_str(), static_cast<double>(u.ru_maxrss) / 1024.0);
   return 0;
 }

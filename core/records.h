@@ -3,8 +3,10 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,7 +70,7 @@ struct Topology {
 
 // Root attributes of a results file: where and how it was measured.
 struct Provenance {
-  int schemaVersion = 1;
+  int schemaVersion = 2;  // results/schema.h kSchemaVersion
   std::string toolVersion;
   std::string gitRevision;
   std::string createdUtc;
@@ -263,17 +265,81 @@ inline constexpr std::size_t kLinkClasses = 6;
 std::string_view name(LinkClass c);
 
 // A square matrix, row-major; NaN where not measured. Single precision in memory (an 8,192-rank
-// matrix is 256 MiB, not 512); files store float64.
+// matrix is 256 MiB, not 512); files store float64. Dense (n x n values) or sparse (only the cells
+// set, in index order: quick pairwise mode measures a few peers per rank, and 16,384 ranks must not
+// cost n x n).
 struct Matrix {
   int n = 0;
-  std::vector<float> values;
-  float at(int row, int col) const { return values[index(row, col)]; }
-  float& at(int row, int col) { return values[index(row, col)]; }
+  std::vector<float> values;         // dense: n x n; empty when sparse
+  bool sparse = false;
+  std::map<std::uint64_t, float> cells;  // sparse: index(row, col) -> value
+
+  float at(int row, int col) const {
+    if (!sparse) return values[index(row, col)];
+    const auto it = cells.find(index(row, col));
+    return it == cells.end() ? std::numeric_limits<float>::quiet_NaN() : it->second;
+  }
+  // The cell to write (a sparse matrix creates it, NaN).
+  float& at(int row, int col) {
+    if (!sparse) return values[index(row, col)];
+    return cells.try_emplace(index(row, col), std::numeric_limits<float>::quiet_NaN()).first->second;
+  }
   std::size_t index(int row, int col) const {
     return static_cast<std::size_t>(row) * static_cast<std::size_t>(n) + static_cast<std::size_t>(col);
   }
+  // Calls f(row, col, value) for every finite cell, row by row.
+  template <class F>
+  void forEachCell(F&& f) const {
+    const auto un = static_cast<std::size_t>(n);
+    if (sparse) {
+      for (const auto& [i, v] : cells) {
+        if (std::isfinite(v)) f(static_cast<int>(i / un), static_cast<int>(i % un), v);
+      }
+      return;
+    }
+    for (int row = 0; row < n && !values.empty(); ++row) {
+      const float* line = values.data() + static_cast<std::size_t>(row) * un;
+      for (int col = 0; col < n; ++col) {
+        if (std::isfinite(line[col])) f(row, col, line[col]);
+      }
+    }
+  }
+  // Calls f(col, value) for every finite cell of `row`.
+  template <class F>
+  void forEachInRow(int row, F&& f) const {
+    if (sparse) {
+      for (auto it = cells.lower_bound(index(row, 0)); it != cells.end() && it->first < index(row + 1, 0); ++it) {
+        if (std::isfinite(it->second)) f(static_cast<int>(it->first - index(row, 0)), it->second);
+      }
+      return;
+    }
+    for (int col = 0; col < n; ++col) {
+      const float v = values[index(row, col)];
+      if (std::isfinite(v)) f(col, v);
+    }
+  }
 };
-Matrix nanMatrix(int n);
+Matrix nanMatrix(int n);     // dense, every cell NaN
+Matrix sparseMatrix(int n);  // sparse, no cell set
+
+// The link class of every rank pair, without an R x R table: from each rank's node and GPU and
+// each node's GPU x GPU classes (O(ranks + GPUs^2) memory), or, read from a file, the R x R table
+// it stores (`table`).
+struct LinkClasses {
+  int n = 0;
+  std::vector<LinkClass> table;  // n x n when read from a file; empty otherwise
+  std::vector<int> rankNode;     // per rank
+  std::vector<int> rankGpu;      // per rank: its GPU's row in its node's block, -1 host memory
+  std::vector<int> nodeGpus;     // per node: G
+  std::vector<std::size_t> nodeBlock;  // per node: where its G x G block starts in gpuPairs
+  std::vector<LinkClass> gpuPairs;
+  bool empty() const { return n == 0; }
+  LinkClass at(int a, int b) const;
+};
+// The classes of a topology's rank pairs: different nodes are inter_node; two ranks on the GPUs of
+// one node the link between those GPUs (NV* nvswitch or nvlink, PIX/PXB/PHB/NODE/SYS pcie);
+// otherwise (host memory, GPUs discovery did not see, a shared GPU) same_node_host.
+LinkClasses linkClassesOf(const Topology& topology);
 
 // The worst sample of a cell. A matrix of worst samples may be empty (n = 0) where no pair was
 // measured twice: the worst is then the only sample, the best.
@@ -329,7 +395,7 @@ struct Matrices {
   Matrix rankLatency;  // us, symmetric
   Matrix rankUnidirWorst;
   Matrix rankLatencyWorst;
-  std::vector<LinkClass> rankLinkClass;  // n*n
+  LinkClasses rankLinkClass;
   std::vector<float> rankPeerMedian;     // GB/s per rank, median over what it sent and received
   bool nodeMeasured = false;             // false: node figures derived from the rank matrix
   Matrix nodeBw;       // GB/s, row node's ranks send to column node's ranks at once

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <string>
 
 #include <fmt/format.h>
@@ -37,18 +38,27 @@ struct Robust {
   double spread = 0;  // robust coefficient of variation
 };
 
-// The baseline of a population (see analysis.h) and the spread of its healthy part, over at most
-// ~1M values (a strided sample beyond that keeps an 8,192-rank analysis within memory and time).
-template <class Pick>
-Robust robustStats(std::size_t count, Pick pick, bool higherIsBetter) {
-  constexpr std::size_t kMaxSamples = 1u << 20;
-  const std::size_t stride = std::max<std::size_t>(1, count / kMaxSamples);
-  std::vector<float> v;
-  v.reserve(std::min(count, kMaxSamples + 1));
-  for (std::size_t i = 0; i < count; i += stride) {
-    const float x = pick(i);
-    if (std::isfinite(x)) v.push_back(x);
+// Calls take(row, col, value) for the finite cells of `m`: every one of a sparse matrix, at most
+// ~1M of a dense one (a strided sample beyond that keeps an 8,192-rank analysis within memory and
+// time).
+template <class Take>
+void sampleOf(const core::Matrix& m, Take take) {
+  if (m.sparse) {
+    m.forEachCell(take);
+    return;
   }
+  constexpr std::size_t kMaxSamples = 1u << 20;
+  const std::size_t count = m.values.size();
+  const std::size_t stride = std::max<std::size_t>(1, count / kMaxSamples);
+  const auto n = static_cast<std::size_t>(std::max(m.n, 1));
+  for (std::size_t i = 0; i < count; i += stride) {
+    const float x = m.values[i];
+    if (std::isfinite(x)) take(static_cast<int>(i / n), static_cast<int>(i % n), x);
+  }
+}
+
+// The baseline of a population (see analysis.h) and the spread of its healthy part.
+Robust robustStats(std::vector<float> v, bool higherIsBetter) {
   Robust r;
   if (v.empty()) return r;
   // The median; of an even count, the middle value on the better side (the upper one for
@@ -221,62 +231,79 @@ std::string latencySeverity(double ratio, double factor) {
 
 int severityRank(const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : 2; }
 
-// Every directed node pair judged, with the totals the margins need.
-struct NodeView {
-  int nodes = 0;
-  std::vector<Judged> cells;  // nodes x nodes, row sends to column
-  int judged = 0;             // over the whole matrix
-  int slow = 0;
-  const Judged& at(int x, int y) const { return cells[static_cast<std::size_t>(x) * static_cast<std::size_t>(nodes) + static_cast<std::size_t>(y)]; }
-  bool isSlow(int x, int y) const { return at(x, y).verdict == Verdict::kSlow; }
-};
-
 std::string nodeName(const core::Topology& t, int node) {
   return t.nodes[static_cast<std::size_t>(node)].name;
 }
 
+// Calls f(y) for every y that x may have a measured pair with: every other row of a dense matrix,
+// the cells of row x of a sparse one (both directions of a pair are kept together, see
+// MatrixBuilder), so quick mode at 16,384 ranks costs its measured pairs, not n x n.
+template <class F>
+void forEachPeer(const core::Matrix& m, int x, F&& f) {
+  if (!m.sparse) {
+    for (int y = 0; y < m.n; ++y) {
+      if (y != x) f(y);
+    }
+    return;
+  }
+  for (auto it = m.cells.lower_bound(m.index(x, 0)); it != m.cells.end() && it->first < m.index(x + 1, 0); ++it) {
+    const int y = static_cast<int>(it->first - m.index(x, 0));
+    if (y != x) f(y);
+  }
+}
+
 using Judge = Judged (*)(float best, float worst, float cv, const core::Expected&, const AnalysisConfig&);
 
-// Judges every directed node pair of `values` (bandwidth or latency, with its worst samples and
-// the variation of cells measured once); disagreeing pairs are noted in `noisy`.
-NodeView viewOf(const core::Matrix& values, const core::Matrix& worst, const core::Matrix& cv, Judge judge,
-                const core::Expected& base, const AnalysisConfig& c, NoisyPairs& noisy, const core::Topology& topo) {
-  NodeView v;
-  v.nodes = values.n;
-  v.cells.resize(static_cast<std::size_t>(values.n) * static_cast<std::size_t>(values.n));
-  const bool latency = judge == &judgeLatency;
-  for (int x = 0; x < values.n; ++x) {
-    for (int y = 0; y < values.n; ++y) {
-      if (x == y) continue;
-      const float w = core::worstAt(worst, values, x, y);
-      const Judged j = judge(values.at(x, y), w, core::cellOr(cv, x, y), base, c);
-      v.cells[values.index(x, y)] = j;
-      if (j.verdict == Verdict::kUnmeasured) continue;
-      ++v.judged;
-      v.slow += j.verdict == Verdict::kSlow;
-      if (j.verdict == Verdict::kNoisy && (!latency || x < y)) {
-        noisy.note(nodeName(topo, x) + (latency ? " <-> " : " -> ") + nodeName(topo, y), values.at(x, y), w,
-                   latency ? "us" : "GB/s");
-      }
-    }
+// A node matrix (bandwidth or latency) judged cell by cell against its baseline, on demand (no
+// n x n copy), with the totals the margins need.
+struct JudgedMatrix {
+  const core::Matrix& values;
+  const core::Matrix& worst;
+  const core::Matrix& cv;
+  Judge judge;
+  core::Expected base;
+  const AnalysisConfig& c;
+  int judged = 0;  // over the whole matrix
+  int slow = 0;
+
+  int n() const { return values.n; }
+  Judged at(int x, int y) const {
+    return judge(values.at(x, y), core::worstAt(worst, values, x, y), core::cellOr(cv, x, y), base, c);
   }
+  bool isSlow(int x, int y) const { return at(x, y).verdict == Verdict::kSlow; }
+};
+
+// Judges `values` and counts its verdicts; disagreeing pairs are noted in `noisy`.
+JudgedMatrix viewOf(const core::Matrix& values, const core::Matrix& worst, const core::Matrix& cv, Judge judge,
+                    const core::Expected& base, const AnalysisConfig& c, NoisyPairs& noisy, const core::Topology& topo) {
+  JudgedMatrix v{values, worst, cv, judge, base, c};
+  const bool latency = judge == &judgeLatency;
+  values.forEachCell([&](int x, int y, float value) {
+    if (x == y) return;
+    const Judged j = v.at(x, y);
+    ++v.judged;
+    v.slow += j.verdict == Verdict::kSlow;
+    if (j.verdict == Verdict::kNoisy && (!latency || x < y)) {
+      noisy.note(nodeName(topo, x) + (latency ? " <-> " : " -> ") + nodeName(topo, y), value,
+                 core::worstAt(worst, values, x, y), latency ? "us" : "GB/s");
+    }
+  });
   return v;
 }
 
 // The evidence of node x's outgoing (or incoming) pairs.
-Evidence directionOf(const NodeView& v, const core::Matrix& bw, int x, bool outgoing) {
+Evidence directionOf(const JudgedMatrix& v, int x, bool outgoing) {
   Evidence e;
-  for (int y = 0; y < v.nodes; ++y) {
-    if (y == x) continue;
+  forEachPeer(v.values, x, [&](int y) {
     const int from = outgoing ? x : y;
     const int to = outgoing ? y : x;
-    e.add(v.at(from, to), bw.at(from, to));
-  }
+    e.add(v.at(from, to), v.values.at(from, to));
+  });
   return e;
 }
 
 // How clean the fabric is apart from node x: the fine share of the pairs that do not involve it.
-double restIsClean(const NodeView& v, const Evidence& out, const Evidence& in) {
+double restIsClean(const JudgedMatrix& v, const Evidence& out, const Evidence& in) {
   const int judged = v.judged - out.judged - in.judged;
   const int slow = v.slow - out.slow - in.slow;
   return judged > 0 ? 1.0 - static_cast<double>(slow) / judged : 1.0;
@@ -568,58 +595,73 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
   }
 }
 
-core::Expected classBaseline(const core::Matrices& m, LinkClass cls) {
-  if (m.expectedFixed) {
-    return m.classExpected[static_cast<std::size_t>(cls)];
+std::array<core::Expected, core::kLinkClasses> classBaselines(const core::Matrices& m) {
+  std::array<core::Expected, core::kLinkClasses> out{};
+  if (m.expectedFixed) return m.classExpected;
+  out.fill({std::nan(""), std::nan(""), 0, 0});
+  if (m.rankLinkClass.n != m.rankUnidir.n) return out;
+  // one pass per matrix, its cells sorted by class
+  std::array<std::vector<float>, core::kLinkClasses> bw;
+  std::array<std::vector<float>, core::kLinkClasses> lat;
+  for (auto [matrix, byClass] : {std::pair{&m.rankUnidir, &bw}, std::pair{&m.rankLatency, &lat}}) {
+    auto& sorted = *byClass;
+    sampleOf(*matrix, [&](int a, int b, float v) { sorted[static_cast<std::size_t>(m.rankLinkClass.at(a, b))].push_back(v); });
   }
-  core::Expected b;
-  const std::size_t cells = m.rankUnidir.values.size();
-  const auto inClass = [&](std::size_t i) { return m.rankLinkClass[i] == cls; };
-  const Robust bw = robustStats(
-      cells, [&](std::size_t i) { return inClass(i) ? m.rankUnidir.values[i] : std::nanf(""); }, true);
-  const Robust lat = robustStats(
-      cells, [&](std::size_t i) { return inClass(i) ? m.rankLatency.values[i] : std::nanf(""); }, false);
-  b = {bw.median, lat.median, bw.spread, lat.spread};
-  return b;
+  for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
+    const Robust b = robustStats(std::move(bw[c]), true);
+    const Robust l = robustStats(std::move(lat[c]), false);
+    out[c] = {b.median, l.median, b.spread, l.spread};
+  }
+  return out;
+}
+
+core::Expected classBaseline(const core::Matrices& m, LinkClass cls) {
+  return classBaselines(m)[static_cast<std::size_t>(cls)];
 }
 
 core::Expected nodeBaseline(const core::Matrices& m) {
   if (m.expectedFixed) return m.nodeExpected;
-  core::Expected b;
-  const std::size_t cells = m.nodeBw.values.size();
-  const auto offDiagonal = [&](const core::Matrix& x, std::size_t i) {
-    return i / static_cast<std::size_t>(x.n) == i % static_cast<std::size_t>(x.n) ? std::nanf("")
-                                                                                   : x.values[i];
-  };
-  const Robust bw = robustStats(cells, [&](std::size_t i) { return offDiagonal(m.nodeBw, i); }, true);
-  const Robust lat = robustStats(cells, [&](std::size_t i) { return offDiagonal(m.nodeLatency, i); }, false);
-  b = {bw.median, lat.median, bw.spread, lat.spread};
-  return b;
+  std::vector<float> bwCells;
+  std::vector<float> latCells;
+  sampleOf(m.nodeBw, [&](int x, int y, float v) { if (x != y) bwCells.push_back(v); });
+  sampleOf(m.nodeLatency, [&](int x, int y, float v) { if (x != y) latCells.push_back(v); });
+  const Robust bw = robustStats(std::move(bwCells), true);
+  const Robust lat = robustStats(std::move(latCells), false);
+  return {bw.median, lat.median, bw.spread, lat.spread};
 }
 
 void fixBaselines(core::Matrices& m, const core::Topology& topology) {
   m.expectedFixed = false;
-  for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
-    m.classExpected[c] = classBaseline(m, static_cast<LinkClass>(c));
-    m.classExpectedFrom[c].clear();
-  }
+  m.classExpected = classBaselines(m);
+  for (auto& from : m.classExpectedFrom) from.clear();
   m.nodeExpected = nodeBaseline(m);
   // the GPU model every pair of a class uses, when there is exactly one
   std::array<std::optional<topologies::GpuSpec>, core::kLinkClasses> model{};
   std::array<bool, core::kLinkClasses> mixed{};
-  const int n = m.rankUnidir.n;
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      const auto cls = static_cast<std::size_t>(m.rankLinkClass[m.rankUnidir.index(a, b)]);
-      if (a == b || mixed[cls]) continue;
-      for (int r : {a, b}) {
-        const auto spec = topologies::gpuSpecForName(topology.ranks[static_cast<std::size_t>(r)].gpuName);
-        if (!spec || (model[cls] && model[cls]->model != spec->model)) {
-          mixed[cls] = true;
-          break;
+  std::map<std::string, std::optional<topologies::GpuSpec>> specOf;  // by GPU name
+  const auto see = [&](LinkClass cls, int r) {
+    const auto c = static_cast<std::size_t>(cls);
+    const std::string& name = topology.ranks[static_cast<std::size_t>(r)].gpuName;
+    auto it = specOf.find(name);
+    if (it == specOf.end()) it = specOf.emplace(name, topologies::gpuSpecForName(name)).first;
+    const auto& spec = it->second;
+    if (!spec || (model[c] && model[c]->model != spec->model)) mixed[c] = true;
+    if (!mixed[c]) model[c] = spec;
+  };
+  if (m.rankLinkClass.n == m.rankUnidir.n && m.rankUnidir.n == static_cast<int>(topology.ranks.size())) {
+    std::vector<std::vector<int>> ranksOf(topology.nodes.size());
+    for (const auto& r : topology.ranks) ranksOf.at(static_cast<std::size_t>(r.node)).push_back(r.rank);
+    for (const auto& ranks : ranksOf) {
+      for (int a : ranks) {
+        for (int b : ranks) {
+          if (a == b) continue;
+          see(m.rankLinkClass.at(a, b), a);
+          see(m.rankLinkClass.at(a, b), b);
         }
-        model[cls] = spec;
       }
+    }
+    if (ranksOf.size() >= 2) {
+      for (const auto& r : topology.ranks) see(LinkClass::kInterNode, r.rank);
     }
   }
   const auto use = [&](LinkClass cls, double peak) {
@@ -636,21 +678,18 @@ void fixBaselines(core::Matrices& m, const core::Topology& topology) {
 }
 
 std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c) {
-  std::map<LinkClass, core::Expected> base;
-  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) {
-    base[static_cast<LinkClass>(cls)] = classBaseline(m, static_cast<LinkClass>(cls));
-  }
+  const std::array<core::Expected, core::kLinkClasses> base = classBaselines(m);
   std::set<std::pair<int, int>> pairs;
-  const int n = m.rankUnidir.n;
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      const core::Expected& bl = base[m.rankLinkClass[m.rankUnidir.index(a, b)]];
-      if (slowBw(m.rankUnidir.at(a, b), bl, c) || badLatency(m.rankLatency.at(a, b), bl, c)) {
-        pairs.emplace(std::min(a, b), std::max(a, b));
-      }
-    }
-  }
+  if (m.rankLinkClass.n != m.rankUnidir.n) return {};
+  const auto baseOf = [&](int a, int b) -> const core::Expected& {
+    return base[static_cast<std::size_t>(m.rankLinkClass.at(a, b))];
+  };
+  m.rankUnidir.forEachCell([&](int a, int b, float v) {
+    if (a != b && slowBw(v, baseOf(a, b), c)) pairs.emplace(std::min(a, b), std::max(a, b));
+  });
+  m.rankLatency.forEachCell([&](int a, int b, float v) {
+    if (a != b && badLatency(v, baseOf(a, b), c)) pairs.emplace(std::min(a, b), std::max(a, b));
+  });
   return {pairs.begin(), pairs.end()};
 }
 
@@ -658,13 +697,12 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
   std::set<std::pair<int, int>> pairs;
   if (!m.nodeMeasured) return {};
   const core::Expected bl = nodeBaseline(m);
-  for (int x = 0; x < m.nodeBw.n; ++x) {
-    for (int y = 0; y < m.nodeBw.n; ++y) {
-      if (x != y && (slowBw(m.nodeBw.at(x, y), bl, c) || badLatency(m.nodeLatency.at(x, y), bl, c))) {
-        pairs.emplace(std::min(x, y), std::max(x, y));
-      }
-    }
-  }
+  m.nodeBw.forEachCell([&](int x, int y, float v) {
+    if (x != y && slowBw(v, bl, c)) pairs.emplace(std::min(x, y), std::max(x, y));
+  });
+  m.nodeLatency.forEachCell([&](int x, int y, float v) {
+    if (x != y && badLatency(v, bl, c)) pairs.emplace(std::min(x, y), std::max(x, y));
+  });
   return {pairs.begin(), pairs.end()};
 }
 
@@ -678,36 +716,33 @@ struct InterNode {
   const AnalysisConfig& c;
   core::Expected base;      // node pairs
   core::Expected rankBase;  // inter-node rank pairs
-  NodeView view;
-  std::vector<char> explained;  // nodes x nodes
-  std::vector<char> named;      // per node
+  JudgedMatrix view;
+  std::unordered_set<std::uint64_t> explained;  // directed node pairs, as index(x, y)
+  std::vector<char> named;                      // per node
 
-  int nodes() const { return view.nodes; }
-  char& explainedAt(int x, int y) {
-    return explained[static_cast<std::size_t>(x) * static_cast<std::size_t>(nodes()) + static_cast<std::size_t>(y)];
-  }
+  bool isExplained(int x, int y) const { return explained.count(view.values.index(x, y)) > 0; }
   void explain(int x, bool outgoing, bool incoming) {
-    for (int y = 0; y < nodes(); ++y) {
-      if (outgoing) explainedAt(x, y) = 1;
-      if (incoming) explainedAt(y, x) = 1;
-    }
+    forEachPeer(view.values, x, [&](int y) {
+      if (outgoing) explained.insert(view.values.index(x, y));
+      if (incoming) explained.insert(view.values.index(y, x));
+    });
+  }
+  bool interNode(int a, int b) const { return m.rankLinkClass.at(a, b) == LinkClass::kInterNode; }
+  Judged rankAt(int from, int to) const {
+    return judgeBw(m.rankUnidir.at(from, to), core::worstAt(m.rankUnidirWorst, m.rankUnidir, from, to),
+                   core::cellOr(m.rankCv, from, to), rankBase, c);
   }
 };
 
 // Rank r's inter-node transfers in one direction, judged against the inter-node rank baseline.
 Evidence rankEvidence(const InterNode& in, int r, bool outgoing) {
-  const core::Matrices& m = in.m;
   Evidence e;
-  const int ranks = m.rankUnidir.n;
-  for (int q = 0; q < ranks; ++q) {
-    if (q == r || m.rankLinkClass[m.rankUnidir.index(r, q)] != LinkClass::kInterNode) continue;
+  forEachPeer(in.m.rankUnidir, r, [&](int q) {
+    if (!in.interNode(r, q)) return;
     const int from = outgoing ? r : q;
     const int to = outgoing ? q : r;
-    const float best = m.rankUnidir.at(from, to);
-    e.add(judgeBw(best, core::worstAt(m.rankUnidirWorst, m.rankUnidir, from, to), core::cellOr(m.rankCv, from, to),
-                  in.rankBase, in.c),
-          best);
-  }
+    e.add(in.rankAt(from, to), in.m.rankUnidir.at(from, to));
+  });
   return e;
 }
 
@@ -723,7 +758,7 @@ std::vector<int> ranksOn(const core::Topology& topo, int node) {
 // ranks are fine in those directions (a rank's NIC or rail, not the node's).
 bool slowIsSomeRanks(const InterNode& in, int x, bool outgoing, bool incoming) {
   const std::vector<int> ranks = ranksOn(in.topo, x);
-  if (ranks.size() < 2 || ranks.back() >= in.m.rankUnidir.n) return false;
+  if (ranks.size() < 2 || ranks.back() >= in.m.rankUnidir.n || in.m.rankLinkClass.n != in.m.rankUnidir.n) return false;
   int slow = 0;
   int fine = 0;
   for (int r : ranks) {
@@ -740,23 +775,21 @@ bool slowIsSomeRanks(const InterNode& in, int x, bool outgoing, bool incoming) {
 // Node x named whole, by its egress or by its ingress, when most of its pairs in those directions
 // are slow and (for one direction) most of the other direction is fine.
 std::optional<Finding> nodeFinding(InterNode& in, int x) {
-  const Evidence out = directionOf(in.view, in.m.nodeBw, x, true);
-  const Evidence inc = directionOf(in.view, in.m.nodeBw, x, false);
+  const Evidence out = directionOf(in.view, x, true);
+  const Evidence inc = directionOf(in.view, x, false);
   if (out.judged < 2 || inc.judged < 2) return std::nullopt;
   const double share = in.c.attributeShare;
   const bool o = out.share() >= share;
   const bool i = inc.share() >= share;
   const bool both = o && i;
   if (!both && !(o && inc.share() <= 1.0 - share) && !(i && out.share() <= 1.0 - share)) return std::nullopt;
-  const bool outgoing = o;
-  const bool incoming = i;
-  if (slowIsSomeRanks(in, x, outgoing, incoming)) {
-    in.explain(x, outgoing, incoming);  // the rank rule names them
+  if (slowIsSomeRanks(in, x, o, i)) {
+    in.explain(x, o, i);  // the rank rule names them
     return std::nullopt;
   }
   Evidence e;
-  if (outgoing) e.merge(out);
-  if (incoming) e.merge(inc);
+  if (o) e.merge(out);
+  if (i) e.merge(inc);
   Finding f;
   f.nodeA = x;
   f.subject = nodeName(in.topo, x);
@@ -766,14 +799,13 @@ std::optional<Finding> nodeFinding(InterNode& in, int x) {
   f.ratio = f.measured / f.expected;
   const std::string rate = core::formatRate(f.measured);
   const std::string base = core::formatRate(f.expected);
-  const double rest = restIsClean(in.view, out, inc);
-  double margin = rest;
+  double margin = restIsClean(in.view, out, inc);
   if (both) {
     f.kind = "node";
     f.message = fmt::format("{}: {} of {} peers see it slow both ways, {} vs {} baseline ({:.2f}x) - check its NIC, "
                             "cable or host",
                             f.subject, std::max(out.slow, inc.slow), out.judged, rate, base, f.ratio);
-  } else if (outgoing) {
+  } else if (o) {
     f.kind = "node_egress";
     margin *= 1.0 - inc.share();
     f.message = fmt::format("{} egress: sending to {} of {} peers at {} vs {} baseline ({:.2f}x) while receiving "
@@ -788,71 +820,108 @@ std::optional<Finding> nodeFinding(InterNode& in, int x) {
   }
   f.severity = severityFor(f.ratio);
   setConfidence(f, e, margin, true);
-  in.explain(x, outgoing, incoming);
+  in.explain(x, o, i);
   in.named[static_cast<std::size_t>(x)] = 1;
   return f;
 }
 
 // How fine both ends of the link x - y are with everyone else: 1 - the slow share of their other
 // pairs that no finding explains (1 when there are none: the subject names both ends).
-double endsAreFine(InterNode& in, int x, int y) {
+double endsAreFine(const InterNode& in, int x, int y) {
   int judged = 0;
   int slow = 0;
   for (int end : {x, y}) {
-    for (int z = 0; z < in.nodes(); ++z) {
-      if (z == x || z == y) continue;
+    forEachPeer(in.view.values, end, [&](int z) {
+      if (z == x || z == y) return;
       for (const auto& [a, b] : {std::pair{end, z}, std::pair{z, end}}) {
-        const Judged& j = in.view.at(a, b);
-        if (j.verdict == Verdict::kUnmeasured || in.explainedAt(a, b)) continue;
+        const Judged j = in.view.at(a, b);
+        if (j.verdict == Verdict::kUnmeasured || in.isExplained(a, b)) continue;
         ++judged;
         slow += j.verdict == Verdict::kSlow;
       }
-    }
+    });
   }
   return judged > 0 ? 1.0 - static_cast<double>(slow) / judged : 1.0;
+}
+
+// The unordered pairs {x < y} of a judged matrix with a slow direction that `keep` accepts.
+template <class Keep>
+std::set<std::pair<int, int>> slowPairs(const JudgedMatrix& v, Keep keep) {
+  std::set<std::pair<int, int>> pairs;
+  v.values.forEachCell([&](int a, int b, float) {
+    if (a != b && keep(a, b) && v.isSlow(a, b)) pairs.emplace(std::min(a, b), std::max(a, b));
+  });
+  return pairs;
 }
 
 // Slow node pairs nothing above explains: links (both directions in one finding).
 void linkFindings(InterNode& in, std::vector<Finding>& findings) {
   const core::Matrix& bw = in.m.nodeBw;
-  for (int x = 0; x < in.nodes(); ++x) {
-    for (int y = x + 1; y < in.nodes(); ++y) {
-      const bool xy = in.view.isSlow(x, y) && !in.explainedAt(x, y);
-      const bool yx = in.view.isSlow(y, x) && !in.explainedAt(y, x);
-      if (!xy && !yx) continue;
-      Evidence e;
-      if (xy) e.add(in.view.at(x, y), bw.at(x, y));
-      if (yx) e.add(in.view.at(y, x), bw.at(y, x));
-      Finding f;
-      f.kind = "link";
-      f.nodeA = xy ? x : y;
-      f.nodeB = xy ? y : x;
-      f.expected = in.base.bandwidth;
-      f.unit = "GB/s";
-      if (xy && yx) {
-        f.subject = nodeName(in.topo, x) + " <-> " + nodeName(in.topo, y);
-        f.measured = std::min(bw.at(x, y), bw.at(y, x));
-      } else {
-        f.subject = nodeName(in.topo, f.nodeA) + " -> " + nodeName(in.topo, f.nodeB);
-        f.measured = bw.at(f.nodeA, f.nodeB);
-      }
-      f.ratio = f.measured / f.expected;
-      f.severity = severityFor(f.ratio);
-      f.message = fmt::format(
-          "{}: {} vs {} baseline ({:.2f}x){} - check the route between them (switch ports, cabling, routing)",
-          f.subject, core::formatRate(f.measured), core::formatRate(in.base.bandwidth), f.ratio,
-          in.nodes() >= 3 ? " while both nodes are fine with their other peers" : "");
-      setConfidence(f, e, endsAreFine(in, x, y), false);
-      findings.push_back(std::move(f));
+  const auto unexplained = [&](int a, int b) { return !in.isExplained(a, b); };
+  for (const auto& [x, y] : slowPairs(in.view, unexplained)) {
+    const bool xy = in.view.isSlow(x, y) && !in.isExplained(x, y);
+    const bool yx = in.view.isSlow(y, x) && !in.isExplained(y, x);
+    Evidence e;
+    if (xy) e.add(in.view.at(x, y), bw.at(x, y));
+    if (yx) e.add(in.view.at(y, x), bw.at(y, x));
+    Finding f;
+    f.kind = "link";
+    f.nodeA = xy ? x : y;
+    f.nodeB = xy ? y : x;
+    f.expected = in.base.bandwidth;
+    f.unit = "GB/s";
+    if (xy && yx) {
+      f.subject = nodeName(in.topo, x) + " <-> " + nodeName(in.topo, y);
+      f.measured = std::min(bw.at(x, y), bw.at(y, x));
+    } else {
+      f.subject = nodeName(in.topo, f.nodeA) + " -> " + nodeName(in.topo, f.nodeB);
+      f.measured = bw.at(f.nodeA, f.nodeB);
     }
+    f.ratio = f.measured / f.expected;
+    f.severity = severityFor(f.ratio);
+    f.message = fmt::format(
+        "{}: {} vs {} baseline ({:.2f}x){} - check the route between them (switch ports, cabling, routing)",
+        f.subject, core::formatRate(f.measured), core::formatRate(in.base.bandwidth), f.ratio,
+        in.view.n() >= 3 ? " while both nodes are fine with their other peers" : "");
+    setConfidence(f, e, endsAreFine(in, x, y), false);
+    findings.push_back(std::move(f));
   }
+}
+
+// The ranks worth a closer look: one pass over the rank matrix counts each rank's slow inter-node
+// transfers per direction; a rank with most of one direction slow is a candidate.
+std::vector<int> rankCandidates(const InterNode& in) {
+  const core::Matrix& bw = in.m.rankUnidir;
+  const auto ranks = static_cast<std::size_t>(bw.n);
+  std::vector<int> outJudged(ranks), outSlow(ranks), inJudged(ranks), inSlow(ranks);
+  const std::vector<int>& nodeOf = in.m.rankLinkClass.rankNode;
+  const bool compact = in.m.rankLinkClass.table.empty();
+  // a cell at or above the bar is not slow: only the cells below it need the whole judgement
+  const double bar = std::isfinite(in.rankBase.bandwidth) ? bwBar(in.rankBase, in.c) * in.rankBase.bandwidth : -1.0;
+  bw.forEachCell([&](int a, int b, float v) {
+    const bool inter = compact ? nodeOf[static_cast<std::size_t>(a)] != nodeOf[static_cast<std::size_t>(b)]
+                               : in.interNode(a, b);
+    if (!inter) return;
+    const bool slow = v < bar && in.rankAt(a, b).verdict == Verdict::kSlow;
+    ++outJudged[static_cast<std::size_t>(a)];
+    ++inJudged[static_cast<std::size_t>(b)];
+    outSlow[static_cast<std::size_t>(a)] += slow;
+    inSlow[static_cast<std::size_t>(b)] += slow;
+  });
+  std::vector<int> out;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const bool o = outJudged[r] > 0 && outSlow[r] >= in.c.attributeShare * outJudged[r];
+    const bool i = inJudged[r] > 0 && inSlow[r] >= in.c.attributeShare * inJudged[r];
+    if (o || i) out.push_back(static_cast<int>(r));
+  }
+  return out;
 }
 
 // A rank of a node not named whole whose inter-node transfers are mostly slow in one direction
 // or both (its NIC or rail), while the node's other ranks are fine.
 void rankFindings(InterNode& in, std::vector<Finding>& findings) {
-  const int ranks = in.m.rankUnidir.n;
-  for (int r = 0; r < ranks; ++r) {
+  if (in.m.rankLinkClass.n != in.m.rankUnidir.n) return;
+  for (int r : rankCandidates(in)) {
     const auto& rec = in.topo.ranks[static_cast<std::size_t>(r)];
     if (in.named[static_cast<std::size_t>(rec.node)] || in.topo.nodes[static_cast<std::size_t>(rec.node)].ranks < 2) {
       continue;  // the node finding covers it, or the rank is the node
@@ -897,47 +966,48 @@ void rankFindings(InterNode& in, std::vector<Finding>& findings) {
 void latencyFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
                      const core::Expected& nb, NoisyPairs& noisy, std::vector<Finding>& findings) {
   if (!std::isfinite(nb.latency) || nb.latency <= 0) return;
-  const NodeView v = viewOf(m.nodeLatency, m.nodeLatencyWorst, m.nodeCv, &judgeLatency, nb, c, noisy, topo);
-  std::vector<bool> named(static_cast<std::size_t>(v.nodes), false);
-  for (int x = 0; x < v.nodes; ++x) {
-    const Evidence e = directionOf(v, m.nodeLatency, x, true);
-    if (e.judged < 2 || e.share() < c.attributeShare) continue;
-    named[static_cast<std::size_t>(x)] = true;
-    Finding f;
-    f.kind = "node_latency";
-    f.nodeA = x;
-    f.subject = nodeName(topo, x);
-    f.measured = medianOf(e.values);
-    f.expected = nb.latency;
-    f.ratio = f.measured / f.expected;
-    f.unit = "us";
-    f.severity = latencySeverity(f.ratio, c.latencyFactor);
-    f.message = fmt::format("{}: latency to {} of {} peers {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject,
-                            e.slow, e.judged, f.measured, f.expected, f.ratio);
-    // the latency matrix is symmetric: the rest of the fabric is the pairs without x, once each way
-    setConfidence(f, e, restIsClean(v, e, e), true);
-    findings.push_back(std::move(f));
-  }
-  for (int x = 0; x < v.nodes; ++x) {
-    for (int y = x + 1; y < v.nodes; ++y) {
-      if (named[static_cast<std::size_t>(x)] || named[static_cast<std::size_t>(y)] || !v.isSlow(x, y)) continue;
-      Evidence e;
-      e.add(v.at(x, y), m.nodeLatency.at(x, y));
+  const JudgedMatrix v = viewOf(m.nodeLatency, m.nodeLatencyWorst, m.nodeCv, &judgeLatency, nb, c, noisy, topo);
+  std::set<int> named;
+  for (const auto& [x, y] : slowPairs(v, [](int, int) { return true; })) {
+    for (int end : {x, y}) {
+      if (named.count(end)) continue;
+      const Evidence e = directionOf(v, end, true);
+      if (e.judged < 2 || e.share() < c.attributeShare) continue;
+      named.insert(end);
       Finding f;
-      f.kind = "link_latency";
-      f.nodeA = x;
-      f.nodeB = y;
-      f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
-      f.measured = m.nodeLatency.at(x, y);
+      f.kind = "node_latency";
+      f.nodeA = end;
+      f.subject = nodeName(topo, end);
+      f.measured = medianOf(e.values);
       f.expected = nb.latency;
       f.ratio = f.measured / f.expected;
       f.unit = "us";
       f.severity = latencySeverity(f.ratio, c.latencyFactor);
-      f.message = fmt::format("{}: latency {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject, f.measured,
-                              f.expected, f.ratio);
-      setConfidence(f, e, 1.0, false);
+      f.message = fmt::format("{}: latency to {} of {} peers {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject,
+                              e.slow, e.judged, f.measured, f.expected, f.ratio);
+      // the latency matrix is symmetric: the rest of the fabric is the pairs without `end`, once each way
+      setConfidence(f, e, restIsClean(v, e, e), true);
       findings.push_back(std::move(f));
     }
+  }
+  for (const auto& [x, y] : slowPairs(v, [](int a, int b) { return a < b; })) {
+    if (named.count(x) || named.count(y)) continue;
+    Evidence e;
+    e.add(v.at(x, y), m.nodeLatency.at(x, y));
+    Finding f;
+    f.kind = "link_latency";
+    f.nodeA = x;
+    f.nodeB = y;
+    f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
+    f.measured = m.nodeLatency.at(x, y);
+    f.expected = nb.latency;
+    f.ratio = f.measured / f.expected;
+    f.unit = "us";
+    f.severity = latencySeverity(f.ratio, c.latencyFactor);
+    f.message = fmt::format("{}: latency {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject, f.measured, f.expected,
+                            f.ratio);
+    setConfidence(f, e, 1.0, false);
+    findings.push_back(std::move(f));
   }
 }
 
@@ -946,18 +1016,20 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
 void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
                        const std::array<core::Expected, core::kLinkClasses>& classBase, NoisyPairs& noisy,
                        std::vector<Finding>& findings) {
+  if (m.rankLinkClass.n != m.rankUnidir.n || m.rankUnidir.n != static_cast<int>(topo.ranks.size())) return;
   std::map<std::pair<int, LinkClass>, Evidence> intra;
-  const int ranks = m.rankUnidir.n;
-  for (int a = 0; a < ranks; ++a) {
-    for (int b = 0; b < ranks; ++b) {
-      const LinkClass cls = m.rankLinkClass[m.rankUnidir.index(a, b)];
-      if (a == b || cls == LinkClass::kInterNode || cls == LinkClass::kSelf) continue;
-      const float val = m.rankUnidir.at(a, b);
-      if (!std::isfinite(val)) continue;
-      const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
-      const Judged j = judgeBw(val, worst, core::cellOr(m.rankCv, a, b), classBase[static_cast<std::size_t>(cls)], c);
-      intra[{topo.ranks[static_cast<std::size_t>(a)].node, cls}].add(j, val);
-      if (j.verdict == Verdict::kNoisy) noisy.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
+  for (std::size_t node = 0; node < topo.nodes.size(); ++node) {
+    const std::vector<int> ranks = ranksOn(topo, static_cast<int>(node));
+    for (int a : ranks) {
+      for (int b : ranks) {
+        const LinkClass cls = m.rankLinkClass.at(a, b);
+        const float val = m.rankUnidir.at(a, b);
+        if (a == b || cls == LinkClass::kInterNode || cls == LinkClass::kSelf || !std::isfinite(val)) continue;
+        const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
+        const Judged j = judgeBw(val, worst, core::cellOr(m.rankCv, a, b), classBase[static_cast<std::size_t>(cls)], c);
+        intra[{static_cast<int>(node), cls}].add(j, val);
+        if (j.verdict == Verdict::kNoisy) noisy.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
+      }
     }
   }
   for (const auto& [key, e] : intra) {
@@ -1001,12 +1073,10 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
   const core::Expected nb = nodeBaseline(m);
   NoisyPairs noisyNodes;
   NoisyPairs noisyRanks;
-  std::array<core::Expected, core::kLinkClasses> classBase{};
-  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) classBase[cls] = classBaseline(m, static_cast<LinkClass>(cls));
+  const std::array<core::Expected, core::kLinkClasses> classBase = classBaselines(m);
 
   InterNode in{m, topo, c, nb, classBase[static_cast<std::size_t>(LinkClass::kInterNode)],
-               viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nb, c, noisyNodes, topo),
-               std::vector<char>(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(nodes), 0),
+               viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nb, c, noisyNodes, topo), {},
                std::vector<char>(static_cast<std::size_t>(nodes), 0)};
   for (int x = 0; x < nodes; ++x) {
     if (auto f = nodeFinding(in, x)) findings.push_back(std::move(*f));

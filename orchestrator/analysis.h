@@ -2,6 +2,7 @@
 // node's egress or ingress, one link, one rank's path, a node's internal path). Pure code.
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,8 @@ struct AnalysisConfig {
 // its best sample with the baseline, and requires its samples to agree.
 // Fixed baselines (Matrices::expectedFixed) are used as they are.
 core::Expected classBaseline(const core::Matrices& m, core::LinkClass cls);
+// Every class's at once (one pass over the rank matrices), indexed by LinkClass (kSelf unused).
+std::array<core::Expected, core::kLinkClasses> classBaselines(const core::Matrices& m);
 core::Expected nodeBaseline(const core::Matrices& m);
 
 // The share of a link's peak that tuned transfers reach (REFERENCE.md: 80-88% of NVLink's).

@@ -49,25 +49,18 @@ PairSummary pairSummary(std::string population, std::vector<WorstLink> links) {
 
 void summarizePairs(const core::Matrices& m, FileSummary& s) {
   if (!m.pairsMeasured) return;
-  const int n = m.rankUnidir.n;
-  const bool classes = m.rankLinkClass.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  const bool classes = m.rankLinkClass.n == m.rankUnidir.n;
   std::map<core::LinkClass, std::vector<WorstLink>> byClass;
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      const float v = m.rankUnidir.at(a, b);
-      if (a == b || !std::isfinite(v) || v <= 0) continue;
-      const core::LinkClass c = classes ? m.rankLinkClass[m.rankUnidir.index(a, b)] : core::LinkClass::kInterNode;
-      if (c != core::LinkClass::kSelf) byClass[c].push_back({a, b, v});
-    }
-  }
+  m.rankUnidir.forEachCell([&](int a, int b, float v) {
+    if (a == b || v <= 0) return;
+    const core::LinkClass c = classes ? m.rankLinkClass.at(a, b) : core::LinkClass::kInterNode;
+    if (c != core::LinkClass::kSelf) byClass[c].push_back({a, b, v});
+  });
   for (auto& [c, links] : byClass) s.pairs.push_back(pairSummary(std::string(core::name(c)), std::move(links)));
   std::vector<WorstLink> nodeLinks;
-  for (int a = 0; a < m.nodeBw.n; ++a) {
-    for (int b = 0; b < m.nodeBw.n; ++b) {
-      const float v = m.nodeBw.at(a, b);
-      if (a != b && std::isfinite(v) && v > 0) nodeLinks.push_back({a, b, v});
-    }
-  }
+  m.nodeBw.forEachCell([&](int a, int b, float v) {
+    if (a != b && v > 0) nodeLinks.push_back({a, b, v});
+  });
   if (!nodeLinks.empty()) s.pairs.push_back(pairSummary("node", std::move(nodeLinks)));
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 namespace fabricmap::orchestrator {
@@ -28,34 +29,18 @@ void keepBest(float& cell, double value) {
 // The median; of an even count, the middle value on the better side (the higher bandwidth, the
 // lower latency): a node pair half of whose rank pairs are slow is then as good as its good ranks,
 // and the slow ranks are named on their own instead of halving the node.
-double median(std::vector<float>& v, bool higherIsBetter) {
-  if (v.empty()) return std::nan("");
-  const auto k = v.begin() + static_cast<long>(higherIsBetter ? v.size() / 2 : (v.size() - 1) / 2);
-  std::nth_element(v.begin(), k, v.end());
+double median(float* first, float* last, bool higherIsBetter) {
+  if (first == last) return std::nan("");
+  const auto size = static_cast<std::size_t>(last - first);
+  float* k = first + (higherIsBetter ? size / 2 : (size - 1) / 2);
+  std::nth_element(first, k, last);
   return *k;
+}
+double median(std::vector<float>& v, bool higherIsBetter) {
+  return median(v.data(), v.data() + v.size(), higherIsBetter);
 }
 
 }  // namespace
-
-core::LinkClass linkClassOf(const core::Topology& topology, int a, int b) {
-  if (a == b) return core::LinkClass::kSelf;
-  const auto& ra = topology.ranks[static_cast<std::size_t>(a)];
-  const auto& rb = topology.ranks[static_cast<std::size_t>(b)];
-  if (ra.node != rb.node) return core::LinkClass::kInterNode;
-  // Both ranks measure with GPUs of this node: the link between those GPUs. Otherwise (the mpi
-  // backend, or GPUs discovery did not see) the transfer goes through host memory.
-  const core::NodeRecord& node = topology.nodes[static_cast<std::size_t>(ra.node)];
-  const int g = node.gpuLinkCount();
-  if (ra.gpuIndex < 0 || rb.gpuIndex < 0 || ra.gpuIndex >= g || rb.gpuIndex >= g || ra.gpuIndex == rb.gpuIndex) {
-    return core::LinkClass::kSameNodeHost;
-  }
-  const std::string& code =
-      node.gpuLinks[static_cast<std::size_t>(ra.gpuIndex) * static_cast<std::size_t>(g) +
-                    static_cast<std::size_t>(rb.gpuIndex)];
-  if (code.starts_with("NV")) return node.nvswitch == "yes" ? core::LinkClass::kNvswitch : core::LinkClass::kNvlink;
-  if (code == "PIX" || code == "PXB" || code == "PHB" || code == "NODE" || code == "SYS") return core::LinkClass::kPcie;
-  return core::LinkClass::kSameNodeHost;
-}
 
 MatrixBuilder::MatrixBuilder(const core::Topology& topology, const RunConfig& config)
     : topology_(topology) {
@@ -67,14 +52,16 @@ MatrixBuilder::MatrixBuilder(const core::Topology& topology, const RunConfig& co
   m_.iters = config.pairIters;
   m_.latencyIters = config.latencyIters;
   m_.latencyBytes = 8;
-  m_.rankUnidir = core::nanMatrix(ranks);
-  m_.rankBidir = core::nanMatrix(ranks);
-  m_.rankLatency = core::nanMatrix(ranks);
+  // quick mode measures a few peers each: only those cells are kept
+  const auto matrix = config.pairwiseMode == PairwiseMode::kQuick ? core::sparseMatrix : core::nanMatrix;
+  m_.rankUnidir = matrix(ranks);
+  m_.rankBidir = matrix(ranks);
+  m_.rankLatency = matrix(ranks);
 
-  m_.nodeBw = core::nanMatrix(nodes);
-  m_.nodeLatency = core::nanMatrix(nodes);
-  m_.rankCv = core::nanMatrix(ranks);
-  m_.nodeCv = core::nanMatrix(nodes);
+  m_.nodeBw = matrix(nodes);
+  m_.nodeLatency = matrix(nodes);
+  m_.rankCv = matrix(ranks);
+  m_.nodeCv = matrix(nodes);
 }
 
 void MatrixBuilder::add(const core::PairRecord& s) {
@@ -88,6 +75,12 @@ void MatrixBuilder::add(const core::PairRecord& s) {
   if (s.sample > 0 && bwWorst.n == 0) {
     bwWorst = bw;
     latWorst = lat;
+  }
+  if (bw.sparse) {  // both directions of a measured pair are cells, even one without a figure
+    for (core::Matrix* x : {&bw, &lat}) {
+      x->at(s.a, s.b);
+      x->at(s.b, s.a);
+    }
   }
   keep(bw, bwWorst, s.a, s.b, s.bwAB, true);
   keep(bw, bwWorst, s.b, s.a, s.bwBA, true);
@@ -155,8 +148,9 @@ void MatrixBuilder::add(const core::CopyRecord& c) {
   // folded into the rank matrices: the best any method and direction reached
   if (m_.rankCopyUnidir.n == 0) {
     const int ranks = static_cast<int>(topology_.ranks.size());
-    m_.rankCopyUnidir = core::nanMatrix(ranks);
-    m_.rankCopyBidir = core::nanMatrix(ranks);
+    const auto matrix = m_.rankUnidir.sparse ? core::sparseMatrix : core::nanMatrix;
+    m_.rankCopyUnidir = matrix(ranks);
+    m_.rankCopyBidir = matrix(ranks);
   }
   for (double v : {c.writeAB, c.readAB}) keepBest(m_.rankCopyUnidir.at(c.rankA, c.rankB), v);
   for (double v : {c.writeBA, c.readBA}) keepBest(m_.rankCopyUnidir.at(c.rankB, c.rankA), v);
@@ -181,46 +175,94 @@ core::Matrices MatrixBuilder::build() const {
   return m;
 }
 
-void completeMatrices(core::Matrices& m, const core::Topology& topology) {
-  const int n = m.rankUnidir.n;
-  m.rankLinkClass.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) m.rankLinkClass[m.rankUnidir.index(a, b)] = linkClassOf(topology, a, b);
+namespace {
+
+// Per rank, the median of everything it sent or received. Dense matrices are read in blocks of
+// ranks, so that the columns (what the block received) come from contiguous row slices.
+std::vector<float> peerMedians(const core::Matrix& bw) {
+  const int n = bw.n;
+  std::vector<float> out(static_cast<std::size_t>(n), std::nanf(""));
+  std::vector<std::vector<float>> values;
+  if (bw.sparse) {
+    values.resize(static_cast<std::size_t>(n));
+    bw.forEachCell([&](int a, int b, float v) {
+      values[static_cast<std::size_t>(a)].push_back(v);
+      values[static_cast<std::size_t>(b)].push_back(v);
+    });
+    for (int r = 0; r < n; ++r) out[static_cast<std::size_t>(r)] = static_cast<float>(median(values[static_cast<std::size_t>(r)], true));
+    return out;
   }
-  // per rank: median of everything it sent or received
-  m.rankPeerMedian.assign(static_cast<std::size_t>(n), std::nanf(""));
-  std::vector<float> values;
-  for (int r = 0; r < n; ++r) {
-    values.clear();
+  constexpr int kBlock = 256;
+  values.resize(static_cast<std::size_t>(std::min(n, kBlock)));
+  for (auto& v : values) v.reserve(2 * static_cast<std::size_t>(n));
+  for (int first = 0; first < n; first += kBlock) {
+    const int last = std::min(n, first + kBlock);
+    for (auto& v : values) v.clear();
+    const auto slot = [&](int r) -> std::vector<float>& { return values[static_cast<std::size_t>(r - first)]; };
+    for (int r = first; r < last; ++r) bw.forEachInRow(r, [&](int, float v) { slot(r).push_back(v); });
     for (int q = 0; q < n; ++q) {
-      for (float v : {m.rankUnidir.at(r, q), m.rankUnidir.at(q, r)}) {
-        if (!std::isnan(v)) values.push_back(v);
+      const float* row = bw.values.data() + bw.index(q, first);
+      for (int r = first; r < last; ++r) {
+        if (std::isfinite(row[r - first])) slot(r).push_back(row[r - first]);
       }
     }
-    m.rankPeerMedian[static_cast<std::size_t>(r)] = static_cast<float>(median(values, true));
+    for (int r = first; r < last; ++r) out[static_cast<std::size_t>(r)] = static_cast<float>(median(slot(r), true));
   }
-  if (m.nodeMeasured) return;
-  const int nodes = static_cast<int>(topology.nodes.size());
-  std::vector<std::vector<int>> ranksOf(static_cast<std::size_t>(nodes));
-  for (const auto& r : topology.ranks) ranksOf[static_cast<std::size_t>(r.node)].push_back(r.rank);
-  const auto derive = [&](const core::Matrix& from, core::Matrix& to, bool higherIsBetter) {
-    if (from.n == 0) {
-      to = core::Matrix{};  // no worst samples: none derived either
-      return;
-    }
-    to = core::nanMatrix(nodes);
+  return out;
+}
+
+// The node matrix derived from a rank matrix: each node pair's figure is the median of its rank
+// pairs (of an even count, the better middle value). Sparse stays sparse.
+core::Matrix deriveNodes(const core::Matrix& from, const std::vector<std::vector<int>>& ranksOf,
+                         const std::vector<int>& nodeOf, bool higherIsBetter) {
+  const int nodes = static_cast<int>(ranksOf.size());
+  if (!from.sparse) {
+    core::Matrix to = core::nanMatrix(nodes);
+    std::size_t largest = 0;
+    for (const auto& r : ranksOf) largest = std::max(largest, r.size());
+    std::vector<float> values(largest * largest);
     for (int x = 0; x < nodes; ++x) {
       for (int y = 0; y < nodes; ++y) {
         if (x == y) continue;
-        values.clear();
+        float* end = values.data();
         for (int a : ranksOf[static_cast<std::size_t>(x)]) {
+          const float* row = from.values.data() + from.index(a, 0);
           for (int b : ranksOf[static_cast<std::size_t>(y)]) {
-            if (!std::isnan(from.at(a, b))) values.push_back(from.at(a, b));
+            if (std::isfinite(row[b])) *end++ = row[b];
           }
         }
-        to.at(x, y) = static_cast<float>(median(values, higherIsBetter));
+        to.at(x, y) = static_cast<float>(median(values.data(), end, higherIsBetter));
       }
     }
+    return to;
+  }
+  core::Matrix to = core::sparseMatrix(nodes);
+  std::map<std::pair<int, int>, std::vector<float>> byPair;
+  from.forEachCell([&](int a, int b, float v) {
+    const int x = nodeOf[static_cast<std::size_t>(a)];
+    const int y = nodeOf[static_cast<std::size_t>(b)];
+    if (x != y) byPair[{x, y}].push_back(v);
+  });
+  for (auto& [pair, cells] : byPair) to.at(pair.first, pair.second) = static_cast<float>(median(cells, higherIsBetter));
+  return to;
+}
+
+}  // namespace
+
+void completeMatrices(core::Matrices& m, const core::Topology& topology) {
+  m.rankLinkClass = core::linkClassesOf(topology);
+  m.rankPeerMedian = peerMedians(m.rankUnidir);
+  if (m.nodeMeasured) return;
+  const int nodes = static_cast<int>(topology.nodes.size());
+  std::vector<std::vector<int>> ranksOf(static_cast<std::size_t>(nodes));
+  std::vector<int> nodeOf;
+  for (const auto& r : topology.ranks) {
+    ranksOf[static_cast<std::size_t>(r.node)].push_back(r.rank);
+    nodeOf.push_back(r.node);
+  }
+  const auto derive = [&](const core::Matrix& from, core::Matrix& to, bool higherIsBetter) {
+    // no worst samples: none derived either
+    to = from.n == 0 ? core::Matrix{} : deriveNodes(from, ranksOf, nodeOf, higherIsBetter);
   };
   derive(m.rankUnidir, m.nodeBw, true);
   derive(m.rankUnidirWorst, m.nodeBwWorst, true);

@@ -34,7 +34,4 @@ class MatrixBuilder {
 // pairs; of an even count the better middle value). Worst-sample matrices may be empty.
 void completeMatrices(core::Matrices& m, const core::Topology& topology);
 
-// Link class of a rank pair from the topology (GPU link classes arrive with GPU discovery).
-core::LinkClass linkClassOf(const core::Topology& topology, int a, int b);
-
 }  // namespace fabricmap::orchestrator

@@ -288,25 +288,18 @@ void checkPairs(const Profile& profile, const results::ResultsFile& file, Judge&
                               cells.b, cells.worst, median, cells.values.size()));
   };
   std::map<core::LinkClass, Cells> byClass;
-  const int n = m.rankUnidir.n;
-  const bool classes = m.rankLinkClass.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      const core::LinkClass c =
-          classes ? m.rankLinkClass[m.rankUnidir.index(a, b)] : core::LinkClass::kInterNode;
-      if (c == core::LinkClass::kSelf) continue;
-      add(byClass[c], m.rankUnidir.at(a, b), a, b);
-    }
-  }
+  const bool classes = m.rankLinkClass.n == m.rankUnidir.n;
+  m.rankUnidir.forEachCell([&](int a, int b, float v) {
+    if (a == b) return;
+    const core::LinkClass c = classes ? m.rankLinkClass.at(a, b) : core::LinkClass::kInterNode;
+    if (c != core::LinkClass::kSelf) add(byClass[c], v, a, b);
+  });
   for (const auto& [c, cells] : byClass) judgeCells(fmt::format("rank pairs {}", core::name(c)), cells, "rank pair");
   if (m.nodeBw.n >= 2) {
     Cells nodeCells;
-    for (int a = 0; a < m.nodeBw.n; ++a) {
-      for (int b = 0; b < m.nodeBw.n; ++b) {
-        if (a != b) add(nodeCells, m.nodeBw.at(a, b), a, b);
-      }
-    }
+    m.nodeBw.forEachCell([&](int a, int b, float v) {
+      if (a != b) add(nodeCells, v, a, b);
+    });
     judgeCells("node pairs", nodeCells, "node pair");
   }
 }

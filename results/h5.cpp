@@ -296,6 +296,14 @@ void appendRows(hid_t file, const std::string& path, const std::vector<ColumnSpe
   }
 }
 
+bool isTable(hid_t file, const std::string& path) {
+  if (!exists(file, path)) return false;
+  Handle dset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dset.valid()) return false;
+  Handle type(H5Dget_type(dset.get()), H5Tclose);
+  return type.valid() && H5Tget_class(type.get()) == H5T_COMPOUND;
+}
+
 std::vector<Row> readRows(hid_t file, const std::string& path,
                           const std::vector<ColumnSpec>& columns) {
   std::vector<Row> rows;

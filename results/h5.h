@@ -77,6 +77,8 @@ void createTable(hid_t file, const std::string& path, const std::vector<ColumnSp
 // Appends rows to a table created with the same columns.
 void appendRows(hid_t file, const std::string& path, const std::vector<ColumnSpec>& columns,
                 const std::vector<Row>& rows);
+// Whether `path` is a table (a compound dataset).
+bool isTable(hid_t file, const std::string& path);
 // Reads a table; columns missing in the file come back as the type's zero value. Absent table:
 // no rows.
 std::vector<Row> readRows(hid_t file, const std::string& path,

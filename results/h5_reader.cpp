@@ -50,8 +50,35 @@ T attributeOr(hid_t f, const std::string& path, const char* name, T fallback) {
       *v);
 }
 
+const std::vector<h5::ColumnSpec>& sparseColumns() {
+  static const std::vector<h5::ColumnSpec> kColumns{
+      {"row", h5::ColumnType::kInt}, {"col", h5::ColumnType::kInt}, {"value", h5::ColumnType::kFloat}};
+  return kColumns;
+}
+
+// The cells of a sparse matrix table (row, col, value) of dimension attribute `n`, checked.
+template <class Put>
+int readCells(hid_t f, const std::string& path, Put put) {
+  const auto n = attributeOr<std::int64_t>(f, path, "n", -1);
+  if (n < 0 || n > (1 << 24)) throw core::UsageError("'" + path + "' has no valid dimension (attribute n)");
+  for (const h5::Row& row : h5::readRows(f, path, sparseColumns())) {
+    const auto r = std::get<std::int64_t>(row[0]);
+    const auto c = std::get<std::int64_t>(row[1]);
+    if (r < 0 || c < 0 || r >= n || c >= n) throw core::UsageError("'" + path + "' has a cell outside its dimension");
+    put(static_cast<int>(r), static_cast<int>(c), std::get<double>(row[2]));
+  }
+  return static_cast<int>(n);
+}
+
+// A matrix: dense (an n x n dataset) or sparse (a table of its cells, quick pairwise mode).
 core::Matrix matrixAt(hid_t f, const std::string& path) {
   core::Matrix m;
+  if (h5::isTable(f, path)) {
+    m.sparse = true;
+    m.n = static_cast<int>(attributeOr<std::int64_t>(f, path, "n", -1));
+    readCells(f, path, [&](int r, int c, double v) { m.cells[m.index(r, c)] = static_cast<float>(v); });
+    return m;
+  }
   int rows = 0;
   int cols = 0;
   m.values = h5::readArray(f, path, rows, cols);
@@ -116,9 +143,14 @@ bool readMatrices(hid_t f, core::Matrices& m) {
   int rows = 0;
   int cols = 0;
   m.rankPeerMedian = h5::readArray(f, rank + "/peer_median", rows, cols);
-  int n = 0;
-  for (std::uint8_t c : h5::readEnumArray(f, rank + "/link_class", n)) {
-    m.rankLinkClass.push_back(static_cast<core::LinkClass>(c));
+  // dense files store every pair's class; sparse ones only the measured cells' (the reader derives
+  // the rest from the topology, see readResults)
+  if (!h5::isTable(f, rank + "/link_class")) {
+    int n = 0;
+    for (std::uint8_t c : h5::readEnumArray(f, rank + "/link_class", n)) {
+      m.rankLinkClass.table.push_back(static_cast<core::LinkClass>(c));
+    }
+    m.rankLinkClass.n = n;
   }
   m.nodeBw = matrixAt(f, node + "/bw");
   m.nodeLatency = matrixAt(f, node + "/latency");
@@ -169,10 +201,11 @@ void checkShapes(const ResultsFile& f) {
     fits(m.nodeBwWorst, nodes, "/matrix/node/bw_worst", true);
     fits(m.nodeLatencyWorst, nodes, "/matrix/node/latency_worst", true);
     const std::size_t cells = static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks);
-    if (m.rankLinkClass.size() != cells || m.rankPeerMedian.size() != static_cast<std::size_t>(ranks)) {
+    if (m.rankLinkClass.n != ranks || (!m.rankLinkClass.table.empty() && m.rankLinkClass.table.size() != cells) ||
+        m.rankPeerMedian.size() != static_cast<std::size_t>(ranks)) {
       throw core::UsageError("/matrix/rank/link_class or peer_median does not match the ranks");
     }
-    for (core::LinkClass c : m.rankLinkClass) {
+    for (core::LinkClass c : m.rankLinkClass.table) {
       if (static_cast<std::size_t>(c) >= core::kLinkClasses) throw core::UsageError("/matrix/rank/link_class holds an unknown class");
     }
   }
@@ -301,6 +334,9 @@ ResultsFile readResults(const std::string& path) {
     out.imported = readTable(f, kImportedTable, importColumns());
     out.acceptance = readVerdict(f);
     const bool pairs = readMatrices(f, out.matrices);
+    if (pairs && out.matrices.rankLinkClass.empty() && out.matrices.rankUnidir.sparse) {
+      out.matrices.rankLinkClass = core::linkClassesOf(out.topology);
+    }
     const bool copies = readCopyMatrices(f, out.topology.nodes, out.matrices);
     out.hasMatrices = pairs || copies;
     checkShapes(out);

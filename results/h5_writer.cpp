@@ -8,6 +8,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "core/error.h"
 #include "results/schema.h"
 
@@ -68,6 +71,56 @@ std::vector<float> asFloats(const std::vector<int>& values) {
   return {values.begin(), values.end()};
 }
 
+const std::vector<h5::ColumnSpec>& sparseColumns() {
+  static const std::vector<h5::ColumnSpec> kColumns{
+      {"row", h5::ColumnType::kInt}, {"col", h5::ColumnType::kInt}, {"value", h5::ColumnType::kFloat}};
+  return kColumns;
+}
+
+// A matrix at `path`: dense, an n x n float64 dataset; sparse (quick pairwise mode), a table of its
+// measured cells (row, col, value) with the dimension in attribute `n`.
+void writeMatrix(hid_t f, const std::string& path, const core::Matrix& m, const char* units) {
+  if (!m.sparse) {
+    h5::writeArray(f, path, m.values, m.n, m.n);
+  } else {
+    std::vector<h5::Row> rows;
+    m.forEachCell([&](int r, int c, float v) {
+      rows.push_back({std::int64_t{r}, std::int64_t{c}, static_cast<double>(v)});
+    });
+    h5::createTable(f, path, sparseColumns());
+    h5::appendRows(f, path, sparseColumns(), rows);
+    h5::writeAttributeAt(f, path, "n", static_cast<std::int64_t>(m.n));
+  }
+  h5::writeAttributeAt(f, path, "units", units);
+}
+
+// The link class of every rank pair: an R x R enum dataset beside dense matrices, a table of the
+// measured cells (row, col, class number) beside sparse ones.
+void writeLinkClasses(hid_t f, const std::string& path, const core::Matrices& m) {
+  std::vector<std::string> names;
+  for (int c = 0; c <= static_cast<int>(core::LinkClass::kInterNode); ++c) {
+    names.emplace_back(core::name(static_cast<core::LinkClass>(c)));
+  }
+  const int n = m.rankUnidir.n;
+  if (!m.rankUnidir.sparse) {
+    std::vector<std::uint8_t> classes(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+    for (int a = 0; a < n && !m.rankLinkClass.empty(); ++a) {
+      for (int b = 0; b < n; ++b) classes[m.rankUnidir.index(a, b)] = static_cast<std::uint8_t>(m.rankLinkClass.at(a, b));
+    }
+    h5::writeEnumArray(f, path, classes, n, names);
+    return;
+  }
+  std::vector<h5::Row> rows;
+  m.rankUnidir.forEachCell([&](int a, int b, float) {
+    if (m.rankLinkClass.empty()) return;
+    rows.push_back({std::int64_t{a}, std::int64_t{b}, static_cast<double>(m.rankLinkClass.at(a, b))});
+  });
+  h5::createTable(f, path, sparseColumns());
+  h5::appendRows(f, path, sparseColumns(), rows);
+  h5::writeAttributeAt(f, path, "n", static_cast<std::int64_t>(n));
+  h5::writeAttributeAt(f, path, "classes", fmt::format("{}", fmt::join(names, ",")));
+}
+
 // /matrix/gpu/<node>/... per node, and the rank-level fold /matrix/rank/copy_*.
 void writeCopyMatrices(hid_t f, const core::Matrices& m, const std::vector<core::NodeRecord>& nodes) {
   for (const core::CopyMatrices& c : m.copies) {
@@ -99,10 +152,8 @@ void writeCopyMatrices(hid_t f, const core::Matrices& m, const std::vector<core:
   }
   if (m.rankCopyUnidir.n == 0) return;
   const std::string rank = kRankMatrixGroup;
-  const int n = m.rankCopyUnidir.n;
-  h5::writeArray(f, rank + "/copy_unidir", m.rankCopyUnidir.values, n, n);
-  h5::writeArray(f, rank + "/copy_bidir", m.rankCopyBidir.values, n, n);
-  for (const char* d : {"/copy_unidir", "/copy_bidir"}) h5::writeAttributeAt(f, rank + d, "units", "GB/s");
+  writeMatrix(f, rank + "/copy_unidir", m.rankCopyUnidir, "GB/s");
+  writeMatrix(f, rank + "/copy_bidir", m.rankCopyBidir, "GB/s");
 }
 
 
@@ -111,40 +162,28 @@ void writePairMatrices(hid_t f, const core::Matrices& m) {
   const std::string rank = kRankMatrixGroup;
   const std::string node = kNodeMatrixGroup;
   const int n = m.rankUnidir.n;
-  h5::writeArray(f, rank + "/bw_unidir", m.rankUnidir.values, n, n);
-  h5::writeArray(f, rank + "/bw_bidir", m.rankBidir.values, n, n);
-  h5::writeArray(f, rank + "/latency", m.rankLatency.values, n, n);
   // an empty worst matrix means every pair has one sample: its worst is its best
-  const auto orBest = [](const core::Matrix& worst, const core::Matrix& best) -> const std::vector<float>& {
-    return worst.n > 0 ? worst.values : best.values;
+  const auto orBest = [](const core::Matrix& worst, const core::Matrix& best) -> const core::Matrix& {
+    return worst.n > 0 ? worst : best;
   };
-  h5::writeArray(f, rank + "/bw_unidir_worst", orBest(m.rankUnidirWorst, m.rankUnidir), n, n);
-  h5::writeArray(f, rank + "/latency_worst", orBest(m.rankLatencyWorst, m.rankLatency), n, n);
+  writeMatrix(f, rank + "/bw_unidir", m.rankUnidir, "GB/s");
+  writeMatrix(f, rank + "/bw_bidir", m.rankBidir, "GB/s");
+  writeMatrix(f, rank + "/latency", m.rankLatency, "us");
+  writeMatrix(f, rank + "/bw_unidir_worst", orBest(m.rankUnidirWorst, m.rankUnidir), "GB/s");
+  writeMatrix(f, rank + "/latency_worst", orBest(m.rankLatencyWorst, m.rankLatency), "us");
   h5::writeArray(f, rank + "/peer_median", m.rankPeerMedian, n, 0);
-  std::vector<std::uint8_t> classes(m.rankLinkClass.size());
-  for (std::size_t i = 0; i < classes.size(); ++i) classes[i] = static_cast<std::uint8_t>(m.rankLinkClass[i]);
-  std::vector<std::string> classNames;
-  for (int c = 0; c <= static_cast<int>(core::LinkClass::kInterNode); ++c) {
-    classNames.emplace_back(core::name(static_cast<core::LinkClass>(c)));
-  }
-  h5::writeEnumArray(f, rank + "/link_class", classes, n, classNames);
-  for (const char* d : {"/bw_unidir", "/bw_bidir", "/peer_median", "/bw_unidir_worst"}) {
-    h5::writeAttributeAt(f, rank + d, "units", "GB/s");
-  }
-  for (const char* d : {"/latency", "/latency_worst"}) h5::writeAttributeAt(f, rank + d, "units", "us");
+  h5::writeAttributeAt(f, rank + "/peer_median", "units", "GB/s");
+  writeLinkClasses(f, rank + "/link_class", m);
   h5::writeAttributeAt(f, rank, "mode", m.mode);
   h5::writeAttributeAt(f, rank, "message_bytes", static_cast<std::uint64_t>(m.bytes));
   h5::writeAttributeAt(f, rank, "window", static_cast<std::int64_t>(m.window));
   h5::writeAttributeAt(f, rank, "iterations", static_cast<std::int64_t>(m.iters));
   h5::writeAttributeAt(f, rank, "latency_iterations", static_cast<std::int64_t>(m.latencyIters));
   h5::writeAttributeAt(f, rank, "latency_bytes", static_cast<std::uint64_t>(m.latencyBytes));
-  const int nodes = m.nodeBw.n;
-  h5::writeArray(f, node + "/bw", m.nodeBw.values, nodes, nodes);
-  h5::writeArray(f, node + "/latency", m.nodeLatency.values, nodes, nodes);
-  h5::writeArray(f, node + "/bw_worst", orBest(m.nodeBwWorst, m.nodeBw), nodes, nodes);
-  h5::writeArray(f, node + "/latency_worst", orBest(m.nodeLatencyWorst, m.nodeLatency), nodes, nodes);
-  for (const char* d : {"/bw", "/bw_worst"}) h5::writeAttributeAt(f, node + d, "units", "GB/s");
-  for (const char* d : {"/latency", "/latency_worst"}) h5::writeAttributeAt(f, node + d, "units", "us");
+  writeMatrix(f, node + "/bw", m.nodeBw, "GB/s");
+  writeMatrix(f, node + "/latency", m.nodeLatency, "us");
+  writeMatrix(f, node + "/bw_worst", orBest(m.nodeBwWorst, m.nodeBw), "GB/s");
+  writeMatrix(f, node + "/latency_worst", orBest(m.nodeLatencyWorst, m.nodeLatency), "us");
   h5::writeAttributeAt(f, node, "measured", m.nodeMeasured);
   // the baselines the findings were judged against
   for (std::size_t c = 1; c < core::kLinkClasses; ++c) {

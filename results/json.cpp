@@ -47,7 +47,14 @@ nlohmann::ordered_json arrayOf(const std::vector<Column<R>>& columns, const std:
   return a;
 }
 
+// A dense matrix as rows of values; a sparse one (quick pairwise mode) as {"n", "cells": [[row,
+// col, value], ...]} of its measured cells.
 nlohmann::ordered_json matrixJson(const core::Matrix& m) {
+  if (m.sparse) {
+    nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+    m.forEachCell([&](int r, int c, float v) { cells.push_back({r, c, valueJson(static_cast<double>(v))}); });
+    return {{"n", m.n}, {"cells", std::move(cells)}};
+  }
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int r = 0; r < m.n; ++r) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();
@@ -108,11 +115,15 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
   j["rank"]["bw_unidir_worst"] = matrixJson(orBest(m.rankUnidirWorst, m.rankUnidir));
   j["rank"]["latency_worst"] = matrixJson(orBest(m.rankLatencyWorst, m.rankLatency));
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
-  for (int r = 0; r < m.rankUnidir.n; ++r) {
+  if (m.rankUnidir.sparse) {
+    m.rankUnidir.forEachCell([&](int r, int c, float) {
+      if (!m.rankLinkClass.empty()) classes.push_back({r, c, core::name(m.rankLinkClass.at(r, c))});
+    });
+    classes = {{"n", m.rankUnidir.n}, {"cells", std::move(classes)}};
+  }
+  for (int r = 0; r < m.rankUnidir.n && !m.rankUnidir.sparse && !m.rankLinkClass.empty(); ++r) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();
-    for (int c = 0; c < m.rankUnidir.n; ++c) {
-      row.push_back(core::name(m.rankLinkClass[m.rankUnidir.index(r, c)]));
-    }
+    for (int c = 0; c < m.rankUnidir.n; ++c) row.push_back(core::name(m.rankLinkClass.at(r, c)));
     classes.push_back(std::move(row));
   }
   j["rank"]["link_class"] = std::move(classes);

@@ -314,7 +314,7 @@ struct MatrixSource {
   const core::Matrix* bw = nullptr;
   const core::Matrix* worst = nullptr;    // n = 0: none
   const core::Matrix* latency = nullptr;  // n = 0: none
-  std::vector<int> linkClass;             // n*n LinkClass values, empty: none
+  const core::LinkClasses* linkClass = nullptr;  // of each cell; none for a node matrix
   std::vector<double> expectedByClass;    // by LinkClass (or [0] for a node matrix)
   std::vector<double> barByClass;         // slow below this share of the expected bandwidth
   double slowShare = kSlowShare;          // the run's threshold before noise lowers it
@@ -326,7 +326,7 @@ struct MatrixSource {
 };
 
 std::size_t classOf(const MatrixSource& s, int r, int c) {
-  return s.linkClass.empty() ? 0 : static_cast<std::size_t>(s.linkClass[cellIndex(s.bw->n, r, c)]);
+  return s.linkClass == nullptr ? 0 : static_cast<std::size_t>(s.linkClass->at(r, c));
 }
 
 double expectedOf(const MatrixSource& s, int r, int c) {
@@ -364,7 +364,7 @@ Heatmap fullHeatmap(const MatrixSource& s) {
       const double expected = expectedOf(s, r, c);
       const int mark = markOf(s, r, c, v);
       h.mark[i] = mark == kNoisy ? mark : std::max(mark, named.count({r, c}) > 0 ? 1 : 0);
-      const int k = s.linkClass.empty() ? 0 : s.linkClass[i];
+      const int k = static_cast<int>(classOf(s, r, c));
       if (k > 0 && static_cast<std::size_t>(k) < kClassColour.size() && !kClassColour[static_cast<std::size_t>(k)].empty()) {
         h.linkClass[i] = k;
       }
@@ -375,7 +375,7 @@ Heatmap fullHeatmap(const MatrixSource& s) {
       if (s.latency != nullptr && s.latency->n == n && finite(s.latency->at(r, c))) {
         tip += fmt::format(", latency {} us", usText(s.latency->at(r, c)));
       }
-      if (!s.linkClass.empty() && k >= 0 && static_cast<std::size_t>(k) < core::kLinkClasses) {
+      if (s.linkClass != nullptr && k >= 0 && static_cast<std::size_t>(k) < core::kLinkClasses) {
         tip += fmt::format(", {}", core::name(static_cast<core::LinkClass>(k)));
       }
       if (finite(expected) && expected > 0) {
@@ -583,12 +583,11 @@ std::vector<double> classBaselines(const core::Matrices& m) {
   std::vector<double> out(core::kLinkClasses, std::numeric_limits<double>::quiet_NaN());
   std::vector<std::vector<double>> cells(core::kLinkClasses);
   const core::Matrix& bw = m.rankUnidir;
-  const bool classes = m.rankLinkClass.size() == cellIndex(bw.n, bw.n, 0);
-  for (int r = 0; classes && r < bw.n; ++r) {
-    for (int c = 0; c < bw.n; ++c) {
-      const auto k = static_cast<std::size_t>(m.rankLinkClass[cellIndex(bw.n, r, c)]);
-      if (k < core::kLinkClasses && finite(bw.at(r, c))) cells[k].push_back(bw.at(r, c));
-    }
+  if (m.rankLinkClass.n == bw.n) {
+    bw.forEachCell([&](int r, int c, float v) {
+      const auto k = static_cast<std::size_t>(m.rankLinkClass.at(r, c));
+      if (k < core::kLinkClasses) cells[k].push_back(v);
+    });
   }
   for (std::size_t k = 1; k < core::kLinkClasses; ++k) {
     const double fixed = m.classExpected[k].bandwidth;
@@ -719,9 +718,7 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
     s.latency = &m.nodeLatency;
     const double fixed = m.nodeExpected.bandwidth;
     std::vector<double> offDiagonal;
-    for (const float v : m.nodeBw.values) {
-      if (std::isfinite(v)) offDiagonal.push_back(v);
-    }
+    m.nodeBw.forEachCell([&](int, int, float v) { offDiagonal.push_back(v); });
     s.expectedByClass = {finite(fixed) && fixed > 0 ? fixed : median(offDiagonal)};
     s.slowShare = slowShareOf(f);
     s.barByClass = {slowBar(m.nodeExpected, s.slowShare)};
@@ -750,8 +747,9 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
     }
     renderHeatmap(out, h);
   }
-  if (m.nodeLatency.n >= 2 && std::any_of(m.nodeLatency.values.begin(), m.nodeLatency.values.end(),
-                                          [](float v) { return std::isfinite(v); })) {
+  bool latencies = false;
+  m.nodeLatency.forEachCell([&](int, int, float) { latencies = true; });
+  if (m.nodeLatency.n >= 2 && latencies) {
     renderHeatmap(out, nodeLatencyHeatmap(f, nodeNames));
   }
   if (m.rankUnidir.n >= 2) {
@@ -760,9 +758,7 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
     s.worst = &m.rankUnidirWorst;
     s.latency = &m.rankLatency;
     const int n = m.rankUnidir.n;
-    if (m.rankLinkClass.size() == cellIndex(n, n, 0)) {
-      for (const auto k : m.rankLinkClass) s.linkClass.push_back(static_cast<int>(k));
-    }
+    if (m.rankLinkClass.n == n) s.linkClass = &m.rankLinkClass;
     s.expectedByClass = classBaselines(m);
     s.slowShare = slowShareOf(f);
     s.barByClass = classBars(m, s.slowShare);
@@ -783,9 +779,10 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
     h.id = "hm-rank";
     h.title = fmt::format("Rank x rank bandwidth, GB/s ({} ranks)", n);
     std::vector<int> present;
-    for (const int k : s.linkClass) {
+    m.rankUnidir.forEachCell([&](int r, int c, float) {
+      const int k = static_cast<int>(classOf(s, r, c));
       if (std::find(present.begin(), present.end(), k) == present.end() && k > 0) present.push_back(k);
-    }
+    });
     std::sort(present.begin(), present.end());
     h.legend = classLegend(m, s.expectedByClass, present, s.slowShare);
     if (n > kReportMaxCells) {

@@ -1,4 +1,4 @@
-// The results file's schema v1 (results/SCHEMA.md is its description): which record field is which
+// The results file's schema v2 (results/SCHEMA.md is its description): which record field is which
 // column or attribute, under which name and unit. The HDF5 writer and reader and the JSON output
 // all iterate these lists, so a field is named once.
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace fabricmap::results {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 inline constexpr const char* kRanksTable = "/topology/ranks";
 inline constexpr const char* kNodesTable = "/topology/nodes";

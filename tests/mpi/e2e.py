@@ -90,17 +90,38 @@ def check_rows(attrs, t, np):
 PAIR_ARGS = ["--pair-bytes", "64K", "--pair-iters", "3", "--latency-iters", "20"]
 
 
+def dense(f, name):
+    """A matrix dataset as an n x n array: as stored (full mode), or rebuilt from the table of
+    measured cells (row, col, value) that quick mode stores, NaN elsewhere (-1 for link classes)."""
+    import numpy
+    d = f[name]
+    if d.dtype.names is None:
+        return d[:]
+    n = int(d.attrs["n"])
+    out = numpy.full((n, n), -1 if name.endswith("link_class") else numpy.nan)
+    for cell in d[:]:
+        out[int(cell["row"]), int(cell["col"])] = cell["value"]
+    return out
+
+
 def check_pairwise(path, np_, mode="full"):
     """The matrices and /pairs of a pairwise run: every pair measured once per round schedule,
-    rounds of disjoint pairs, finite positive figures, link classes from the topology."""
+    rounds of disjoint pairs, finite positive figures, link classes from the topology. Quick mode
+    stores only the measured cells."""
     import numpy
     with h5py.File(path, "r") as f:
-        unidir = f["matrix/rank/bw_unidir"][:]
-        bidir = f["matrix/rank/bw_bidir"][:]
-        latency = f["matrix/rank/latency"][:]
-        classes = f["matrix/rank/link_class"][:]
-        class_names = {v: k for k, v in h5py.check_enum_dtype(f["matrix/rank/link_class"].dtype).items()}
-        node_bw = f["matrix/node/bw"][:]
+        unidir = dense(f, "matrix/rank/bw_unidir")
+        bidir = dense(f, "matrix/rank/bw_bidir")
+        latency = dense(f, "matrix/rank/latency")
+        classes = dense(f, "matrix/rank/link_class")
+        sparse = f["matrix/rank/bw_unidir"].dtype.names is not None
+        if sparse:
+            class_names = dict(enumerate(f["matrix/rank/link_class"].attrs["classes"].split(",")))
+            class_names[-1] = "unmeasured"
+            cells = len(f["matrix/rank/bw_unidir"])
+        else:
+            class_names = {v: k for k, v in h5py.check_enum_dtype(f["matrix/rank/link_class"].dtype).items()}
+        node_bw = dense(f, "matrix/node/bw")
         node_measured = bool(f["matrix/node"].attrs["measured"])
         ranks = f["topology/ranks"][:]
         nodes = f["topology/nodes"][:]
@@ -111,12 +132,17 @@ def check_pairwise(path, np_, mode="full"):
     check(unidir.shape == (np_, np_), f"rank matrix shape {unidir.shape}")
     check(all(numpy.isnan(unidir[i, i]) for i in range(np_)), "diagonal must be NaN")
     node_of = [int(r["node"]) for r in ranks]
+    first = [p for p in pairs if p["level"].decode() == "rank" and p["sample"] == 0]
+    measured = {(int(p["a"]), int(p["b"])) for p in first}
+    check(sparse == (mode == "quick"), f"{mode} mode stored {'sparse' if sparse else 'dense'} matrices")
+    if sparse:
+        check(cells == 2 * len(measured), f"quick mode keeps the measured cells only: {cells} for {len(measured)} pairs")
     for a in range(np_):
         for b in range(np_):
             want = "self" if a == b else ("same_node_host" if node_of[a] == node_of[b] else "inter_node")
+            if sparse and (min(a, b), max(a, b)) not in measured:
+                want = "unmeasured"
             check(class_names[int(classes[a, b])] == want, f"link class {a},{b}")
-    first = [p for p in pairs if p["level"].decode() == "rank" and p["sample"] == 0]
-    measured = {(int(p["a"]), int(p["b"])) for p in first}
     if mode == "full":
         check(len(first) == np_ * (np_ - 1) // 2 and len(measured) == len(first),
               f"full mode measures each rank pair once: {len(first)} rows, {len(measured)} distinct")
@@ -153,7 +179,7 @@ def case_sweep(args, tmp):
     attrs, t = read(out)
     check(attrs["world_size"] == args.np, "world_size")
     check(attrs["backend"] == "mpi", "backend")
-    check(attrs["schema_version"] == 1, "schema_version")
+    check(attrs["schema_version"] == 2, "schema_version")
     check("Open MPI" in attrs["mpi_version"], "mpi_version")
     check(len(t["topology/ranks"]) == args.np, "ranks table")
     rows = check_rows(attrs, t, args.np)

@@ -484,10 +484,10 @@ const auto kNv18 = [](int, int) { return std::string("NV18"); };
 TEST(ClaimedVsMeasured, GpuLinkClassesComeFromTheNodesLinks) {
   const GpuNode n = gpuNode(4, [](int a, int b) { return (a ^ b) == 1 ? "NV4" : "SYS"; }, "NVLINK_PAIRS", "no",
                             [](int, int) { return 50.0; });
-  EXPECT_EQ(n.m.rankLinkClass[n.m.rankUnidir.index(0, 1)], core::LinkClass::kNvlink);
-  EXPECT_EQ(n.m.rankLinkClass[n.m.rankUnidir.index(0, 2)], core::LinkClass::kPcie);
+  EXPECT_EQ(n.m.rankLinkClass.at(0, 1), core::LinkClass::kNvlink);
+  EXPECT_EQ(n.m.rankLinkClass.at(0, 2), core::LinkClass::kPcie);
   const GpuNode s = gpuNode(4, kNv18, "FULL_NVSWITCH", "yes", [](int, int) { return 380.0; });
-  EXPECT_EQ(s.m.rankLinkClass[s.m.rankUnidir.index(2, 3)], core::LinkClass::kNvswitch);
+  EXPECT_EQ(s.m.rankLinkClass.at(2, 3), core::LinkClass::kNvswitch);
 }
 
 TEST(ClaimedVsMeasured, RecognisedGpusSetTheExpectedFigure) {

@@ -59,12 +59,13 @@ results::ResultsFile run(int nodes, int perNode, double intra, double world, con
   f.hasMatrices = true;
   f.matrices.pairsMeasured = true;
   f.matrices.rankUnidir = core::nanMatrix(ranks);
-  f.matrices.rankLinkClass.assign(static_cast<std::size_t>(ranks * ranks), core::LinkClass::kSelf);
+  f.matrices.rankLinkClass.n = ranks;
+  f.matrices.rankLinkClass.table.assign(static_cast<std::size_t>(ranks * ranks), core::LinkClass::kSelf);
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b) {
       if (a == b) continue;
       const bool same = a / perNode == b / perNode;
-      f.matrices.rankLinkClass[f.matrices.rankUnidir.index(a, b)] =
+      f.matrices.rankLinkClass.table[f.matrices.rankUnidir.index(a, b)] =
           same ? core::LinkClass::kNvswitch : core::LinkClass::kInterNode;
       f.matrices.rankUnidir.at(a, b) = same ? 380.f : 45.f;
     }

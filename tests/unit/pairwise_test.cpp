@@ -5,10 +5,18 @@
 #include <set>
 #include <vector>
 
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
 #include "core/error.h"
 #include "core/plan.h"
+#include "orchestrator/analysis.h"
 #include "orchestrator/matrices.h"
 #include "orchestrator/planner.h"
+#include "results/h5_reader.h"
+#include "results/h5_writer.h"
+#include "results/json.h"
 #include "topologies/rank_map.h"
 
 namespace fabricmap::orchestrator {
@@ -183,9 +191,9 @@ TEST(Matrices, BestAndWorstSamplesDerivedNodesAndMedians) {
   EXPECT_FLOAT_EQ(m.rankLatencyWorst.at(2, 0), 5);
   EXPECT_FLOAT_EQ(m.rankBidir.at(2, 0), 30);
   EXPECT_TRUE(std::isnan(m.rankUnidir.at(0, 3)));
-  EXPECT_EQ(m.rankLinkClass[m.rankUnidir.index(0, 1)], core::LinkClass::kSameNodeHost);
-  EXPECT_EQ(m.rankLinkClass[m.rankUnidir.index(0, 2)], core::LinkClass::kInterNode);
-  EXPECT_EQ(m.rankLinkClass[m.rankUnidir.index(3, 3)], core::LinkClass::kSelf);
+  EXPECT_EQ(m.rankLinkClass.at(0, 1), core::LinkClass::kSameNodeHost);
+  EXPECT_EQ(m.rankLinkClass.at(0, 2), core::LinkClass::kInterNode);
+  EXPECT_EQ(m.rankLinkClass.at(3, 3), core::LinkClass::kSelf);
   // node matrix not measured: the median of the measured rank pairs between the nodes
   EXPECT_FALSE(m.nodeMeasured);
   EXPECT_FLOAT_EQ(m.nodeBw.at(0, 1), 30);  // of 12 and 30, the better
@@ -199,6 +207,82 @@ TEST(Matrices, BestAndWorstSamplesDerivedNodesAndMedians) {
   EXPECT_TRUE(n.nodeMeasured);
   EXPECT_FLOAT_EQ(n.nodeBw.at(0, 1), 50);
   EXPECT_FLOAT_EQ(n.nodeLatency.at(1, 0), 3);
+}
+
+// Quick mode keeps only the measured cells (16,384 ranks must not cost R x R), and everything
+// built from them (link classes, peer medians, node figures, findings, the file, JSON) is what the
+// same cells give in a dense matrix.
+TEST(Matrices, QuickModeIsSparseAndEqualToTheDenseEquivalent) {
+  const core::Topology t = topologies::buildTopology(probes(24), 3);  // 8 nodes of 3 ranks
+  const RunConfig quick = pairwiseConfig({"--pairwise-mode", "quick"});
+  MatrixBuilder sparse(t, quick);
+  MatrixBuilder dense(t, pairwiseConfig());
+  std::set<std::pair<int, int>> measured;
+  for (const core::PairStep& step : makePlan(quick, t).pairSteps) {
+    if (step.level != core::PairLevel::kRank) continue;
+    for (const auto& [a, b] : core::pairsOf(step)) {
+      // node 7 (ranks 21-23) a tenth of everyone else's 10 GB/s; jitter by pair
+      const double slow = a >= 21 || b >= 21 ? 0.1 : 1.0;
+      const auto s = sample("rank", a, b, (10 + a % 3) * slow, (10 + b % 5) * slow, 5 + a % 2);
+      sparse.add(s);
+      dense.add(s);
+      measured.emplace(std::min(a, b), std::max(a, b));
+    }
+  }
+  const core::Matrices ms = sparse.build();
+  const core::Matrices md = dense.build();
+  ASSERT_TRUE(ms.rankUnidir.sparse);
+  ASSERT_FALSE(md.rankUnidir.sparse);
+  EXPECT_EQ(ms.rankUnidir.cells.size(), 2 * measured.size());
+  EXPECT_LT(measured.size(), 24u * 23u / 2u);  // quick mode: not every pair
+  for (int a = 0; a < 24; ++a) {
+    EXPECT_EQ(ms.rankPeerMedian[static_cast<std::size_t>(a)], md.rankPeerMedian[static_cast<std::size_t>(a)]) << a;
+    for (int b = 0; b < 24; ++b) {
+      const float x = ms.rankUnidir.at(a, b);
+      const float y = md.rankUnidir.at(a, b);
+      EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y))) << a << "," << b;
+      EXPECT_EQ(ms.rankLinkClass.at(a, b), md.rankLinkClass.at(a, b));
+    }
+  }
+  ASSERT_TRUE(ms.nodeBw.sparse);
+  for (int x = 0; x < 8; ++x) {
+    for (int y = 0; y < 8; ++y) {
+      const float p = ms.nodeBw.at(x, y);
+      const float q = md.nodeBw.at(x, y);
+      EXPECT_TRUE(p == q || (std::isnan(p) && std::isnan(q))) << x << "," << y;
+    }
+  }
+  const auto fs = analyze(ms, t, AnalysisConfig{});
+  const auto fd = analyze(md, t, AnalysisConfig{});
+  ASSERT_EQ(fs.size(), fd.size());
+  for (std::size_t i = 0; i < fs.size(); ++i) EXPECT_EQ(fs[i].message, fd[i].message);
+  ASSERT_FALSE(fs.empty());
+  EXPECT_EQ(fs[0].kind, "node");
+  EXPECT_EQ(fs[0].nodeA, 7);
+
+  // the file stores the measured cells and reads back sparse, equal, with the same classes
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("fabricmap-quick-" + std::to_string(getpid()) + ".h5")).string();
+  {
+    results::H5Sink sink(path);
+    core::Provenance p;
+    p.worldSize = 24;
+    sink.begin(p, t, {});
+    sink.analysis(ms, fs);
+    sink.finish(true);
+  }
+  const results::ResultsFile f = results::readResults(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(f.matrices.rankUnidir.sparse);
+  EXPECT_EQ(f.matrices.rankUnidir.n, 24);
+  EXPECT_EQ(f.matrices.rankUnidir.cells, ms.rankUnidir.cells);
+  EXPECT_EQ(f.matrices.nodeBw.cells, ms.nodeBw.cells);
+  EXPECT_EQ(f.matrices.rankLatency.cells, ms.rankLatency.cells);
+  for (const auto& [a, b] : measured) EXPECT_EQ(f.matrices.rankLinkClass.at(a, b), ms.rankLinkClass.at(a, b));
+  const auto j = results::toJson(f);
+  EXPECT_EQ(j["matrices"]["rank"]["bw_unidir"]["n"], 24);
+  EXPECT_EQ(j["matrices"]["rank"]["bw_unidir"]["cells"].size(), 2 * measured.size());
+  EXPECT_EQ(j["matrices"]["rank"]["link_class"]["cells"].size(), 2 * measured.size());
 }
 
 }  // namespace

@@ -82,11 +82,12 @@ void addPairwise(ResultsFile& f, int slowNode = -1) {
   m.bytes = 1 << 20;
   m.rankUnidir = core::nanMatrix(n);
   m.rankLatency = core::nanMatrix(n);
-  m.rankLinkClass.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), core::LinkClass::kInterNode);
+  m.rankLinkClass.n = n;
+  m.rankLinkClass.table.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), core::LinkClass::kInterNode);
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       const bool same = a / perNode == b / perNode;
-      m.rankLinkClass[m.rankUnidir.index(a, b)] = a == b ? core::LinkClass::kSelf
+      m.rankLinkClass.table[m.rankUnidir.index(a, b)] = a == b ? core::LinkClass::kSelf
                                                   : same ? core::LinkClass::kNvswitch
                                                          : core::LinkClass::kInterNode;
       if (a == b) continue;
@@ -328,7 +329,7 @@ TEST(Report, DamagedFiguresStillRender) {
   f.collectives[1].busbw = std::nan("");
   f.collectives[2].timeUs.mean = std::numeric_limits<double>::infinity();
   addPairwise(f);
-  f.matrices.rankLinkClass[1] = static_cast<core::LinkClass>(200);
+  f.matrices.rankLinkClass.table[1] = static_cast<core::LinkClass>(200);
   f.topology.nodes[0].gpuLinks.pop_back();
   core::CopyMatrices copies;
   copies.node = 0;

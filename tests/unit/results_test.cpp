@@ -356,7 +356,7 @@ TEST(ResultsFile, JsonCarriesEveryRecord) {
     sink.finish(true);
   }
   const auto j = toJson(readResults(path));
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["complete"], true);
   EXPECT_EQ(j["provenance"]["slurm_job_id"], "4242");
   EXPECT_EQ(j["provenance"]["run_config"]["iters"], 20);  // embedded JSON, not a string

@@ -246,15 +246,16 @@ TEST(Verify, PairFractionPerLinkClassAndNodeMatrix) {
   core::Matrices& m = f.matrices;
   m.pairsMeasured = true;
   m.rankUnidir = core::nanMatrix(4);
-  m.rankLinkClass.assign(16, core::LinkClass::kInterNode);
+  m.rankLinkClass.n = 4;
+  m.rankLinkClass.table.assign(16, core::LinkClass::kInterNode);
   for (int a = 0; a < 4; ++a) {
     for (int b = 0; b < 4; ++b) {
       if (a == b) {
-        m.rankLinkClass[m.rankUnidir.index(a, b)] = core::LinkClass::kSelf;
+        m.rankLinkClass.table[m.rankUnidir.index(a, b)] = core::LinkClass::kSelf;
         continue;
       }
       const bool same = a / 2 == b / 2;
-      m.rankLinkClass[m.rankUnidir.index(a, b)] = same ? core::LinkClass::kNvswitch : core::LinkClass::kInterNode;
+      m.rankLinkClass.table[m.rankUnidir.index(a, b)] = same ? core::LinkClass::kNvswitch : core::LinkClass::kInterNode;
       m.rankUnidir.at(a, b) = same ? 380.f : 45.f;
     }
   }
