@@ -57,6 +57,39 @@ void sampleOf(const core::Matrix& m, Take take) {
   }
 }
 
+// Faults only ever make a link slower, and a fabric with faults measures in two groups: the
+// healthy values and, more than kGap times worse, the faulty ones. When such a gap leaves at
+// least kHealthyShare of the values on its better side, those are the healthy population, even
+// where the faulty ones are the majority (two of seven nodes throttled slow 22 of 42 node pairs).
+constexpr double kGap = 2.0;
+constexpr double kHealthyShare = 0.25;
+
+// The values better than the widest gap of at least kGap (see above); all of them when there is
+// none. The gap is looked for in at most 64K of them.
+std::vector<float> healthyGroup(std::vector<float> v, bool higherIsBetter) {
+  const auto better = [&](float x, float y) { return higherIsBetter ? x > y : x < y; };
+  std::vector<float> sorted;
+  const std::size_t stride = std::max<std::size_t>(1, v.size() / 65536);
+  for (std::size_t i = 0; i < v.size(); i += stride) sorted.push_back(v[i]);
+  std::sort(sorted.begin(), sorted.end(), [&](float x, float y) { return better(y, x); });  // worst first
+  const auto minHealthy =
+      std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(kHealthyShare * static_cast<double>(sorted.size()))));
+  std::size_t split = 0;
+  double widest = kGap;
+  for (std::size_t i = 0; i + 1 < sorted.size() && sorted.size() - (i + 1) >= minHealthy; ++i) {
+    if (!(sorted[i] > 0)) continue;
+    const double gap = higherIsBetter ? sorted[i + 1] / sorted[i] : sorted[i] / sorted[i + 1];
+    if (gap >= widest) {
+      widest = gap;
+      split = i + 1;
+    }
+  }
+  if (split == 0) return v;
+  const float bestFaulty = sorted[split - 1];
+  std::erase_if(v, [&](float x) { return !better(x, bestFaulty); });
+  return v;
+}
+
 // The baseline of a population (see analysis.h) and the spread of its healthy part.
 Robust robustStats(std::vector<float> v, bool higherIsBetter) {
   Robust r;
@@ -69,15 +102,18 @@ Robust robustStats(std::vector<float> v, bool higherIsBetter) {
     std::nth_element(x.begin(), k, x.end());
     return static_cast<double>(*k);
   };
+  std::vector<float> healthy = healthyGroup(v, higherIsBetter);
+  if (healthy.size() < v.size()) v = healthy;  // a gap set the faulty values aside
   // values more than 2x worse than the median are set aside (they are what the analysis looks for)
   const double all = medianInPlace(v);
   std::vector<float> kept = v;
   std::erase_if(kept, [&](float x) { return higherIsBetter ? x < 0.5 * all : x > 2.0 * all; });
   r.median = kept.empty() ? all : medianInPlace(kept);
-  // The spread is measured on every value, around that baseline: pairs that are consistently
-  // slower without a fault (shared cores, placement) widen it, so they do not pass for faults.
-  // The median absolute deviation ignores up to half the values; of an even count, the smaller
-  // middle value, so that a class half of whose pairs are slow does not hide them as noise.
+  // The spread is measured on every (healthy) value, around that baseline: pairs that are
+  // consistently slower without a fault (shared cores, placement) widen it, so they do not pass
+  // for faults. The median absolute deviation ignores up to half the values; of an even count,
+  // the smaller middle value, so that a class half of whose pairs are slow does not hide them as
+  // noise.
   if (v.size() >= 3 && r.median > 0) {
     for (float& x : v) x = static_cast<float>(std::fabs(x - r.median));
     const auto k = v.begin() + static_cast<long>((v.size() - 1) / 2);
@@ -772,56 +808,82 @@ bool slowIsSomeRanks(const InterNode& in, int x, bool outgoing, bool incoming) {
   return slow > 0 && fine > 0;
 }
 
-// Node x named whole, by its egress or by its ingress, when most of its pairs in those directions
-// are slow and (for one direction) most of the other direction is fine.
-std::optional<Finding> nodeFinding(InterNode& in, int x) {
-  const Evidence out = directionOf(in.view, x, true);
-  const Evidence inc = directionOf(in.view, x, false);
-  if (out.judged < 2 || inc.judged < 2) return std::nullopt;
+// A node named whole, by its egress or by its ingress, and the evidence of each direction.
+struct NodeCulprit {
+  int node = -1;
+  bool outgoing = false;
+  bool incoming = false;
+  Evidence out;
+  Evidence in;
+};
+
+// Node x is a culprit when most of its pairs in some directions are slow and (for one direction)
+// most of the other direction is fine, unless the slowness is some of its ranks' (the rank rule
+// names those; their pairs are explained here).
+std::optional<NodeCulprit> nodeCulprit(InterNode& in, int x) {
+  NodeCulprit n{x, false, false, directionOf(in.view, x, true), directionOf(in.view, x, false)};
+  if (n.out.judged < 2 || n.in.judged < 2) return std::nullopt;
   const double share = in.c.attributeShare;
-  const bool o = out.share() >= share;
-  const bool i = inc.share() >= share;
-  const bool both = o && i;
-  if (!both && !(o && inc.share() <= 1.0 - share) && !(i && out.share() <= 1.0 - share)) return std::nullopt;
-  if (slowIsSomeRanks(in, x, o, i)) {
-    in.explain(x, o, i);  // the rank rule names them
+  n.outgoing = n.out.share() >= share;
+  n.incoming = n.in.share() >= share;
+  const bool both = n.outgoing && n.incoming;
+  if (!both && !(n.outgoing && n.in.share() <= 1.0 - share) && !(n.incoming && n.out.share() <= 1.0 - share)) {
     return std::nullopt;
   }
+  in.explain(x, n.outgoing, n.incoming);
+  if (slowIsSomeRanks(in, x, n.outgoing, n.incoming)) return std::nullopt;
+  in.named[static_cast<std::size_t>(x)] = 1;
+  return n;
+}
+
+// How clean the fabric is apart from the named nodes: the fine share of the pairs that touch none
+// of them (1 when there are none), the first part of a node finding's margin.
+double restIsClean(const InterNode& in) {
+  int judged = 0;
+  int slow = 0;
+  in.view.values.forEachCell([&](int x, int y, float) {
+    if (x == y || in.named[static_cast<std::size_t>(x)] || in.named[static_cast<std::size_t>(y)]) return;
+    const Judged j = in.view.at(x, y);
+    ++judged;
+    slow += j.verdict == Verdict::kSlow;
+  });
+  return judged > 0 ? 1.0 - static_cast<double>(slow) / judged : 1.0;
+}
+
+Finding nodeFinding(const InterNode& in, const NodeCulprit& n, double rest) {
   Evidence e;
-  if (o) e.merge(out);
-  if (i) e.merge(inc);
+  if (n.outgoing) e.merge(n.out);
+  if (n.incoming) e.merge(n.in);
   Finding f;
-  f.nodeA = x;
-  f.subject = nodeName(in.topo, x);
+  f.nodeA = n.node;
+  f.subject = nodeName(in.topo, n.node);
   f.expected = in.base.bandwidth;
   f.unit = "GB/s";
   f.measured = medianOf(e.values);
   f.ratio = f.measured / f.expected;
   const std::string rate = core::formatRate(f.measured);
   const std::string base = core::formatRate(f.expected);
-  double margin = restIsClean(in.view, out, inc);
-  if (both) {
+  double margin = rest;
+  if (n.outgoing && n.incoming) {
     f.kind = "node";
     f.message = fmt::format("{}: {} of {} peers see it slow both ways, {} vs {} baseline ({:.2f}x) - check its NIC, "
                             "cable or host",
-                            f.subject, std::max(out.slow, inc.slow), out.judged, rate, base, f.ratio);
-  } else if (o) {
+                            f.subject, std::max(n.out.slow, n.in.slow), n.out.judged, rate, base, f.ratio);
+  } else if (n.outgoing) {
     f.kind = "node_egress";
-    margin *= 1.0 - inc.share();
+    margin *= 1.0 - n.in.share();
     f.message = fmt::format("{} egress: sending to {} of {} peers at {} vs {} baseline ({:.2f}x) while receiving "
                             "normally - check its transmit path (NIC port, cable, egress shaping)",
-                            f.subject, out.slow, out.judged, rate, base, f.ratio);
+                            f.subject, n.out.slow, n.out.judged, rate, base, f.ratio);
   } else {
     f.kind = "node_ingress";
-    margin *= 1.0 - out.share();
+    margin *= 1.0 - n.out.share();
     f.message = fmt::format("{} ingress: receiving from {} of {} peers at {} vs {} baseline ({:.2f}x) while sending "
                             "normally - check its receive path (NIC port, cable, switch port towards it)",
-                            f.subject, inc.slow, inc.judged, rate, base, f.ratio);
+                            f.subject, n.in.slow, n.in.judged, rate, base, f.ratio);
   }
   f.severity = severityFor(f.ratio);
   setConfidence(f, e, margin, true);
-  in.explain(x, o, i);
-  in.named[static_cast<std::size_t>(x)] = 1;
   return f;
 }
 
@@ -1078,9 +1140,12 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
   InterNode in{m, topo, c, nb, classBase[static_cast<std::size_t>(LinkClass::kInterNode)],
                viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nb, c, noisyNodes, topo), {},
                std::vector<char>(static_cast<std::size_t>(nodes), 0)};
+  std::vector<NodeCulprit> culprits;
   for (int x = 0; x < nodes; ++x) {
-    if (auto f = nodeFinding(in, x)) findings.push_back(std::move(*f));
+    if (auto n = nodeCulprit(in, x)) culprits.push_back(std::move(*n));
   }
+  const double rest = restIsClean(in);
+  for (const NodeCulprit& n : culprits) findings.push_back(nodeFinding(in, n, rest));
   linkFindings(in, findings);
   latencyFindings(m, topo, c, nb, noisyNodes, findings);
   rankFindings(in, findings);

@@ -410,7 +410,15 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan) {
   if (pairs.empty()) return;
-  const auto rounds = core::packRounds(pairs);
+  // A suspect measured beside a really slow pair can look slow because of it (ranks spinning on a
+  // slow transfer take the CPU, a throttled route congests its switch): a few suspects are
+  // retested alone, one pair per round. Many are packed into rounds of disjoint pairs.
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  if (pairs.size() <= kIsolatedRetests) {
+    for (const auto& pair : pairs) rounds.push_back({pair});
+  } else {
+    rounds = core::packRounds(pairs);
+  }
   for (int sample = 1; sample <= config.retests; ++sample) {
     core::PairStep base = pairStepTemplate(config, level, members);
     base.sample = sample;

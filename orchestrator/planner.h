@@ -46,7 +46,9 @@ void planCopies(const RunConfig& config, const core::Topology& topology, core::P
 // each member against `pairwisePeers` random others, packed into rounds of disjoint pairs.
 void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
 
-// Appends `config.retests` re-measurements of `pairs` (rounds of disjoint pairs each).
+// Appends `config.retests` re-measurements of `pairs`: one pair per round when there are at most
+// kIsolatedRetests of them (a retest measures the suspect alone), else rounds of disjoint pairs.
+inline constexpr std::size_t kIsolatedRetests = 128;
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan);
 

@@ -129,6 +129,28 @@ TEST(Analysis, BaselinesAreTheHealthyMedianEvenWithHalfThePairsSlow) {
   EXPECT_LT(nodeBaseline(f.m).bandwidthSpread, 0.05);
 }
 
+// Two of seven nodes throttled both ways slow 22 of the 42 node pairs: the healthy values lie
+// above a wide gap and are the baseline, and both nodes are named.
+TEST(Analysis, AFaultyMajorityDoesNotBecomeTheBaseline) {
+  const Fabric f = fabric(7, 1, 64, [](core::Matrices& m, const core::Topology&) {
+    for (int x = 0; x < 7; ++x) {
+      for (int slow : {2, 5}) {
+        if (x == slow) continue;
+        setBw(m, x, slow, 0.1f);
+        setBw(m, slow, x, 0.1f);
+      }
+    }
+  });
+  EXPECT_NEAR(nodeBaseline(f.m).bandwidth, 10.0, 0.3);
+  EXPECT_LT(nodeBaseline(f.m).bandwidthSpread, 0.05);
+  const auto found = serious(analyze(f.m, f.topology, kDefaults));
+  ASSERT_EQ(found.size(), 2u) << describe(found);
+  EXPECT_EQ(found[0].kind, "node");
+  EXPECT_EQ(found[1].kind, "node");
+  EXPECT_EQ(std::min(found[0].nodeA, found[1].nodeA), 2);
+  EXPECT_EQ(std::max(found[0].nodeA, found[1].nodeA), 5);
+}
+
 TEST(Analysis, NamesASlowNode) {
   const Fabric f = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) {
     for (int x = 0; x < 3; ++x) {

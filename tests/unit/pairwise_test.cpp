@@ -137,11 +137,25 @@ TEST(PairPlan, CollectivesComeFirstAndRetestsLast) {
   EXPECT_EQ(plan.pairSteps.front().index, collectives);
   const int before = plan.stepCount();
   planRetests(c, core::PairLevel::kRank, 4, {{0, 1}, {1, 2}, {2, 3}}, plan);
-  // 3 pairs pack into 2 rounds, measured twice (default --retests 2)
-  ASSERT_EQ(plan.stepCount(), before + 4);
-  EXPECT_EQ(plan.pairSteps.back().index, before + 3);
+  // a few suspects are retested alone: 3 rounds of one pair, measured twice (default --retests 2)
+  ASSERT_EQ(plan.stepCount(), before + 6);
+  EXPECT_EQ(plan.pairSteps.back().index, before + 5);
   EXPECT_EQ(plan.pairSteps.back().sample, 2);
-  EXPECT_EQ(plan.pairSteps[plan.pairSteps.size() - 4].sample, 1);
+  EXPECT_EQ(plan.pairSteps[plan.pairSteps.size() - 6].sample, 1);
+  for (std::size_t i = plan.pairSteps.size() - 6; i < plan.pairSteps.size(); ++i) {
+    EXPECT_EQ(plan.pairSteps[i].pairs.size(), 1u);
+  }
+}
+
+// Beyond kIsolatedRetests suspects, retests are packed into rounds of disjoint pairs.
+TEST(PairPlan, ManyRetestsArePacked) {
+  core::Plan plan;
+  std::vector<std::pair<int, int>> pairs;
+  for (int a = 0; a < 400; a += 2) pairs.emplace_back(a, a + 1);  // 200 disjoint pairs
+  ASSERT_GT(pairs.size(), kIsolatedRetests);
+  planRetests(pairwiseConfig({"--retests", "1"}), core::PairLevel::kRank, 400, pairs, plan);
+  ASSERT_EQ(plan.pairSteps.size(), 1u);
+  EXPECT_EQ(plan.pairSteps[0].pairs.size(), 200u);
 }
 
 TEST(PairPlan, QuickMode) {
