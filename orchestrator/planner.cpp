@@ -361,7 +361,8 @@ core::PairStep pairStepTemplate(const RunConfig& config, core::PairLevel level, 
   step.bytes = config.pairBytes;
   step.window = config.pairWindow;
   step.iters = config.pairIters;
-  step.warmup = 1;
+  // untimed windows before each stream: osu_bw's skip, 10 up to 8 KiB messages and 2 above
+  step.warmup = config.pairBytes > 8192 ? 2 : 10;
   step.latencyIters = config.latencyIters;
   return step;
 }
@@ -445,10 +446,12 @@ double stepDeadline(const core::CopyStep& step, const RunConfig& config) {
 }
 
 double stepDeadline(const core::PairStep& step, const RunConfig& config) {
-  // one way, the other and both (x2) of the window, the checked transfers, and the ping-pong at a
-  // generous millisecond per round trip
+  // one way, the other and both (x2) of the window, the checked transfers; then a generous
+  // millisecond per round trip: each one-way window's acknowledgement, and the ping-pong with
+  // osu_latency's 100 untimed trips
   const double bytes = 4.0 * static_cast<double>(step.bytes) * step.window * (step.iters + step.warmup + 1);
-  return deadlineFor(bytes + step.latencyIters * 1e-3 * kSlowestRate, config);
+  const double trips = 2.0 * (step.iters + step.warmup) + step.latencyIters + 100;
+  return deadlineFor(bytes + trips * 1e-3 * kSlowestRate, config);
 }
 
 double stepDeadline(const core::ScalingStep& step, const RunConfig& config) {

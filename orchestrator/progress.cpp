@@ -17,6 +17,9 @@ std::string duration(double seconds) {
 
 // A step costs a fixed overhead plus time proportional to the bytes it moves.
 constexpr double kStepOverheadBytes = 256.0 * 1024;
+// A round trip (a pair window's acknowledgement, a ping-pong) costs a few microseconds: about what
+// moving this much takes at host-memory rates.
+constexpr double kRoundTripBytes = 16.0 * 1024;
 
 }  // namespace
 
@@ -67,7 +70,10 @@ void Progress::extend(const core::Plan& plan) {
   for (const auto& s : plan.pairSteps) {
     if (steps_.contains(s.index)) continue;
     const std::size_t pairs = core::pairsOf(s).size();
-    const double w = 3.0 * (s.iters + s.warmup) * s.window * (static_cast<double>(s.bytes) + kStepOverheadBytes);
+    // one way, the other, both: windows of messages, one way acknowledged; then the ping-pong
+    // (osu_latency's 100 untimed round trips first)
+    const double w = 3.0 * (s.iters + s.warmup) * (s.window * static_cast<double>(s.bytes) + kRoundTripBytes) +
+                     (s.latencyIters + 100) * kRoundTripBytes + kStepOverheadBytes;
     const std::string what = s.sample > 0      ? fmt::format("retest {}", s.sample)
                              : s.pairs.empty() ? fmt::format("round {}/{}", s.round + 1, core::circleRounds(s.members))
                                                : std::string("quick round");

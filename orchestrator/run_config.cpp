@@ -28,12 +28,17 @@ struct Suite {
   int stepFactor;
   int iters;
   int warmup;
-  const char* pairBytes;  // large enough for host-memory MPI to reach its plateau
+  // A pair stream moves 64 of these per window (osu_bw's): 16 MiB (quick) and 64 MiB (full) in
+  // flight, past host-memory MPI's plateau; the pairwise phase takes as long as it did with the
+  // earlier 8 MiB windows of 4 MiB and 16 MiB messages (measured, 4 ranks on host memory).
+  const char* pairBytes;
   int pairIters;
   int latencyIters;
   // On GPUs (the nccl backend) sizes must be far larger to reach NVLink's plateau (REFERENCE.md:
   // busbw plateaus only at GiB messages on NVSwitch systems).
   const char* gpuMaxBytes;
+  // 64 per window: 256 MiB (quick) and 1 GiB (full) in flight, the volume per stream of the
+  // earlier single 256 MiB and 1 GiB messages
   const char* gpuPairBytes;
   const char* copyBytes;  // host memory copies (--copies on the mpi backend)
   const char* gpuCopyBytes;
@@ -49,8 +54,8 @@ struct Suite {
 
 // quick: a whole sweep in well under a minute on a small host; full: up to 1 GiB, nccl-tests' -f 2.
 constexpr Suite kSuites[] = {
-    {"quick", "8", "8M", 4, 20, 2, "4M", 10, 100, "1G", "256M", "16M", "256M", 10, 512, 1024, 2048, 4096, 10, "8M", "256M"},
-    {"full", "8", "1G", 2, 20, 5, "16M", 20, 1000, "8G", "1G", "64M", "1G", 20, 1024, 2048, 4096, 8192, 20, "64M", "1G"},
+    {"quick", "8", "8M", 4, 20, 2, "256K", 10, 100, "1G", "4M", "16M", "256M", 10, 512, 1024, 2048, 4096, 10, "8M", "256M"},
+    {"full", "8", "1G", 2, 20, 5, "1M", 20, 1000, "8G", "16M", "64M", "1G", 20, 1024, 2048, 4096, 8192, 20, "64M", "1G"},
 };
 
 const Suite& suiteNamed(const std::string& name) {
@@ -62,8 +67,8 @@ const Suite& suiteNamed(const std::string& name) {
 
 // The largest pairwise message: MPI counts are ints, and a bigger one says nothing new.
 constexpr std::uint64_t kMaxPairBytes = 1ull << 30;
-// Pairwise streams keep about this much in flight per iteration (the window adapts to the size).
-constexpr std::uint64_t kPairVolumePerIteration = 8ull << 20;
+// A pairwise stream's window: osu_bw's 64 messages per iteration, acknowledged once per window.
+constexpr int kPairWindow = 64;
 
 po::options_description describeOptions() {
   po::options_description d("fabricmap run options");
@@ -123,8 +128,8 @@ po::options_description describeOptions() {
     ("pairwise-mode", po::value<std::string>()->default_value("full"),
      "full: every rank and node pair (circle method, n-1 rounds); quick: a few random peers each")
     ("pairwise-peers", po::value<int>()->default_value(3), "quick mode: random peers per rank/node")
-    ("pair-bytes", po::value<std::string>(), "pairwise stream message size (quick suite: 4M)")
-    ("pair-window", po::value<int>(), "pairwise messages in flight per iteration (default: 8 MiB worth, 1..64)")
+    ("pair-bytes", po::value<std::string>(), "pairwise stream message size (quick suite: 256K, on GPUs 4M)")
+    ("pair-window", po::value<int>(), "pairwise messages per iteration, acknowledged per window as osu_bw (default 64, 1..1024)")
     ("pair-iters", po::value<int>(), "pairwise timed iterations")
     ("latency-iters", po::value<int>(), "pairwise ping-pong round trips (8 B)")
     ("retests", po::value<int>()->default_value(2), "re-measurements of a pair flagged slow")
@@ -476,9 +481,7 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     throw core::UsageError(fmt::format("--pair-bytes {} is too large (at most {})",
                                        core::formatBytes(c.pairBytes), core::formatBytes(kMaxPairBytes)));
   }
-  c.pairWindow = vm.count("pair-window")
-                     ? vm["pair-window"].as<int>()
-                     : static_cast<int>(std::clamp<std::uint64_t>(kPairVolumePerIteration / c.pairBytes, 1, 64));
+  c.pairWindow = vm.count("pair-window") ? vm["pair-window"].as<int>() : kPairWindow;
   if (c.pairWindow < 1 || c.pairWindow > 1024) throw core::UsageError("--pair-window must be in 1..1024");
   c.pairIters = vm.count("pair-iters") ? vm["pair-iters"].as<int>() : suite->pairIters;
   if (c.pairIters < 1) throw core::UsageError("--pair-iters must be at least 1");
@@ -559,9 +562,6 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
   if (!c.seqLenGiven) c.seqLen = suite.gpuSeqLen;
   if (!c.hiddenGiven) c.hidden = suite.gpuHidden;
   if (!c.scalingBytesGiven) c.scalingBytes = core::parseBytes(suite.gpuScalingBytes, "suite size");
-  if (!c.pairWindowGiven) {
-    c.pairWindow = static_cast<int>(std::clamp<std::uint64_t>(kPairVolumePerIteration / c.pairBytes, 1, 64));
-  }
 }
 
 std::string faultKindName(core::Fault::Kind kind) {

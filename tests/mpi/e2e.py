@@ -2,7 +2,7 @@
 """End-to-end tests of the real fabricmap binary under mpiexec; results read back with h5py.
 
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
-cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, copies,
+cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, pair-window, copies,
        hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict, import, verify
 """
 import argparse
@@ -251,6 +251,22 @@ def case_pairwise_quick(args, tmp):
     with h5py.File(out, "r") as f:
         medians = f["matrix/rank/peer_median"][:]
     check(numpy.isfinite(medians).all() and (medians > 0).all(), f"peer medians {medians}")
+
+
+def case_pair_window(args, tmp):
+    """The window a pair stream used is what the file and the console say: osu_bw's 64 by default,
+    N with --pair-window N, in every /pairs row, the /matrix/rank attributes and the console line."""
+    for extra, window in (([], 64), (["--pair-window", "8"], 8)):
+        out = os.path.join(tmp, f"w{window}.h5")
+        p = mpirun(args, args.np, [args.fabricmap, "run", "--pairwise", "--retests", "0", "-o", out]
+                   + PAIR_ARGS + extra)
+        check(p.returncode == 0, f"window {window}: exit {p.returncode}: {p.stderr}")
+        with h5py.File(out, "r") as f:
+            windows = {int(r["window"]) for r in f["pairs"][:]}
+            check(windows == {window}, f"/pairs window {windows}, expected {window}")
+            check(int(f["matrix/rank"].attrs["window"]) == window,
+                  f"/matrix/rank window {f['matrix/rank'].attrs['window']}, expected {window}")
+        check(f"window {window}," in p.stdout, f"console does not say window {window}")
 
 
 def case_pairwise_single(args, tmp):
@@ -1091,6 +1107,7 @@ def case_verify(args, tmp):
 CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_input,
          "corrupt": case_corrupt, "show": case_show, "rank-fault": case_rank_fault,
          "pairwise-quick": case_pairwise_quick, "pairwise-single": case_pairwise_single,
+         "pair-window": case_pair_window,
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
          "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
          "resume": case_resume, "training": case_training, "predict": case_predict,

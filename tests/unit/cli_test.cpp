@@ -159,8 +159,8 @@ TEST(RunOptions, GpuSizesUnlessGiven) {
   EXPECT_EQ(c.maxBytes, 8u << 20);
   applyBackendDefaults(c, "nccl");
   EXPECT_EQ(c.maxBytes, 1u << 30);
-  EXPECT_EQ(c.pairBytes, 256u << 20);
-  EXPECT_EQ(c.pairWindow, 1);
+  EXPECT_EQ(c.pairBytes, 4u << 20);
+  EXPECT_EQ(c.pairWindow, 64);
   RunConfig given = parse({"-e", "64M", "--pair-bytes", "1M", "--suite", "full"});
   applyBackendDefaults(given, "nccl");
   EXPECT_EQ(given.maxBytes, 64u << 20);
@@ -168,6 +168,38 @@ TEST(RunOptions, GpuSizesUnlessGiven) {
   RunConfig full = parse({"--suite", "full"});
   applyBackendDefaults(full, "nccl");
   EXPECT_EQ(full.maxBytes, 8ull << 30);
+  EXPECT_EQ(full.pairBytes, 16u << 20);
+}
+
+// A pair stream is osu_bw's unless told otherwise: a window of 64 messages at every size, suite and
+// backend (one acknowledgement per window, worker/mpi/pairs.cpp); --pair-window replaces it on both
+// backends. The suites' message sizes keep a window's volume (and so the run time) moderate.
+TEST(RunOptions, PairWindowIsOsuBwsUnlessGiven) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {}, {"--suite", "full"}, {"--pair-bytes", "1"}, {"--pair-bytes", "1G"}, {"--pair-bytes", "64K"}}) {
+    for (const char* backend : {"mpi", "nccl"}) {
+      RunConfig c = parse(args);
+      applyBackendDefaults(c, backend);
+      EXPECT_EQ(c.pairWindow, 64) << backend << " " << (args.empty() ? "" : args.back());
+    }
+  }
+  const RunConfig quick = parse({});
+  EXPECT_EQ(quick.pairBytes, 256u << 10);
+  EXPECT_EQ(quick.pairIters, 10);
+  EXPECT_EQ(quick.latencyIters, 100);
+  const RunConfig full = parse({"--suite", "full"});
+  EXPECT_EQ(full.pairBytes, 1u << 20);
+  EXPECT_EQ(full.pairIters, 20);
+  EXPECT_EQ(full.latencyIters, 1000);
+  for (const char* backend : {"mpi", "nccl"}) {
+    RunConfig given = parse({"--pair-window", "8", "--suite", "full"});
+    applyBackendDefaults(given, backend);
+    EXPECT_EQ(given.pairWindow, 8) << backend;
+  }
+  EXPECT_EQ(parse({"--pair-window", "1"}).pairWindow, 1);
+  EXPECT_EQ(parse({"--pair-window", "1024"}).pairWindow, 1024);
+  EXPECT_NE(errorOf({"--pair-window", "0"}).find("--pair-window"), std::string::npos);
+  EXPECT_NE(errorOf({"--pair-window", "1025"}).find("--pair-window"), std::string::npos);
 }
 
 TEST(RunOptions, HelpIsNotAnError) {

@@ -113,11 +113,22 @@ TEST(PairPlan, FullModeRanksThenNodes) {
     EXPECT_EQ(s.index, static_cast<int>(i));
     EXPECT_EQ(s.level, i < 5 ? core::PairLevel::kRank : core::PairLevel::kNode);
     EXPECT_EQ(s.bytes, 1u << 20);
-    EXPECT_EQ(s.window, 8);  // 8 MiB in flight
+    EXPECT_EQ(s.window, 64);  // osu_bw's window
+    EXPECT_EQ(s.warmup, 2);   // osu_bw's skip above 8 KiB
     EXPECT_EQ(s.iters, 4);
     EXPECT_EQ(s.sample, 0);
   }
   EXPECT_EQ(core::pairsOf(plan.pairSteps[6]).size(), 1u);  // 3 nodes: one pair, one bye
+}
+
+// Untimed windows before each stream are osu_bw's skip: 10 up to 8 KiB messages, 2 above.
+TEST(PairPlan, WarmUpIsOsuBwsSkip) {
+  const core::Topology t = topologies::buildTopology(probes(2), 2);
+  for (const auto& [bytes, warmup] : {std::pair{"8K", 10}, std::pair{"8200", 2}, std::pair{"16M", 2}}) {
+    const core::Plan plan = makePlan(parseRunOptions({"--pairwise", "--pair-bytes", bytes}).config, t);
+    ASSERT_FALSE(plan.pairSteps.empty());
+    EXPECT_EQ(plan.pairSteps[0].warmup, warmup) << bytes;
+  }
 }
 
 TEST(PairPlan, OneRankPerNodeMeasuresNoNodeLevel) {

@@ -1,5 +1,12 @@
-// Pairwise streams over NCCL: per iteration a group of `window` sends and/or receives, timed with
-// CUDA events; the receiver acknowledges the last message so the sender's time covers delivery.
+// Pairwise streams over NCCL in OSU's shapes (osu_bw, osu_bibw, osu_latency; see worker/mpi/pairs.cpp)
+// as far as NCCL allows, timed with CUDA events. NCCL has no requests to wait for on the host, so:
+// - a window is one ncclGroupStart/End of `window` sends (or receives) of the same buffer;
+// - one way, the receiver acknowledges each window with a 4-byte ncclSend after its group, and the
+//   sender's ncclRecv of it follows its own group: the next window's sends queue behind that
+//   acknowledgement on the stream, as osu_bw's next MPI_Isend waits for it on the host. The wait is
+//   stream order on the GPU, not a host round trip per window (the host only enqueues).
+// - both ways, each side's group holds the window's receives and sends, with no acknowledgement;
+// - latency: ncclSend/ncclRecv round trips after osu_latency's untimed ones.
 #include "worker/nccl/pairs.h"
 
 #include <fmt/format.h>
@@ -14,6 +21,8 @@
 
 namespace fabricmap::worker::nccl {
 namespace {
+
+constexpr std::size_t kAckBytes = 4;  // osu_bw's acknowledgement
 
 class NcclPairs final : public PairRunner {
  public:
@@ -43,12 +52,6 @@ class NcclPairs final : public PairRunner {
       window(peer, send, receive);
       FM_CHECK_CUDA(cudaEventRecord(iterationEnd, stream_));
     }
-    if (send != receive) {
-      // one element back from the receiver: the sender's time then covers delivery
-      FM_CHECK_NCCL(send ? ncclRecv(recv_, 1, ncclUint8, peer, comm_, stream_)
-                         : ncclSend(send_, 1, ncclUint8, peer, comm_, stream_));
-    }
-    FM_CHECK_CUDA(cudaEventRecord(end_, stream_));
     wait(peer, "stream");
     std::vector<double> iterations;
     cudaEvent_t previous = start_;
@@ -56,11 +59,14 @@ class NcclPairs final : public PairRunner {
       iterations.push_back(elapsedSeconds(previous, iterationEnd));
       previous = iterationEnd;
     }
-    return {elapsedSeconds(start_, end_), core::summarize(std::move(iterations)).cv};
+    // the last iteration ended with the last acknowledgement: the sender's time covers delivery
+    return {elapsedSeconds(start_, iterationEnds_.empty() ? start_ : iterationEnds_.back()),
+            core::summarize(std::move(iterations)).cv};
   }
 
   double pingPong(int peer, bool initiator) override {
-    const int warmup = std::max(1, spec_.latencyIters / 10);
+    // osu_latency's untimed round trips: 100 up to 8 KiB, 10 above
+    const int warmup = spec_.latencyBytes > 8192 ? 10 : 100;
     for (int i = 0; i < warmup; ++i) trip(peer, initiator);
     wait(peer, "ping-pong warm-up");
     sync(peer);
@@ -102,6 +108,7 @@ class NcclPairs final : public PairRunner {
     waitStream(stream_, comm_, timeout_, fmt::format("pairwise {} with rank {}", what, peer));
   }
 
+  // One iteration: the window as one group; one way, then the receiver's acknowledgement.
   void window(int peer, bool send, bool receive) {
     FM_CHECK_NCCL(ncclGroupStart());
     for (int w = 0; w < spec_.window; ++w) {
@@ -109,6 +116,13 @@ class NcclPairs final : public PairRunner {
       if (send) FM_CHECK_NCCL(ncclSend(send_, spec_.bytes, ncclUint8, peer, comm_, stream_));
     }
     FM_CHECK_NCCL(ncclGroupEnd());
+    if (send == receive) return;
+    // the acknowledgement travels in the data buffers' first bytes, which the stream no longer
+    // needs once the window is done (stream order), as osu_bw's lands in its receive buffer; the
+    // buffers hold at least max(bytes, latencyBytes)
+    const std::size_t ack = std::min<std::uint64_t>(kAckBytes, std::max(spec_.bytes, spec_.latencyBytes));
+    FM_CHECK_NCCL(send ? ncclRecv(recv_, ack, ncclUint8, peer, comm_, stream_)
+                       : ncclSend(send_, ack, ncclUint8, peer, comm_, stream_));
   }
 
   void trip(int peer, bool initiator) {
