@@ -337,16 +337,16 @@ double expectedOf(const MatrixSource& s, int r, int c) {
 // Cell marks: 0 fine, 1 slow, 2 slow and below half the baseline, 3 noisy.
 constexpr int kNoisy = 3;
 
-// The analysis's rules (orchestrator/analysis.cpp): a pair whose samples disagree by more than 25%
-// is noisy and not judged; otherwise slow below the bar of its class, an error below half the
-// baseline as well.
+// The analysis's rules (orchestrator/analysis.cpp): a pair whose samples are all below the bar of
+// its class is slow (an error below half the baseline as well), however much they differ; one
+// with samples on both sides of the bar is noisy and not judged.
 int markOf(const MatrixSource& s, int r, int c, double v) {
   const double worst = s.worst != nullptr && s.worst->n == s.bw->n ? s.worst->at(r, c) : v;
-  if (finite(v) && finite(worst) && worst < 0.75 * v) return kNoisy;
   const double expected = expectedOf(s, r, c);
   const std::size_t k = classOf(s, r, c);
-  const double bar = k < s.barByClass.size() ? s.barByClass[k] : s.slowShare;
-  if (!finite(v) || !finite(expected) || expected <= 0 || v >= bar * expected) return 0;
+  const double bar = (k < s.barByClass.size() ? s.barByClass[k] : s.slowShare) * expected;
+  if (!finite(v) || !finite(expected) || expected <= 0) return 0;
+  if (v >= bar) return finite(worst) && worst < bar ? kNoisy : 0;
   return v < 0.5 * expected ? 2 : 1;
 }
 
@@ -382,7 +382,7 @@ Heatmap fullHeatmap(const MatrixSource& s) {
         tip += fmt::format(", expected {} GB/s ({:.2f}x)", bwText(expected), v / expected);
       }
       if (h.mark[i] == kNoisy) {
-        tip += " - noisy: its samples disagree by more than 25%, not judged";
+        tip += " - noisy: samples on both sides of the bar, not judged";
       } else if (h.mark[i] > 0) {
         tip += h.mark[i] == 2 ? " - SLOW (below 0.5x)" : " - slow";
       }
@@ -706,8 +706,8 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
   fmt::format_to(out, "<p class=\"note\">{} mode, {} messages, window {}, {} iterations. Row sends to column; hover "
                       "a cell for its figures. A cell is outlined orange when the analysis would call it slow "
                       "(below {:.2f}x of the expected bandwidth of its link class, lower on a noisy class) or a "
-                      "finding names it, red when also below 0.5x; dashed grey when its samples disagree by more "
-                      "than 25% (noisy: the analysis does not judge it).</p>\n",
+                      "finding names it, red when also below 0.5x; dashed grey when its samples fall on both sides "
+                      "of the bar (noisy: the analysis does not judge it).</p>\n",
                  esc(m.mode), core::formatBytes(m.bytes), m.window, m.iters, slowShareOf(f));
   std::vector<std::string> nodeNames;
   for (int i = 0; i < m.nodeBw.n; ++i) nodeNames.push_back(nodeName(f, i));

@@ -375,7 +375,13 @@ TEST(Report, OnlyPairwise) {
   EXPECT_EQ(occurrences(html, "class=\"sw\""), 2u);
   EXPECT_EQ(occurrences(html, "class=\"sn\""), 3u);  // the legends' keys and the noisy pair
   EXPECT_NE(html.find("45.0 GB/s (worst sample 15.0)"), std::string::npos);
-  EXPECT_NE(html.find("noisy: its samples disagree"), std::string::npos);
+  EXPECT_NE(html.find("noisy: samples on both sides of the bar"), std::string::npos);
+  // samples all below the bar are slow, however much they differ (a throttled link is erratic)
+  f.matrices.rankUnidir.at(1, 0) = 4;
+  f.matrices.rankUnidirWorst.at(1, 0) = 1;
+  const std::string slow = renderReport(f);
+  EXPECT_EQ(occurrences(slow, "class=\"sn\""), 3u);
+  EXPECT_GT(occurrences(slow, "class=\"se\""), 2u);
 }
 
 TEST(Report, TrainingAndScalingWithoutMatrices) {
