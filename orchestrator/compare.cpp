@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "core/error.h"
@@ -15,6 +16,10 @@ namespace fabricmap::orchestrator {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+constexpr std::string_view kPeakRule =
+    "nccl-tests' figure: per group the highest busbw (from the mean time) over its sizes, out-of-place (in-place on "
+    "its own row), wrong rows left out; median over groups";
 
 // Scopes in the order a reader expects them, whatever order the files list them in.
 int scopeOrder(const std::string& scope) {
@@ -62,6 +67,32 @@ void summarizePairs(const core::Matrices& m, FileSummary& s) {
     if (a != b && v > 0) nodeLinks.push_back({a, b, v});
   });
   if (!nodeLinks.empty()) s.pairs.push_back(pairSummary("node", std::move(nodeLinks)));
+}
+
+// One placement's peak: per group the highest usable row, then the median over groups.
+PlacementPeak placementPeak(const std::vector<core::CollectiveRecord>& rows, std::string_view scope,
+                            std::string_view op, bool inPlace) {
+  std::map<int, const core::CollectiveRecord*> best;  // per group
+  for (const core::CollectiveRecord& r : rows) {
+    if (r.scope != scope || r.op != op || r.inPlace != inPlace) continue;
+    if ((r.checked && r.wrong > 0) || !(std::isfinite(r.busbw) && r.busbw > 0)) continue;
+    auto [it, added] = best.emplace(r.group, &r);
+    if (!added && r.busbw > it->second->busbw) it->second = &r;
+  }
+  PlacementPeak p;
+  p.groups = static_cast<int>(best.size());
+  if (best.empty()) return p;
+  std::vector<double> perGroup;
+  for (const auto& [group, r] : best) perGroup.push_back(r->busbw);
+  p.busbw = medianOf(perGroup);
+  if (best.size() == 1) p.bytes = best.begin()->second->bytes;
+  return p;
+}
+
+const CollectivePeak* findPeak(const FileSummary& s, const std::string& scope, const std::string& op) {
+  const auto it = std::find_if(s.peaks.begin(), s.peaks.end(),
+                               [&](const CollectivePeak& p) { return p.scope == scope && p.op == op; });
+  return it == s.peaks.end() ? nullptr : &*it;
 }
 
 std::string figure(double v) {
@@ -122,6 +153,11 @@ class RowBuilder {
 
 }  // namespace
 
+CollectivePeak peakOf(const std::vector<core::CollectiveRecord>& rows, std::string_view scope, std::string_view op) {
+  return {std::string(scope), std::string(op), placementPeak(rows, scope, op, false),
+          placementPeak(rows, scope, op, true)};
+}
+
 FileSummary summarize(const results::ResultsFile& file, std::string label, const PredictConfig* predictConfig) {
   FileSummary s;
   s.label = std::move(label);
@@ -153,10 +189,13 @@ FileSummary summarize(const results::ResultsFile& file, std::string label, const
   for (const core::CollectiveRecord& r : file.collectives) scopeOps.emplace(r.scope, r.op);
   for (const auto& [scope, op] : scopeOps) {
     if (auto p = plateauOf(file.collectives, scope, op)) s.plateaus.push_back(std::move(*p));
+    s.peaks.push_back(peakOf(file.collectives, scope, op));
   }
-  std::stable_sort(s.plateaus.begin(), s.plateaus.end(), [](const Plateau& a, const Plateau& b) {
+  const auto byScope = [](const auto& a, const auto& b) {
     return scopeOrder(a.scope) != scopeOrder(b.scope) ? scopeOrder(a.scope) < scopeOrder(b.scope) : a.op < b.op;
-  });
+  };
+  std::stable_sort(s.plateaus.begin(), s.plateaus.end(), byScope);
+  std::stable_sort(s.peaks.begin(), s.peaks.end(), byScope);
   if (file.hasMatrices) summarizePairs(file.matrices, s);
   s.findings = {{"error", 0}, {"warning", 0}, {"info", 0}};
   for (const core::Finding& f : file.findings) ++s.findings[f.severity];
@@ -191,7 +230,12 @@ Comparison compare(std::vector<FileSummary> files, double tolerance) {
       const std::string key = fmt::format("collectives.{}.{}", p.scope, p.op);
       const std::string what = fmt::format("{} {}", p.scope, p.op);
       rows.number(f, key + ".nranks", "collectives", what + " ranks/group", "", p.nranks, false);
-      rows.number(f, key + ".peak_busbw", "collectives", what + " peak busbw GB/s", "GB/s", p.peak);
+      if (const CollectivePeak* peak = findPeak(s, p.scope, p.op)) {
+        rows.number(f, key + ".peak_busbw", "collectives", what + " peak busbw out-of-place GB/s", "GB/s",
+                    peak->outOfPlace.busbw);
+        rows.number(f, key + ".peak_busbw_in_place", "collectives", what + " peak busbw in-place GB/s", "GB/s",
+                    peak->inPlace.busbw);
+      }
       rows.number(f, key + ".plateau_busbw", "collectives", what + " plateau busbw GB/s", "GB/s", p.busbw);
       rows.text(f, key + ".plateau_bytes", "collectives", what + " plateau sizes",
                 p.fromBytes == p.toBytes
@@ -264,13 +308,17 @@ Json comparisonToJson(const Comparison& c) {
     }
     f["node_list"] = std::move(nodes);
     Json plateaus = Json::array();
+    const auto finiteOrNull = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
     for (const Plateau& p : s.plateaus) {
       Json groups = Json::array();
       for (const GroupPlateau& g : p.groups) groups.push_back({{"group", g.group}, {"ranks", g.ranks}, {"busbw_gbs", g.busbw}});
+      const CollectivePeak* peak = findPeak(s, p.scope, p.op);
       plateaus.push_back({{"scope", p.scope},
                           {"op", p.op},
                           {"nranks", p.nranks},
-                          {"peak_busbw_gbs", p.peak},
+                          {"peak_busbw_gbs", finiteOrNull(peak ? peak->outOfPlace.busbw : kNone)},
+                          {"peak_busbw_in_place_gbs", finiteOrNull(peak ? peak->inPlace.busbw : kNone)},
                           {"plateau_busbw_gbs", p.busbw},
                           {"plateau_from_bytes", p.fromBytes},
                           {"plateau_to_bytes", p.toBytes},
@@ -324,6 +372,7 @@ Json comparisonToJson(const Comparison& c) {
   out["plateau_rule"] =
       "median busbw (from the median time) over the sizes >= 1/4 of the largest measured, per group; median over "
       "groups";
+  out["peak_rule"] = std::string(kPeakRule);
   out["files"] = std::move(files);
   out["rows"] = std::move(rows);
   return out;
@@ -359,7 +408,8 @@ std::string comparisonToText(const Comparison& c) {
   out += fmt::format("#\n# * differs from the reference ({}) by more than {:.0f}% (text: not equal); - not measured\n",
                      c.files.front().label, c.tolerance * 100);
   out += "# plateau: per group the median busbw over the sizes >= 1/4 of the largest measured, then the median over "
-         "groups; peak: the highest per-size median\n";
+         "groups\n";
+  out += fmt::format("# peak: {}\n", kPeakRule);
   for (const FileSummary& s : c.files) {
     if (!s.predictionError.empty()) out += fmt::format("# {}: no prediction: {}\n", s.label, s.predictionError);
     if (s.prediction && !s.prediction->unknownReason.empty())

@@ -4,10 +4,13 @@
 // the command reads the files and prints.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "orchestrator/plateau.h"
@@ -39,6 +42,25 @@ struct PairSummary {
   std::vector<WorstLink> worst;  // the lowest three, lowest first
 };
 
+// nccl-tests' peak as its users read it off the table: per group the highest busbw over its rows
+// (from the mean time: the figure nccl-tests prints, and `fabricmap run` in the same table), with
+// out-of-place and in-place apart and rows with wrong results left out; over a scope's groups, the
+// median. An imported log is one group, so this is the log's own largest busbw per placement.
+struct PlacementPeak {
+  double busbw = std::numeric_limits<double>::quiet_NaN();  // GB/s; NaN: no usable row
+  std::uint64_t bytes = 0;  // the size of the peak row when the scope has one group; 0 with several
+  int groups = 0;           // groups with a usable row
+};
+struct CollectivePeak {
+  std::string scope;
+  std::string op;
+  PlacementPeak outOfPlace;  // `compare`'s peak row
+  PlacementPeak inPlace;     // shown beside it
+};
+
+// The peaks of `scope`/`op` (nccl-tests op name) in `rows`.
+CollectivePeak peakOf(const std::vector<core::CollectiveRecord>& rows, std::string_view scope, std::string_view op);
+
 struct FileSummary {
   std::string label;
   std::string path;
@@ -52,6 +74,7 @@ struct FileSummary {
   std::map<std::string, int> classes;    // topology class -> nodes
   std::map<std::string, int> gpuModels;  // GPU name -> GPUs
   std::vector<Plateau> plateaus;         // per scope and op measured
+  std::vector<CollectivePeak> peaks;     // per scope and op measured, in the plateaus' order of scopes
   std::vector<PairSummary> pairs;        // rank link classes, then "node"
   std::map<std::string, int> findings;   // severity -> count (error, warning, info always present)
   std::optional<Prediction> prediction;

@@ -4,11 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
 #include "orchestrator/predict.h"
+#include "results/nccl_tests_log.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -175,6 +179,84 @@ TEST(Compare, PredictionWhenAModelIsGivenAndItsReasonWhenItCannot) {
   EXPECT_NE(h.predictionError.find("--peak-tflops"), std::string::npos);
   const Comparison c = compare({s, h}, 0.1);
   EXPECT_EQ(row(c, "prediction.step_seconds").cells[1].text, "unknown");
+}
+
+// One row of a fabricmap run's table: busbw from the mean time, busbwMedian from the median time.
+core::CollectiveRecord sweepRow(const std::string& scope, int group, bool inPlace, std::uint64_t bytes, double busbw,
+                                double busbwMedian) {
+  core::CollectiveRecord r;
+  r.scope = scope;
+  r.op = "all_reduce";
+  r.group = group;
+  r.ranks = std::to_string(group * 4) + "-" + std::to_string(group * 4 + 3);
+  r.nranks = 4;
+  r.dtype = "float";
+  r.inPlace = inPlace;
+  r.bytes = bytes;
+  r.busbw = busbw;
+  r.busbwMedian = busbwMedian;
+  r.checked = true;
+  return r;
+}
+
+TEST(Compare, PeakIsTheLargestBusbwPerPlacementAsNcclTestsPrintsIt) {
+  results::ResultsFile f = run(2, 4, 0, 0);
+  f.collectives.clear();
+  // intra, two nodes: per group the largest busbw (mean time) of each placement
+  using Row = std::tuple<int, bool, std::uint64_t, double, double>;  // group, in place, bytes, busbw, median
+  for (const auto& [group, inPlace, bytes, busbw, median] : std::vector<Row>{
+           {0, false, kMiB, 100, 90}, {0, false, 2 * kMiB, 150, 160}, {0, false, 4 * kMiB, 140, 170},
+           {0, true, kMiB, 110, 100}, {0, true, 2 * kMiB, 155, 150}, {0, true, 4 * kMiB, 170, 150},
+           {1, false, kMiB, 80, 85}, {1, false, 2 * kMiB, 120, 125}, {1, false, 4 * kMiB, 130, 135},
+           {1, true, kMiB, 90, 95}, {1, true, 2 * kMiB, 125, 130}, {1, true, 4 * kMiB, 120, 125}}) {
+    f.collectives.push_back(sweepRow("intra", group, inPlace, bytes, busbw, median));
+  }
+  core::CollectiveRecord wrong = sweepRow("intra", 0, false, 8 * kMiB, 400, 400);
+  wrong.wrong = 2;  // a wrong result's figure is no peak
+  f.collectives.push_back(wrong);
+  // world, one group: where the peak was reached is known
+  f.collectives.push_back(sweepRow("world", 0, false, 4 * kMiB, 50, 60));
+  f.collectives.push_back(sweepRow("world", 0, false, 8 * kMiB, 70, 65));
+  f.collectives.push_back(sweepRow("world", 0, true, 8 * kMiB, 72, 66));
+  const FileSummary s = summarize(f, "run", nullptr);
+  const CollectivePeak intra = peakOf(f.collectives, "intra", "all_reduce");
+  EXPECT_DOUBLE_EQ(intra.outOfPlace.busbw, (150.0 + 130.0) / 2);  // the median of the two groups' peaks
+  EXPECT_DOUBLE_EQ(intra.inPlace.busbw, (170.0 + 125.0) / 2);
+  EXPECT_EQ(intra.outOfPlace.groups, 2);
+  EXPECT_EQ(intra.outOfPlace.bytes, 0u);
+  const CollectivePeak world = peakOf(f.collectives, "world", "all_reduce");
+  EXPECT_DOUBLE_EQ(world.outOfPlace.busbw, 70);
+  EXPECT_EQ(world.outOfPlace.bytes, 8 * kMiB);
+  EXPECT_DOUBLE_EQ(world.inPlace.busbw, 72);
+  const Comparison c = compare({s}, 0.1);
+  EXPECT_DOUBLE_EQ(*row(c, "collectives.intra.all_reduce.peak_busbw").cells[0].value, 140);
+  EXPECT_DOUBLE_EQ(*row(c, "collectives.intra.all_reduce.peak_busbw_in_place").cells[0].value, 147.5);
+  EXPECT_NE(row(c, "collectives.intra.all_reduce.peak_busbw").label.find("out-of-place"), std::string::npos);
+  const auto j = comparisonToJson(c);
+  EXPECT_EQ(j["files"][0]["collectives"][0]["scope"], "world");
+  EXPECT_EQ(j["files"][0]["collectives"][0]["peak_busbw_gbs"], 70.0);
+  EXPECT_EQ(j["files"][0]["collectives"][0]["peak_busbw_in_place_gbs"], 72.0);
+  EXPECT_EQ(j["files"][0]["collectives"][1]["peak_busbw_gbs"], 140.0);
+  EXPECT_TRUE(j["peak_rule"].get<std::string>().starts_with("nccl-tests' figure"));
+  EXPECT_NE(comparisonToText(c).find("# peak: nccl-tests' figure"), std::string::npos);
+}
+
+TEST(Compare, AnImportedLogsPeaksAreTheLogsOwn) {
+  // the real GH200 log: its largest busbw is 122.57 out of place and 123.11 in place, both at
+  // 128 MiB (tests/data/nccl-tests/labels.tsv); never their mean
+  const std::string name =
+      std::string(FABRICMAP_TEST_DATA) + "/nccl-tests/gh200-2node-8gpu-allreduce-slingshot-cscs-alps.txt";
+  std::ifstream in(name);
+  std::stringstream text;
+  text << in.rdbuf();
+  const results::NcclTestsImport imported = results::importNcclTests({results::parseNcclTestsLog(text.str(), name)});
+  results::ResultsFile f;
+  f.path = "gh200.h5";
+  f.topology = imported.topology;
+  for (const auto& [step, rows] : imported.steps) f.collectives.insert(f.collectives.end(), rows.begin(), rows.end());
+  const Comparison c = compare({summarize(f, "gh200", nullptr)}, 0.1);
+  EXPECT_DOUBLE_EQ(*row(c, "collectives.world.all_reduce.peak_busbw").cells[0].value, 122.57);
+  EXPECT_DOUBLE_EQ(*row(c, "collectives.world.all_reduce.peak_busbw_in_place").cells[0].value, 123.11);
 }
 
 }  // namespace
