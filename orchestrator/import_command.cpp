@@ -3,6 +3,8 @@
 // like a run. Every log is parsed before anything is written; the file appears only when whole.
 #include <boost/program_options.hpp>
 
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,8 +15,10 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
+#include "orchestrator/compare.h"
 #include "orchestrator/provenance.h"
 #include "results/h5_writer.h"
 #include "results/journal.h"
@@ -34,6 +38,41 @@ std::string readLog(const std::string& path) {
   text << in.rdbuf();
   if (!in && !in.eof()) throw core::UsageError(fmt::format("{}: cannot be read", path));
   return text.str();
+}
+
+std::string peakText(const PlacementPeak& p) {
+  if (!std::isfinite(p.busbw)) return "-";
+  return fmt::format("{:.2f} GB/s at {}", p.busbw, core::formatBytes(p.bytes));
+}
+
+// nccl-tests' -a as an echoed command gave it: whose time a row shows; "" when not echoed.
+std::string averageText(int average) {
+  constexpr std::array<const char*, 4> kWhose = {"rank 0", "mean over ranks", "fastest rank", "slowest rank"};
+  if (average < 0 || average > 3) return "";
+  return fmt::format(", times -a {} ({})", average, kWhose.at(static_cast<std::size_t>(average)));
+}
+
+// What each table became: its rows, sizes, nccl-tests' verdict and the peaks `compare` reads.
+void printTables(const std::vector<results::NcclTestsLog>& logs, const results::NcclTestsImport& imported) {
+  std::size_t next = 0;
+  for (const auto& log : logs) {
+    for (const auto& table : log.tables) {
+      const core::ImportRecord& record = imported.imported.at(next++);
+      std::vector<core::CollectiveRecord> rows;
+      for (int step = record.firstStep; step <= record.lastStep; ++step) {
+        const auto& stepRows = imported.steps.at(static_cast<std::size_t>(step)).second;
+        rows.insert(rows.end(), stepRows.begin(), stepRows.end());
+      }
+      const CollectivePeak peak = peakOf(rows, "world", table.op);
+      const std::string average = averageText(table.average);
+      fmt::print("# {}:{}: {} ({} ranks), {} rows {}..{}{}, {}{}; peak busbw out-of-place {}, in-place {}\n",
+                 log.name, table.headerLine, table.op, table.ranks.size(), table.rows.size(),
+                 core::formatBytes(table.rows.front().bytes), core::formatBytes(table.rows.back().bytes), average,
+                 table.outOfBounds.empty() ? "no verdict (cut short)" : "out of bounds " + table.outOfBounds,
+                 table.wrongResults > 0 ? fmt::format(", {} wrong", table.wrongResults) : "",
+                 peakText(peak.outOfPlace), peakText(peak.inPlace));
+    }
+  }
 }
 
 std::string commandLine(const std::vector<std::string>& args) {
@@ -119,6 +158,7 @@ int importCommand(const std::vector<std::string>& args) {
   for (const auto& [step, rows] : imported.steps) sink.step(step, rows);
   sink.imported(imported.imported);
   sink.finish(true);
+  printTables(logs, imported);
   int rows = 0;
   for (const auto& i : imported.imported) rows += i.rows;
   fmt::print("# imported {} table{} ({} rows, {} steps) from {} log{} into {}\n", imported.imported.size(),

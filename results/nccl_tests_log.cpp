@@ -1,7 +1,8 @@
-// nccl-tests log importer (see nccl_tests_log.h). Tables are read by their column header, so the
-// old layout (size count type redop time algbw busbw error ...) and the new one (... redop root
-// ... #wrong ...) are the same code path; every line a table cannot use is either chatter (NCCL
-// INFO, other programs, blank) and skipped, or a row that starts with a number and must parse.
+// nccl-tests log importer (see nccl_tests_log.h). Tables are read by their column header, so every
+// generation is one code path: 2.0-2.12 (a header per test, "error" = the largest deviation),
+// 2.13+ (size count type redop root ... #wrong, a count), 2.19's per-iteration and timestamp
+// columns, rccl-tests' in-place-only table. A line inside a table that starts with a number is a
+// row; everything else is chatter (NCCL INFO, other programs, blank) and skipped.
 #include "results/nccl_tests_log.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ namespace fabricmap::results {
 namespace {
 
 // nccl-tests collectives that core::Op does not measure: imported under their nccl-tests name.
-constexpr std::array<std::string_view, 3> kOtherOps = {"gather", "scatter", "hypercube"};
+constexpr std::array<std::string_view, 4> kOtherOps = {"gather", "scatter", "hypercube", "alltoallv"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -115,9 +116,9 @@ std::string opOfFileName(const std::string& path) {
     if (std::isalnum(static_cast<unsigned char>(c))) squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   // the longer names first: "allreduce" holds "reduce", "reducescatter" holds "scatter"
-  constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kNames = {{
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kNames = {{
       {"reducescatter", "reduce_scatter"}, {"allreduce", "all_reduce"}, {"allgather", "all_gather"},
-      {"alltoall", "alltoall"}, {"sendrecv", "sendrecv"}, {"broadcast", "broadcast"},
+      {"alltoallv", "alltoallv"}, {"alltoall", "alltoall"}, {"sendrecv", "sendrecv"}, {"broadcast", "broadcast"},
       {"hypercube", "hypercube"}, {"gather", "gather"}, {"scatter", "scatter"}, {"reduce", "reduce"}}};
   for (const auto& [key, name] : kNames) {
     if (squashed.find(key) != std::string::npos) return std::string(name);
@@ -138,44 +139,190 @@ int iterations(std::string_view params, std::string_view before) {
   return 0;
 }
 
-enum class Field { kSize, kCount, kType, kRedop, kRoot, kTime, kAlgbw, kBusbw, kWrong, kError, kOther };
-
-struct Layout {
-  std::vector<Field> fields;
-  std::vector<int> placement;  // 0 out-of-place, 1 in-place, -1 neither
-  bool inPlace = false;        // the table has in-place columns
+enum class Field {
+  kSize, kCount, kType, kRedop, kRoot, kTime, kAlgbw, kBusbw, kWrong, kError,
+  kIterMin, kIterMax, kIterCv, kTimestamp, kOther
 };
 
+struct Column {
+  Field field = Field::kOther;
+  int placement = -1;  // 0 out-of-place, 1 in-place, -1 neither
+};
+
+struct Layout {
+  std::vector<Column> columns;
+  std::array<bool, 2> placements{};  // which placements the table prints
+  std::size_t tokens = 0;            // a full row's tokens (a timestamp is two: date and time)
+  int blankable = 0;                 // redop and root: printed blank by some versions and ops
+  NcclTestsCheck check = NcclTestsCheck::kCount;  // kMaxError: an "error" column
+};
+
+Field fieldNamed(std::string_view name) {
+  static const std::map<std::string_view, Field> kNames = {
+      {"size", Field::kSize},       {"count", Field::kCount},   {"type", Field::kType},
+      {"redop", Field::kRedop},     {"root", Field::kRoot},     {"time", Field::kTime},
+      {"cputime", Field::kTime},    {"algbw", Field::kAlgbw},   {"busbw", Field::kBusbw},
+      {"#wrong", Field::kWrong},    {"wrong", Field::kWrong},   {"error", Field::kError},
+      {"i_min", Field::kIterMin},   {"i_max", Field::kIterMax}, {"i_cv%", Field::kIterCv},
+      {"timestamp", Field::kTimestamp}};
+  const auto it = kNames.find(name);
+  return it == kNames.end() ? Field::kOther : it->second;
+}
+
+bool perPlacement(Field f) {
+  return f != Field::kSize && f != Field::kCount && f != Field::kType && f != Field::kRedop && f != Field::kRoot &&
+         f != Field::kTimestamp;
+}
+
 // The column header "size count type redop root time algbw busbw #wrong time ..." (after "#"),
-// or nothing when the line is not one.
-std::optional<Layout> columnLayout(std::string_view header) {
+// or nothing when the line is not one. Each "time" (or "cputime") starts a placement: out-of-place,
+// then in-place; a table with one, under an "in-place" title (rccl-tests), is in-place only.
+std::optional<Layout> columnLayout(std::string_view header, bool inPlaceOnly) {
   const auto t = tokens(header);
   if (t.size() < 3 || t[0] != "size" || t[1] != "count") return std::nullopt;
   Layout l;
   std::map<Field, int> seen;
+  int times = 0;
   for (std::string_view name : t) {
-    Field f = Field::kOther;
-    if (name == "size") f = Field::kSize;
-    else if (name == "count") f = Field::kCount;
-    else if (name == "type") f = Field::kType;
-    else if (name == "redop") f = Field::kRedop;
-    else if (name == "root") f = Field::kRoot;
-    else if (name == "time") f = Field::kTime;
-    else if (name == "algbw") f = Field::kAlgbw;
-    else if (name == "busbw") f = Field::kBusbw;
-    else if (name == "#wrong" || name == "wrong") f = Field::kWrong;
-    else if (name == "error") f = Field::kError;
-    const int n = seen[f]++;
-    const bool perPlacement = f == Field::kTime || f == Field::kAlgbw || f == Field::kBusbw || f == Field::kWrong || f == Field::kError;
-    l.fields.push_back(f);
-    l.placement.push_back(perPlacement ? (n < 2 ? n : -1) : -1);
-    if (perPlacement && n == 1) l.inPlace = true;
+    const Field f = fieldNamed(name);
+    times += f == Field::kTime ? 1 : 0;
+    ++seen[f];
+    int placement = -1;
+    if (perPlacement(f) && times >= 1 && times <= 2) placement = times - 1 + (inPlaceOnly ? 1 : 0);
+    if (placement > 1) placement = -1;
+    if (placement >= 0) l.placements[static_cast<std::size_t>(placement)] = true;
+    l.columns.push_back({f, placement});
+    l.tokens += f == Field::kTimestamp ? 2 : 1;
+    l.blankable += f == Field::kRedop || f == Field::kRoot ? 1 : 0;
   }
-  for (Field needed : {Field::kSize, Field::kCount, Field::kType, Field::kTime, Field::kAlgbw, Field::kBusbw}) {
+  for (Field needed : {Field::kType, Field::kTime, Field::kAlgbw, Field::kBusbw}) {
     if (seen[needed] == 0) return std::nullopt;
   }
   if (seen[Field::kWrong] + seen[Field::kError] == 0) return std::nullopt;
+  l.check = seen[Field::kError] > 0 ? NcclTestsCheck::kMaxError : NcclTestsCheck::kCount;
   return l;
+}
+
+bool isInteger(std::string_view s) {
+  if (s.starts_with('-')) s.remove_prefix(1);
+  return allDigits(s);
+}
+
+// Each column's text in a row ("" for a redop or root printed blank: all_gather, alltoall,
+// broadcast... of 2.9 to 2.13.3 print an empty redop), or nothing when the row does not fit the
+// header. Redop and root sit between the type and the figures, so the tokens printed there are
+// told apart by their form: a root is an integer, a redop a name.
+std::optional<std::vector<std::string_view>> alignRow(const Layout& l, const std::vector<std::string_view>& t) {
+  if (t.size() > l.tokens || l.tokens - t.size() > static_cast<std::size_t>(l.blankable)) return std::nullopt;
+  int present = l.blankable - static_cast<int>(l.tokens - t.size());
+  int blankableLeft = l.blankable;
+  std::vector<std::string_view> out;
+  std::size_t k = 0;
+  for (const Column& c : l.columns) {
+    if (c.field == Field::kRedop || c.field == Field::kRoot) {
+      const bool fits = k < t.size() && (c.field == Field::kRoot) == isInteger(t[k]);
+      const bool take = present > 0 && (present == blankableLeft || fits);
+      --blankableLeft;
+      out.push_back(take ? t[k++] : std::string_view());
+      present -= take ? 1 : 0;
+      continue;
+    }
+    if (c.field == Field::kTimestamp) {  // "2026-07-10 14:03:21": date and time
+      out.push_back(t[k]);
+      k += 2;
+      continue;
+    }
+    out.push_back(t[k++]);
+  }
+  return out;
+}
+
+// "-a 3", "-a3", "--average 3", "--average=3" in an echoed command; -1 when absent.
+int averageOption(std::string_view command) {
+  const auto t = tokens(command);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    std::string_view value;
+    if ((t[i] == "-a" || t[i] == "--average") && i + 1 < t.size()) value = t[i + 1];
+    else if (t[i].starts_with("--average=")) value = t[i].substr(10);
+    else if (t[i].starts_with("-a") && t[i].size() > 2 && !t[i].starts_with("--")) value = t[i].substr(2);
+    if (const auto n = number<int>(value); n && *n >= 0 && *n <= 3) return *n;
+  }
+  return -1;
+}
+
+// The verdict of "0 OK" / "3 FAILED": true when failed; nothing when absent or unreadable.
+std::optional<bool> failedVerdict(std::string_view outOfBounds) {
+  const auto t = tokens(outOfBounds);
+  if (t.size() < 2 || !number<long long>(t[0])) return std::nullopt;
+  if (t[1] == "OK") return false;
+  if (t[1] == "FAILED") return true;
+  return std::nullopt;
+}
+
+// Ops whose in-place results nccl-tests never judges (reportErrors = in_place ? 0 : 1): it prints
+// a count or error there (2.0 to 2.13.0) or N/A (later), and leaves it out of its verdict.
+bool inPlaceNeverJudged(std::string_view op) { return op == "alltoall" || op == "sendrecv" || op == "alltoallv"; }
+
+// Half a unit of the one digit "%5.0le" keeps ("7e-05" is 6.5e-05..7.5e-05): how far above its
+// printed value a max error may have been.
+double halfPrintedDigit(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return 0;
+  return 0.5 * std::pow(10.0, std::floor(std::log10(v)));
+}
+
+// Judges one placement as nccl-tests did (see judgeTable); counts in `notJudged` the results the
+// rule calls wrong that the log's "0 OK" passed.
+void judgeFigures(NcclTestsFigures& f, const NcclTestsTable& t, const NcclTestsRow& row, bool inPlace,
+                  std::optional<bool> failed, int& notJudged) {
+  f.checked = false;
+  f.wrong = 0;
+  if (!f.printed || !f.printedWrong || (inPlace && inPlaceNeverJudged(t.op))) return;
+  const double v = *f.printedWrong;
+  const bool counts = t.check == NcclTestsCheck::kCount;
+  const double bound = counts ? 0 : ncclTestsErrorBound(row.dtype, static_cast<int>(t.ranks.size()));
+  // NaN (results that were NaN) passes nccl-tests' "v > bound" but is no right result
+  const bool byRule = f.flagged || v > bound || std::isnan(v);
+  // a printed max error keeps one digit: under a FAILED verdict, one that may have been above counts
+  const bool mayBe = byRule || (!counts && v + halfPrintedDigit(v) > bound);
+  if (failed && !*failed && byRule) {
+    ++notJudged;  // the log passed it: nccl-tests did not judge this result
+    return;
+  }
+  f.checked = true;
+  if (!(failed ? (*failed && mayBe) : byRule)) return;
+  f.wrong = counts ? static_cast<std::uint64_t>(std::llround(std::min(v, 9.0e18))) : 1;
+}
+
+// Judges every result of a table the way its log does: by the log's "Out of bounds values" verdict
+// when it has one (OK: nothing wrong; FAILED: the results nccl-tests' rule, within the printed
+// precision, calls wrong), else by the rule itself. A "#wrong" column holding fractions is a
+// max-error column whatever its header says.
+void judgeTable(NcclTestsTable& t, const std::string& name, std::vector<std::string>& warnings) {
+  bool whole = true;
+  for (const auto& r : t.rows) {
+    for (const auto* f : {&r.outOfPlace, &r.inPlace}) {
+      if (f->printedWrong && *f->printedWrong != std::floor(*f->printedWrong)) whole = false;
+    }
+  }
+  if (!whole) t.check = NcclTestsCheck::kMaxError;
+  const std::optional<bool> failed = failedVerdict(t.outOfBounds);
+  int notJudged = 0;
+  t.wrongResults = 0;
+  for (auto& r : t.rows) {
+    judgeFigures(r.outOfPlace, t, r, false, failed, notJudged);
+    judgeFigures(r.inPlace, t, r, true, failed, notJudged);
+    t.wrongResults += (r.outOfPlace.wrong > 0 ? 1 : 0) + (r.inPlace.wrong > 0 ? 1 : 0);
+  }
+  if (notJudged > 0) {
+    warnings.push_back(fmt::format("{}:{}: {} result{} beyond nccl-tests' bound where the log says 'Out of bounds "
+                                   "values : {}': imported as unchecked", name, t.headerLine, notJudged,
+                                   notJudged == 1 ? "" : "s", t.outOfBounds));
+  }
+  if (failed && *failed && t.wrongResults == 0) {
+    warnings.push_back(fmt::format("{}:{}: the log says 'Out of bounds values : {}' but no row's #wrong/error "
+                                   "shows which result failed: no row is marked wrong", name, t.headerLine,
+                                   t.outOfBounds));
+  }
 }
 
 class Parser {
@@ -188,6 +335,13 @@ class Parser {
     if (number == 1 && s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);  // a UTF-8 byte order mark
     s = trim(stripLauncherPrefix(s));
     if (s.empty()) return;
+    const auto t = tokens(s);
+    // a row first: a row cut short and finished by someone else's output ("... 164.3nid01: NCCL
+    // INFO ...") is a broken row, not chatter
+    if (table_ && allDigits(t.front())) {
+      row(t);
+      return;
+    }
     if (isNcclChatter(s)) {
       ncclVersion(s);
       return;
@@ -196,36 +350,29 @@ class Parser {
       comment(trim(s.substr(1)), s);
       return;
     }
-    const auto t = tokens(s);
-    if (table_ && allDigits(t.front())) {
-      row(t);
-      return;
-    }
     if (!table_) {
-      // a command line echoed before the table names the binary
-      if (std::string op = opOfCommand(s); !op.empty()) pendingOp_ = {op, "command"};
+      // a command line echoed before the table names the binary (and maybe -a)
+      if (std::string op = opOfCommand(s); !op.empty()) {
+        pendingOp_ = {op, "command"};
+        pendingAverage_ = averageOption(s);
+      }
     }
   }
 
   NcclTestsLog finish() {
+    line_ = 0;
     closeTable();
     if (log_.tables.empty()) {
+      if (emptyTableLine_ > 0) {
+        throw core::UsageError(fmt::format("{}:{}: the table has no rows (the log ends before its first whole row)",
+                                           log_.name, emptyTableLine_));
+      }
       throw core::UsageError(fmt::format("{}: no nccl-tests result table (a '#  size  count  type ...' header "
                                          "followed by rows) in the log", log_.name));
     }
     for (auto& t : log_.tables) {
-      if (!t.op.empty()) continue;
-      if (std::string op = ncclTestsOp(opHint_); !op.empty()) {
-        t.op = op;
-        t.opSource = "--op";
-      } else if (std::string fromName = opOfFileName(log_.name); !fromName.empty()) {
-        t.op = fromName;
-        t.opSource = "file name";
-      } else {
-        throw core::UsageError(fmt::format(
-            "{}:{}: cannot tell which collective this table measured (no '# Collective test starting' line, no "
-            "*_perf command before it, no op in the file name): name it with --op", log_.name, t.headerLine));
-      }
+      if (t.op.empty()) nameOp(t);
+      judgeTable(t, log_.name, log_.warnings);
     }
     return std::move(log_);
   }
@@ -233,6 +380,22 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& what) const {
     throw core::UsageError(fmt::format("{}:{}: {}", log_.name, line_, what));
+  }
+  [[noreturn]] void failAt(int line, const std::string& what) const {
+    throw core::UsageError(fmt::format("{}:{}: {}", log_.name, line, what));
+  }
+
+  void nameOp(NcclTestsTable& t) const {
+    if (std::string op = ncclTestsOp(opHint_); !op.empty()) {
+      t.op = op;
+      t.opSource = "--op";
+    } else if (std::string fromName = opOfFileName(log_.name); !fromName.empty()) {
+      t.op = fromName;
+      t.opSource = "file name";
+    } else {
+      failAt(t.headerLine, "cannot tell which collective this table measured (no '# Collective test starting' "
+                           "line, no *_perf command before it, no op in the file name): name it with --op");
+    }
   }
 
   void ncclVersion(std::string_view s) {
@@ -272,48 +435,77 @@ class Parser {
       rank(c);
       return;
     }
-    if (auto layout = columnLayout(c)) {
-      closeTable();
-      NcclTestsTable t;
-      t.parameters = header_.parameters;
-      t.iters = header_.iters;
-      t.warmup = header_.warmup;
-      t.ranks = header_.ranks;
-      t.headerLine = line_;
-      t.op = pendingOp_.first;
-      t.opSource = pendingOp_.second;
-      if (t.ranks.empty()) {
-        fail("no '#  Rank N ... on HOST device D' lines before the table: cannot tell how many ranks measured it");
-      }
-      for (std::size_t r = 0; r < t.ranks.size(); ++r) {
-        if (t.ranks[r].rank != static_cast<int>(r)) {
-          line_ = t.ranks[r].line;
-          fail(fmt::format("rank {} where rank {} belongs: the rank lines must list ranks 0..{} once each",
-                           t.ranks[r].rank, r, t.ranks.size() - 1));
-        }
-      }
-      layout_ = *layout;
-      table_ = std::move(t);
+    if (auto layout = columnLayout(c, inPlaceTitle_)) {
+      openTable(std::move(*layout));
       return;
     }
-    if (!table_) return;
-    if (c.starts_with("Out of bounds values")) {
-      const std::size_t colon = c.find(':');
-      table_->outOfBounds = std::string(trim(colon == std::string_view::npos ? "" : c.substr(colon + 1)));
+    if (c.find("in-place") != std::string_view::npos) {
+      // the title above the column header: "out-of-place ... in-place", or "in-place" alone
+      inPlaceTitle_ = c.find("out-of-place") == std::string_view::npos;
       return;
     }
-    if (c.starts_with("Avg bus bandwidth")) {
-      const std::size_t colon = c.find(':');
-      const auto value = colon == std::string_view::npos ? std::nullopt : number<double>(trim(c.substr(colon + 1)));
-      if (!value) fail("cannot read the 'Avg bus bandwidth' value");
-      table_->avgBusBandwidth = *value;
-      table_->avgBusBandwidthLine = std::string(whole);
-      closeTable();
+    if (table_) footer(c, whole);
+  }
+
+  void footer(std::string_view c, std::string_view whole) {
+    const bool verdict = c.starts_with("Out of bounds values");
+    const bool average = c.starts_with("Avg bus bandwidth");
+    if (!verdict && !average) return;
+    // the test ran to its end: a row that could not be read was not cut short by a kill
+    if (badRow_) failAt(badRow_->first, badRow_->second);
+    const std::size_t colon = c.find(':');
+    const std::string_view value = trim(colon == std::string_view::npos ? "" : c.substr(colon + 1));
+    if (verdict) {
+      table_->outOfBounds = std::string(value);
+      return;
+    }
+    // "68.4048", or "68.4048 OK|FAILED" under NCCL_TESTS_MIN_BW
+    const auto t = tokens(value);
+    const auto bw = t.empty() ? std::nullopt : number<double>(t.front());
+    if (!bw) fail("cannot read the 'Avg bus bandwidth' value");
+    table_->avgBusBandwidth = *bw;
+    table_->avgBusBandwidthLine = std::string(whole);
+    closeTable();
+  }
+
+  void openTable(Layout layout) {
+    closeTable();
+    NcclTestsTable t;
+    t.parameters = header_.parameters;
+    t.iters = header_.iters;
+    t.warmup = header_.warmup;
+    t.ranks = header_.ranks;
+    t.headerLine = line_;
+    t.op = pendingOp_.first;
+    t.opSource = pendingOp_.second;
+    t.average = pendingAverage_;
+    if (t.ranks.empty()) {
+      fail("no '#  Rank N ... on HOST device D' lines before the table: cannot tell how many ranks measured it");
+    }
+    checkRankOrder(t.ranks);
+    layout_ = std::move(layout);
+    table_ = std::move(t);
+    inPlaceTitle_ = false;
+  }
+
+  void checkRankOrder(const std::vector<NcclTestsRank>& ranks) {
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (ranks[r].rank == static_cast<int>(r)) continue;
+      line_ = ranks[r].line;
+      const auto twice = std::find_if(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(r),
+                                      [&](const NcclTestsRank& x) { return x.rank == ranks[r].rank; });
+      if (twice != ranks.begin() + static_cast<std::ptrdiff_t>(r)) {
+        fail(fmt::format("rank {} is listed again (first at line {}): every process ran a test of its own, as "
+                         "an nccl-tests built without MPI=1 does under mpirun or srun; import one such log per "
+                         "process, or rebuild with MPI=1", ranks[r].rank, twice->line));
+      }
+      fail(fmt::format("rank {} where rank {} belongs: the rank lines must list ranks 0..{} once each",
+                       ranks[r].rank, r, ranks.size() - 1));
     }
   }
 
-  // "Rank  0 Group  0 Pid 204199 on  nid005471 device  0 [0009:01:00] NVIDIA GH200 120GB" (newer)
-  // or "Rank  0 Pid 112424 on localhost device  0 [0x00] A100-SXM4-40GB" (older).
+  // "Rank  0 Group  0 Pid 204199 on  nid005471 device  0 [0009:01:00] NVIDIA GH200 120GB" (2.13.4
+  // and later), "Rank  0 Pid 112424 on localhost device  0 [0x00] A100-SXM4-40GB" (2.0 to 2.13.3).
   void rank(std::string_view c) {
     const auto t = tokens(c);
     NcclTestsRank r;
@@ -346,77 +538,111 @@ class Parser {
     header_.ranks.push_back(std::move(r));
   }
 
+  // A table line that starts with a number. One that cannot be read is kept back: the next row or
+  // the footer makes it an error, the end of the log (or of the test) makes it a row cut short.
   void row(const std::vector<std::string_view>& t) {
-    if (t.size() != layout_.fields.size()) {
-      fail(fmt::format("table row has {} columns where the header has {} (cut short or mixed with other output)",
-                       t.size(), layout_.fields.size()));
+    if (badRow_) failAt(badRow_->first, badRow_->second);
+    std::string why;
+    if (auto r = readRow(t, why)) {
+      table_->rows.push_back(std::move(*r));
+    } else {
+      badRow_ = {line_, why};
+    }
+  }
+
+  std::optional<NcclTestsRow> readRow(const std::vector<std::string_view>& t, std::string& why) const {
+    const auto values = alignRow(layout_, t);
+    if (!values) {
+      why = fmt::format("table row has {} columns where the header has {} (cut short or mixed with other output)",
+                        t.size(), layout_.columns.size());
+      return std::nullopt;
     }
     NcclTestsRow r;
     r.line = line_;
     r.redop = "none";
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      const std::string_view v = t[i];
-      NcclTestsFigures& side = layout_.placement[i] == 1 ? r.inPlace : r.outOfPlace;
-      const auto real = [&](const char* what) {
-        const auto x = number<double>(v);
-        if (!x) fail(fmt::format("cannot read {} '{}'", what, v));
-        return *x;
-      };
-      switch (layout_.fields[i]) {
-        case Field::kSize:
-        case Field::kCount: {
-          const auto x = number<std::uint64_t>(v);
-          if (!x) fail(fmt::format("cannot read {} '{}'", layout_.fields[i] == Field::kSize ? "size" : "count", v));
-          (layout_.fields[i] == Field::kSize ? r.bytes : r.count) = *x;
-          break;
-        }
-        case Field::kType: r.dtype = std::string(v); break;
-        case Field::kRedop: r.redop = std::string(v); break;
-        case Field::kRoot: {
-          const auto x = number<int>(v);
-          if (!x) fail(fmt::format("cannot read root '{}'", v));
-          r.root = *x;
-          break;
-        }
-        case Field::kTime: side.timeUs = real("time"); break;
-        case Field::kAlgbw: side.algbw = real("algbw"); break;
-        case Field::kBusbw: side.busbw = real("busbw"); break;
-        case Field::kWrong:
-        case Field::kError:
-          if (v == "N/A") {
-            side.checked = false;
-          } else if (layout_.fields[i] == Field::kWrong) {
-            const auto x = number<std::uint64_t>(v);
-            if (!x) fail(fmt::format("cannot read #wrong '{}'", v));
-            side.checked = true;
-            side.wrong = *x;
-          } else {
-            // old logs print the largest deviation, not a count: any is at least one wrong element
-            side.checked = true;
-            side.wrong = real("error") != 0 ? 1 : 0;
-          }
-          break;
-        case Field::kOther: break;
-      }
+    r.outOfPlace.printed = layout_.placements[0];
+    r.inPlace.printed = layout_.placements[1];
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      const Column& c = layout_.columns[i];
+      NcclTestsFigures& side = c.placement == 1 ? r.inPlace : r.outOfPlace;
+      why = readValue(c, (*values)[i], r, side);
+      if (!why.empty()) return std::nullopt;
     }
-    r.hasInPlace = layout_.inPlace;
-    table_->rows.push_back(std::move(r));
+    return r;
+  }
+
+  // Sets the column's value in `r`; what is wrong with it, or "".
+  static std::string readValue(const Column& c, std::string_view v, NcclTestsRow& r, NcclTestsFigures& side) {
+    const auto real = [&](const char* what, double& to) {
+      const auto x = number<double>(v);
+      if (!x) return fmt::format("cannot read {} '{}'", what, v);
+      to = *x;
+      return std::string();
+    };
+    switch (c.field) {
+      case Field::kSize:
+      case Field::kCount: {
+        const auto x = number<std::uint64_t>(v);
+        if (!x) return fmt::format("cannot read {} '{}'", c.field == Field::kSize ? "size" : "count", v);
+        (c.field == Field::kSize ? r.bytes : r.count) = *x;
+        return "";
+      }
+      case Field::kType: r.dtype = std::string(v); return "";
+      case Field::kRedop: r.redop = v.empty() ? "none" : std::string(v); return "";
+      case Field::kRoot: {
+        const auto x = v.empty() ? std::optional<int>(-1) : number<int>(v);
+        if (!x) return fmt::format("cannot read root '{}'", v);
+        r.root = *x;
+        return "";
+      }
+      case Field::kTime: return real("time", side.timeUs);
+      case Field::kAlgbw: return real("algbw", side.algbw);
+      case Field::kBusbw: return real("busbw", side.busbw);
+      case Field::kIterMin: return real("i_min", side.iterMinUs);
+      case Field::kIterMax: return real("i_max", side.iterMaxUs);
+      case Field::kIterCv: return real("i_cv%", side.iterCvPercent);
+      case Field::kWrong:
+      case Field::kError: return readWrong(c.field == Field::kWrong ? "#wrong" : "error", v, side);
+      case Field::kTimestamp:
+      case Field::kOther: return "";
+    }
+    return "";
+  }
+
+  // "0", "1.04858e+06" (a count, %g), "1e-07" (a max error), "2e+00*" (old rccl-tests: beyond its
+  // bound), "N/A" (not checked).
+  static std::string readWrong(const char* what, std::string_view v, NcclTestsFigures& side) {
+    if (v == "N/A") return "";
+    side.flagged = v.ends_with('*');
+    const auto x = number<double>(side.flagged ? v.substr(0, v.size() - 1) : v);
+    if (!x || *x < 0) return fmt::format("cannot read {} '{}'", what, v);
+    side.printedWrong = *x;
+    return "";
   }
 
   void closeTable() {
     if (!table_) return;
-    if (table_->rows.empty()) {
-      line_ = table_->headerLine;
-      fail("the table has no rows");
+    NcclTestsTable& t = *table_;
+    t.truncated = t.avgBusBandwidthLine.empty();
+    t.check = layout_.check;
+    const std::string partial =
+        badRow_ ? fmt::format(" (the row cut short at line {} is left out)", badRow_->first) : std::string();
+    badRow_.reset();
+    if (t.rows.empty()) {
+      emptyTableLine_ = t.headerLine;
+      log_.warnings.push_back(fmt::format("{}:{}: a table without a whole row is left out{}", log_.name,
+                                          t.headerLine, partial));
+    } else {
+      if (t.truncated) {
+        log_.warnings.push_back(fmt::format("{}:{}: the log ends inside this table (killed or cut short: no 'Avg bus "
+                                            "bandwidth' line); its {} whole row{} are imported{}", log_.name,
+                                            t.headerLine, t.rows.size(), t.rows.size() == 1 ? "" : "s", partial));
+      }
+      log_.tables.push_back(std::move(t));
     }
-    if (table_->avgBusBandwidthLine.empty()) {
-      log_.warnings.push_back(fmt::format("{}:{}: the table has no 'Avg bus bandwidth' line (the log is cut short); "
-                                          "its {} rows are imported", log_.name, table_->headerLine,
-                                          table_->rows.size()));
-    }
-    log_.tables.push_back(std::move(*table_));
     table_.reset();
     pendingOp_ = {};
+    pendingAverage_ = -1;
   }
 
   struct Header {
@@ -431,8 +657,12 @@ class Parser {
   int line_ = 0;
   Header header_;
   std::pair<std::string, std::string> pendingOp_;  // op and where it came from
+  int pendingAverage_ = -1;
+  bool inPlaceTitle_ = false;
   Layout layout_;
   std::optional<NcclTestsTable> table_;
+  std::optional<std::pair<int, std::string>> badRow_;  // a row that could not be read: line, why
+  int emptyTableLine_ = 0;                             // the last table without a whole row
 };
 
 bool sameRanks(const std::vector<NcclTestsRank>& a, const std::vector<NcclTestsRank>& b) {
@@ -487,6 +717,67 @@ core::Topology topologyOf(const std::vector<NcclTestsRank>& ranks) {
   return topo;
 }
 
+core::ImportRecord importRecord(const NcclTestsLog& log, const NcclTestsTable& table, int nodes) {
+  core::ImportRecord imported;
+  imported.file = log.name;
+  imported.format = "nccl-tests";
+  imported.op = table.op;
+  imported.toolVersion = log.ncclTestsVersion;
+  imported.ncclVersion = log.ncclVersion;
+  imported.parameters = table.parameters;
+  imported.ranks = static_cast<int>(table.ranks.size());
+  imported.nodes = nodes;
+  imported.rows = static_cast<int>(table.rows.size());
+  imported.outOfBounds = table.outOfBounds;
+  imported.avgBusBandwidth = table.avgBusBandwidth;
+  imported.avgBusBandwidthLine = table.avgBusBandwidthLine;
+  return imported;
+}
+
+// One placement of a table row as a step with its one "world" row, figures as printed.
+std::pair<core::StepRecord, std::vector<core::CollectiveRecord>> stepOf(const NcclTestsTable& table,
+                                                                          const NcclTestsRow& row, bool inPlace,
+                                                                          int step, const std::string& members) {
+  const NcclTestsFigures& f = inPlace ? row.inPlace : row.outOfPlace;
+  core::StepRecord s;
+  s.step = step;
+  s.kind = "collective";
+  s.scope = "world";
+  s.op = table.op;
+  s.dtype = row.dtype;
+  s.redop = row.redop;
+  s.bytes = row.bytes;
+  s.inPlace = inPlace;
+  s.groups = 1;
+  s.status = !f.checked ? "unchecked" : f.wrong > 0 ? "wrong" : "ok";
+  s.seconds = std::numeric_limits<double>::quiet_NaN();  // the log does not say
+  core::CollectiveRecord c;
+  c.step = step;
+  c.scope = "world";
+  c.ranks = members;
+  c.nranks = static_cast<int>(table.ranks.size());
+  c.op = table.op;
+  c.dtype = row.dtype;
+  c.redop = row.redop;
+  c.root = row.root;
+  c.inPlace = inPlace;
+  c.bytes = row.bytes;
+  c.count = row.count;
+  c.iters = table.iters;
+  c.warmup = table.warmup;
+  // one time figure per row (nccl-tests' mean iteration time, over ranks as its -a says): the mean
+  // and the median; -I 1 adds the per-iteration min, max and spread; the rest is NaN
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  c.timeUs = core::TimeStats{f.iterMinUs, f.timeUs, f.timeUs, f.iterMaxUs, nan, f.iterCvPercent / 100};
+  c.algbw = f.algbw;
+  c.busbw = f.busbw;
+  c.algbwMedian = f.algbw;
+  c.busbwMedian = f.busbw;
+  c.checked = f.checked;
+  c.wrong = f.wrong;
+  return {std::move(s), {std::move(c)}};
+}
+
 }  // namespace
 
 std::string ncclTestsOp(std::string_view name) {
@@ -496,6 +787,14 @@ std::string ncclTestsOp(std::string_view name) {
     if (name == other) return std::string(other);
   }
   return {};
+}
+
+double ncclTestsErrorBound(std::string_view dtype, int nranks) {
+  double perRank = 1e-200;  // nccl-tests' value for the integer types and any type it does not list
+  if (dtype == "half" || dtype == "bfloat16") perRank = 1e-2;
+  else if (dtype == "float") perRank = 1e-5;
+  else if (dtype == "double") perRank = 1e-12;
+  return perRank * (nranks - 1);
 }
 
 NcclTestsLog parseNcclTestsLog(std::string_view text, const std::string& name, const std::string& opHint) {
@@ -531,67 +830,16 @@ NcclTestsImport importNcclTests(const std::vector<NcclTestsLog>& logs) {
             firstLog->name, first->headerLine, log.name, table.headerLine, describeRanks(first->ranks),
             describeRanks(table.ranks)));
       }
-      const int nranks = static_cast<int>(table.ranks.size());
       std::vector<int> all(table.ranks.size());
       for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
       const std::string members = core::formatRanks(all);
-      core::ImportRecord imported;
-      imported.file = log.name;
-      imported.format = "nccl-tests";
-      imported.op = table.op;
-      imported.toolVersion = log.ncclTestsVersion;
-      imported.ncclVersion = log.ncclVersion;
-      imported.parameters = table.parameters;
-      imported.ranks = nranks;
-      imported.nodes = static_cast<int>(out.topology.nodes.size());
-      imported.rows = static_cast<int>(table.rows.size());
+      core::ImportRecord imported = importRecord(log, table, static_cast<int>(out.topology.nodes.size()));
       imported.firstStep = step;
-      imported.outOfBounds = table.outOfBounds;
-      imported.avgBusBandwidth = table.avgBusBandwidth;
-      imported.avgBusBandwidthLine = table.avgBusBandwidthLine;
       for (const auto& row : table.rows) {
         for (const bool inPlace : {false, true}) {
-          if (inPlace && !row.hasInPlace) continue;
-          const NcclTestsFigures& f = inPlace ? row.inPlace : row.outOfPlace;
-          core::StepRecord s;
-          s.step = step;
-          s.kind = "collective";
-          s.scope = "world";
-          s.op = table.op;
-          s.dtype = row.dtype;
-          s.redop = row.redop;
-          s.bytes = row.bytes;
-          s.inPlace = inPlace;
-          s.groups = 1;
-          s.status = !f.checked ? "unchecked" : f.wrong > 0 ? "wrong" : "ok";
-          s.seconds = std::numeric_limits<double>::quiet_NaN();  // the log does not say
-          core::CollectiveRecord c;
-          c.step = step;
-          c.scope = "world";
-          c.group = 0;
-          c.ranks = members;
-          c.nranks = nranks;
-          c.op = table.op;
-          c.dtype = row.dtype;
-          c.redop = row.redop;
-          c.root = row.root;
-          c.inPlace = inPlace;
-          c.bytes = row.bytes;
-          c.count = row.count;
-          c.iters = table.iters;
-          c.warmup = table.warmup;
-          // one time figure per row (nccl-tests prints the mean of the slowest rank's iterations):
-          // it is the mean and the median; what the log does not give is NaN
-          const double nan = std::numeric_limits<double>::quiet_NaN();
-          c.timeUs = core::TimeStats{nan, f.timeUs, f.timeUs, nan, nan, nan};
-          c.algbw = f.algbw;
-          c.busbw = f.busbw;
-          c.algbwMedian = f.algbw;
-          c.busbwMedian = f.busbw;
-          c.checked = f.checked;
-          c.wrong = f.wrong;
-          out.steps.emplace_back(std::move(s), std::vector<core::CollectiveRecord>{std::move(c)});
-          ++step;
+          if ((inPlace ? row.inPlace : row.outOfPlace).printed) {
+            out.steps.push_back(stepOf(table, row, inPlace, step++, members));
+          }
         }
       }
       imported.lastStep = step - 1;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,13 +25,26 @@ struct NcclTestsRank {
   int line = 0;
 };
 
+// What a table's #wrong (or, before 2.13, "error") column holds.
+enum class NcclTestsCheck {
+  kCount,     // wrong elements (nccl-tests 2.13 and later)
+  kMaxError,  // the largest deviation from the expected value (2.0 to 2.12: "1e-07", "0e+00")
+};
+
 // One placement (out-of-place or in-place) of a table row, figures as printed.
 struct NcclTestsFigures {
-  double timeUs = 0;
+  bool printed = false;  // the table has this placement's columns (rccl-tests can print in-place only)
+  double timeUs = 0;     // "time", or "cputime" with -C 1
   double algbw = 0;
   double busbw = 0;
-  bool checked = false;     // false: "N/A" (run with -c 0)
-  std::uint64_t wrong = 0;  // #wrong; old logs print the largest error instead: 1 when not 0
+  // -I 1 (2.19.2 and later): i_min, i_max and i_cv% of the per-iteration times; NaN when not printed
+  double iterMinUs = std::numeric_limits<double>::quiet_NaN();
+  double iterMaxUs = std::numeric_limits<double>::quiet_NaN();
+  double iterCvPercent = std::numeric_limits<double>::quiet_NaN();
+  std::optional<double> printedWrong;  // the #wrong/error value; nothing for "N/A" (-c 0)
+  bool flagged = false;                // old rccl-tests marked an error beyond its bound with '*'
+  bool checked = false;     // nccl-tests judged it: not for N/A, nor for in-place alltoall/sendrecv
+  std::uint64_t wrong = 0;  // wrong elements; 1 where a max-error log's value is judged wrong
 };
 
 struct NcclTestsRow {
@@ -38,10 +52,9 @@ struct NcclTestsRow {
   std::uint64_t bytes = 0;  // the "size" column
   std::uint64_t count = 0;
   std::string dtype;
-  std::string redop;  // "none" when the table has no redop column
-  int root = -1;      // -1 when the table has no root column
+  std::string redop;  // "none" when the table has no redop column or prints it blank
+  int root = -1;      // -1 when the table has no root column or prints it blank
   NcclTestsFigures outOfPlace;
-  bool hasInPlace = false;
   NcclTestsFigures inPlace;
 };
 
@@ -55,7 +68,11 @@ struct NcclTestsTable {
   std::vector<NcclTestsRank> ranks;  // by rank
   int headerLine = 0;                // the column header line
   std::vector<NcclTestsRow> rows;
+  int average = -1;  // -a of the echoed command (0 rank 0, 1 mean over ranks, 2 min, 3 max); -1: not echoed
+  NcclTestsCheck check = NcclTestsCheck::kCount;
   std::string outOfBounds;           // "0 OK" as given; empty when the log ends before it
+  bool truncated = false;            // the log ends (or the next test starts) before the footer
+  int wrongResults = 0;              // placements judged wrong
   std::string avgBusBandwidthLine;   // "# Avg bus bandwidth    : 68.4048" as given (trailing blanks cut)
   double avgBusBandwidth = std::numeric_limits<double>::quiet_NaN();  // its value, GB/s
 };
@@ -69,14 +86,24 @@ struct NcclTestsLog {
 };
 
 // fabricmap's name of an nccl-tests collective ("all_reduce_perf", "allreduce" -> "all_reduce";
-// gather, scatter and hypercube, which fabricmap does not run, keep theirs); empty when unknown.
+// gather, scatter, hypercube and alltoallv, which fabricmap does not run, keep theirs); empty when
+// unknown.
 std::string ncclTestsOp(std::string_view name);
+
+// nccl-tests' bound on a max-error value (2.0 to 2.12, common.cu: a check fails when the largest
+// deviation exceeds DeltaMaxValue(type) x (nranks - 1)): 1e-2 for half and bfloat16, 1e-5 for
+// float, 1e-12 for double, 1e-200 (any deviation) for the integer types and any other name.
+double ncclTestsErrorBound(std::string_view dtype, int nranks);
 
 // Parses one log. `name` prefixes every message; `opHint` (a name parseOp or nccl-tests knows) is
 // the op of tables whose log names none (no "# Collective test starting" line, no *_perf command);
-// without it the file name is tried. Throws UsageError("NAME:LINE: what is wrong") for a table
-// line that cannot be read, a rank line that cannot be read, a table without rank lines, and
-// "NAME: ..." for a log without any table row or whose op cannot be told.
+// without it the file name is tried. Results are judged wrong as the log judges them: by its
+// "Out of bounds values : N OK|FAILED" line where it has one, otherwise by nccl-tests' rule (a
+// #wrong count above 0, a max error above ncclTestsErrorBound). A table the log ends inside
+// (killed, cut short) keeps its whole rows and gets a warning. Throws UsageError("NAME:LINE: what
+// is wrong") for a table row that cannot be read and is followed by more of the table, a rank line
+// that cannot be read, a table without rank lines, and "NAME: ..." for a log without any table
+// row or whose op cannot be told.
 NcclTestsLog parseNcclTestsLog(std::string_view text, const std::string& name, const std::string& opHint = "");
 
 // What a set of logs becomes in a results file: one step per (table row, placement), numbered in
