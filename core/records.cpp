@@ -1,7 +1,9 @@
 // Small helpers of the record types.
 #include "core/records.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
 namespace fabricmap::core {
@@ -72,6 +74,14 @@ LinkClasses linkClassesOf(const Topology& topology) {
     c.rankGpu.push_back(r.gpuIndex >= 0 && r.gpuIndex < g ? r.gpuIndex : -1);
   }
   return c;
+}
+
+double Expected::bandwidthBar(double threshold) const {
+  constexpr double kLowestBar = 0.1;
+  const double spread = std::isfinite(bandwidthSpread) ? bandwidthSpread : 0.0;
+  const double bySpread = std::max(kLowestBar, std::min(threshold, 1.0 - 3.0 * spread));
+  const double byGap = std::isfinite(bandwidthGapBar) ? std::min(threshold, bandwidthGapBar) : 0.0;
+  return std::max(bySpread, byGap);
 }
 
 }  // namespace fabricmap::core

@@ -377,6 +377,15 @@ struct Expected {
   // (1.4826 x median absolute deviation / median), 0 on a perfectly uniform fabric.
   double bandwidthSpread = 0;
   double latencySpread = 0;
+  // Where the class's bandwidths fall in two groups more than 2x apart (the faulty ones below,
+  // see orchestrator/analysis.cpp), the middle of that gap as a share of the baseline: values
+  // below it are slow however much the healthy ones differ. 0: no such gap.
+  double bandwidthGapBar = 0;
+
+  // The share of the baseline below which bandwidth is slow: `threshold`, lower where healthy
+  // pairs already differ by more (three robust standard deviations) but never below 0.1, and at
+  // least the gap's middle (never above `threshold`).
+  double bandwidthBar(double threshold) const;
 };
 
 // The pairwise and copy results of a run: /matrix/...

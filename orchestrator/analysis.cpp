@@ -36,6 +36,7 @@ using core::LinkClass;
 struct Robust {
   double median = std::nan("");
   double spread = 0;  // robust coefficient of variation
+  double gapBar = 0;  // the middle of the gap setting faulty values apart, a share of the median (0: none)
 };
 
 // Calls take(row, col, value) for the finite cells of `m`: every one of a sparse matrix, at most
@@ -64,9 +65,15 @@ void sampleOf(const core::Matrix& m, Take take) {
 constexpr double kGap = 2.0;
 constexpr double kHealthyShare = 0.25;
 
-// The values better than the widest gap of at least kGap (see above); all of them when there is
-// none. The gap is looked for in at most 64K of them.
-std::vector<float> healthyGroup(std::vector<float> v, bool higherIsBetter) {
+// The values better than the widest gap of at least kGap (see above), all of them when there is
+// none, and the gap's bounds: the best value below it and the worst above it (0 when none). The
+// gap is looked for in at most 64K of the values.
+struct Groups {
+  std::vector<float> healthy;
+  double bestFaulty = 0;
+  double worstHealthy = 0;
+};
+Groups healthyGroup(std::vector<float> v, bool higherIsBetter) {
   const auto better = [&](float x, float y) { return higherIsBetter ? x > y : x < y; };
   std::vector<float> sorted;
   const std::size_t stride = std::max<std::size_t>(1, v.size() / 65536);
@@ -84,10 +91,10 @@ std::vector<float> healthyGroup(std::vector<float> v, bool higherIsBetter) {
       split = i + 1;
     }
   }
-  if (split == 0) return v;
+  if (split == 0) return {std::move(v), 0, 0};
   const float bestFaulty = sorted[split - 1];
   std::erase_if(v, [&](float x) { return !better(x, bestFaulty); });
-  return v;
+  return {std::move(v), bestFaulty, sorted[split]};
 }
 
 // The baseline of a population (see analysis.h) and the spread of its healthy part.
@@ -102,13 +109,15 @@ Robust robustStats(std::vector<float> v, bool higherIsBetter) {
     std::nth_element(x.begin(), k, x.end());
     return static_cast<double>(*k);
   };
-  std::vector<float> healthy = healthyGroup(v, higherIsBetter);
-  if (healthy.size() < v.size()) v = healthy;  // a gap set the faulty values aside
+  Groups groups = healthyGroup(v, higherIsBetter);
+  const bool gap = groups.healthy.size() < v.size();
+  if (gap) v = std::move(groups.healthy);  // a gap set the faulty values aside
   // values more than 2x worse than the median are set aside (they are what the analysis looks for)
   const double all = medianInPlace(v);
   std::vector<float> kept = v;
   std::erase_if(kept, [&](float x) { return higherIsBetter ? x < 0.5 * all : x > 2.0 * all; });
   r.median = kept.empty() ? all : medianInPlace(kept);
+  if (gap && higherIsBetter && r.median > 0) r.gapBar = std::sqrt(groups.bestFaulty * groups.worstHealthy) / r.median;
   // The spread is measured on every (healthy) value, around that baseline: pairs that are
   // consistently slower without a fault (shared cores, placement) widen it, so they do not pass
   // for faults. The median absolute deviation ignores up to half the values; of an even count,
@@ -123,14 +132,10 @@ Robust robustStats(std::vector<float> v, bool higherIsBetter) {
   return r;
 }
 
-// The share of the baseline below which bandwidth is slow: the configured threshold, or lower
-// where healthy pairs of the class already differ by more than that (three robust standard
-// deviations), but never below kLowestBar. On a quiet fabric (spread of a few %) this is the
-// threshold; on a noisy one only gross slowdowns are named.
-constexpr double kLowestBar = 0.1;
-double bwBar(const core::Expected& e, const AnalysisConfig& c) {
-  return std::max(kLowestBar, std::min(c.slowThreshold, 1.0 - 3.0 * e.bandwidthSpread));
-}
+// The share of the baseline below which bandwidth is slow (core::Expected::bandwidthBar): on a
+// quiet fabric (spread of a few %) the threshold; on a noisy one only gross slowdowns, or what a
+// wide gap sets apart from the healthy values, are named.
+double bwBar(const core::Expected& e, const AnalysisConfig& c) { return e.bandwidthBar(c.slowThreshold); }
 double latencyBar(const core::Expected& e, const AnalysisConfig& c) {
   return std::max(c.latencyFactor, 1.0 + 3.0 * e.latencySpread);
 }
@@ -634,7 +639,7 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
 std::array<core::Expected, core::kLinkClasses> classBaselines(const core::Matrices& m) {
   std::array<core::Expected, core::kLinkClasses> out{};
   if (m.expectedFixed) return m.classExpected;
-  out.fill({std::nan(""), std::nan(""), 0, 0});
+  out.fill({std::nan(""), std::nan(""), 0, 0, 0});
   if (m.rankLinkClass.n != m.rankUnidir.n) return out;
   // one pass per matrix, its cells sorted by class
   std::array<std::vector<float>, core::kLinkClasses> bw;
@@ -646,7 +651,7 @@ std::array<core::Expected, core::kLinkClasses> classBaselines(const core::Matric
   for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
     const Robust b = robustStats(std::move(bw[c]), true);
     const Robust l = robustStats(std::move(lat[c]), false);
-    out[c] = {b.median, l.median, b.spread, l.spread};
+    out[c] = {b.median, l.median, b.spread, l.spread, b.gapBar};
   }
   return out;
 }
@@ -663,7 +668,7 @@ core::Expected nodeBaseline(const core::Matrices& m) {
   sampleOf(m.nodeLatency, [&](int x, int y, float v) { if (x != y) latCells.push_back(v); });
   const Robust bw = robustStats(std::move(bwCells), true);
   const Robust lat = robustStats(std::move(latCells), false);
-  return {bw.median, lat.median, bw.spread, lat.spread};
+  return {bw.median, lat.median, bw.spread, lat.spread, bw.gapBar};
 }
 
 void fixBaselines(core::Matrices& m, const core::Topology& topology) {

@@ -168,7 +168,8 @@ bool readMatrices(hid_t f, core::Matrices& m) {
     return core::Expected{attributeOr<double>(f, path, (prefix + "_bw").c_str(), nan),
                           attributeOr<double>(f, path, (prefix + "_latency").c_str(), nan),
                           attributeOr<double>(f, path, (prefix + "_bw_spread").c_str(), 0.0),
-                          attributeOr<double>(f, path, (prefix + "_latency_spread").c_str(), 0.0)};
+                          attributeOr<double>(f, path, (prefix + "_latency_spread").c_str(), 0.0),
+                          attributeOr<double>(f, path, (prefix + "_bw_gap_bar").c_str(), 0.0)};
   };
   for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
     const std::string cls(core::name(static_cast<core::LinkClass>(c)));

@@ -65,6 +65,7 @@ void writeExpected(hid_t f, const std::string& path, const std::string& prefix, 
   h5::writeAttributeAt(f, path, prefix + "_latency", e.latency);
   h5::writeAttributeAt(f, path, prefix + "_bw_spread", e.bandwidthSpread);
   h5::writeAttributeAt(f, path, prefix + "_latency_spread", e.latencySpread);
+  h5::writeAttributeAt(f, path, prefix + "_bw_gap_bar", e.bandwidthGapBar);
 }
 
 std::vector<float> asFloats(const std::vector<int>& values) {

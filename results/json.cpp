@@ -136,6 +136,7 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
                                 {"latency", valueJson(e.latency)},
                                 {"bw_spread", valueJson(e.bandwidthSpread)},
                                 {"latency_spread", valueJson(e.latencySpread)},
+                                {"bw_gap_bar", valueJson(e.bandwidthGapBar)},
                                 {"from", from.empty() ? "measured" : "spec: " + from}};
     return o;
   };

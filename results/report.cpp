@@ -564,12 +564,8 @@ void renderHeatmap(Out out, const Heatmap& h) {
   if (!h.legend.empty()) fmt::format_to(out, "<p class=\"note\">{}</p>\n", h.legend);
 }
 
-// The share of the baseline below which the analysis calls a pair slow: 0.9, lower where healthy
-// pairs of the class already differ by more (three robust standard deviations), never below 0.1.
-double slowBar(const core::Expected& e, double share) {
-  const double spread = finite(e.bandwidthSpread) ? e.bandwidthSpread : 0;
-  return std::max(0.1, std::min(share, 1.0 - 3.0 * spread));
-}
+// The share of the baseline below which the analysis calls a pair slow (core::Expected::bandwidthBar).
+double slowBar(const core::Expected& e, double share) { return e.bandwidthBar(share); }
 
 std::vector<double> classBars(const core::Matrices& m, double share) {
   std::vector<double> out;

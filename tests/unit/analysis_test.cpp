@@ -151,6 +151,33 @@ TEST(Analysis, AFaultyMajorityDoesNotBecomeTheBaseline) {
   EXPECT_EQ(std::max(found[0].nodeA, found[1].nodeA), 5);
 }
 
+// Healthy pairs differ by +-50% (the bar falls to its 0.1x floor), a node's pairs all sit at 0.15x,
+// more than 3x below the slowest healthy one: the gap, not the noise, sets the bar, and the node
+// is named; without the gap (its pairs at 0.5x, within the healthy spread) nothing is.
+TEST(Analysis, AWideGapSetsTheBarOnANoisyFabric) {
+  const auto plant = [](float slow) {
+    return [slow](core::Matrices& m, const core::Topology&) {
+      for (int a = 0; a < 6; ++a) {
+        for (int b = 0; b < 6; ++b) {
+          if (a == b) continue;
+          setBw(m, a, b, a == 5 || b == 5 ? slow : static_cast<float>(10.0 * (0.5 + ((a * 5 + b * 3) % 7) / 6.0)));
+        }
+      }
+    };
+  };
+  const Fabric gap = fabric(6, 1, 64, plant(1.5f));
+  EXPECT_GT(nodeBaseline(gap.m).bandwidthSpread, 0.3);
+  EXPECT_GT(nodeBaseline(gap.m).bandwidthGapBar, 0.2);
+  const auto found = serious(analyze(gap.m, gap.topology, kDefaults));
+  ASSERT_EQ(found.size(), 1u) << describe(found);
+  EXPECT_EQ(found[0].kind, "node");
+  EXPECT_EQ(found[0].nodeA, 5);
+  const Fabric within = fabric(6, 1, 64, plant(5.0f));
+  EXPECT_EQ(nodeBaseline(within.m).bandwidthGapBar, 0.0);
+  const auto none = analyze(within.m, within.topology, kDefaults);
+  EXPECT_TRUE(serious(none).empty()) << describe(none);
+}
+
 TEST(Analysis, NamesASlowNode) {
   const Fabric f = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) {
     for (int x = 0; x < 3; ++x) {
