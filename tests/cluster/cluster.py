@@ -510,8 +510,12 @@ class Cluster:
 
     def _spawn(self, argv, timeout, check):
         start = time.monotonic()
+        # A session of its own: with the kernel's autogroup scheduling every session shares the
+        # CPUs as one, and the agent starts each other node's daemon in a session of its own. In
+        # the caller's session mpirun and node0's ranks would share one node's CPU time with
+        # everything else the caller runs (compilers, other tests): node0 measured 10-100x slow.
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
         timed_out = False
         try:
             out, err = p.communicate(timeout=timeout)
