@@ -1085,6 +1085,7 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
                        std::vector<Finding>& findings) {
   if (m.rankLinkClass.n != m.rankUnidir.n || m.rankUnidir.n != static_cast<int>(topo.ranks.size())) return;
   std::map<std::pair<int, LinkClass>, Evidence> intra;
+  std::map<std::pair<int, LinkClass>, std::set<std::pair<int, int>>> slowPairsOf;
   for (std::size_t node = 0; node < topo.nodes.size(); ++node) {
     const std::vector<int> ranks = ranksOn(topo, static_cast<int>(node));
     for (int a : ranks) {
@@ -1095,6 +1096,7 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
         const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
         const Judged j = judgeBw(val, worst, core::cellOr(m.rankCv, a, b), classBase[static_cast<std::size_t>(cls)], c);
         intra[{static_cast<int>(node), cls}].add(j, val);
+        if (j.verdict == Verdict::kSlow) slowPairsOf[{static_cast<int>(node), cls}].emplace(a, b);
         if (j.verdict == Verdict::kNoisy) noisy.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
       }
     }
@@ -1117,7 +1119,12 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
         "(NVLink state, PCIe topology, NUMA placement, CPU binding)",
         f.subject, e.slow, e.judged, core::name(cls), core::formatRate(f.measured), core::formatRate(f.expected),
         f.ratio);
-    setConfidence(f, e, 1.0, false);
+    // A GPU link that is down or trained low is slow both ways; one direction slow alone is as
+    // likely the host's scheduling: half the margin.
+    const auto& slowPairs = slowPairsOf[key];
+    const auto bothWays = std::count_if(slowPairs.begin(), slowPairs.end(),
+                                        [&](const auto& p) { return slowPairs.count({p.second, p.first}) > 0; });
+    setConfidence(f, e, 0.5 + 0.5 * static_cast<double>(bothWays) / static_cast<double>(slowPairs.size()), false);
     findings.push_back(std::move(f));
   }
 }

@@ -79,7 +79,9 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
 //            kClearDepth of the bar or deeper);
 //   margin:  how much better this explanation is than the next one: for a node, how clean the
 //            rest of the fabric is; for egress or ingress, how fine the other direction is; for a
-//            link or a rank, how fine both ends (the rank's node) are with everyone else.
+//            link or a rank, how fine both ends (the rank's node) are with everyone else; for a
+//            path inside a node, whether its pairs are slow both ways (a link down or trained low
+//            is; one direction alone is as likely the host's scheduling).
 // Findings below c.minConfidence become information. Direct evidence (wrong data, a hang, a
 // topology fact) has confidence 1. Nodes with GPUs also get
 // claimed-vs-measured findings: a pair whose GPUs report NVLink but that moves no more than a
