@@ -129,9 +129,13 @@ int main(int argc, char** argv) {
 
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  std::string first = findings.empty() ? "none" : findings.front().kind + " " + findings.front().subject;
+  std::string first;  // the first few, for a reader to see that only the slow node is named
+  for (std::size_t i = 0; i < findings.size() && i < 3; ++i) {
+    first += (i ? "; " : "") + findings[i].severity + " " + findings[i].kind + " " + findings[i].subject;
+  }
+  if (first.empty()) first = "none";
   std::printf("ranks %d nodes %d %s: plan %zu rounds / %zu pairs in %.3f s; synthetic fill %.3f s; "
-              "derived matrices %.3f s; analysis %.3f s; together %.3f s; %zu findings (first: %s); peak RSS %.0f MiB\n",
+              "derived matrices %.3f s; analysis %.3f s; together %.3f s; %zu findings (%s); peak RSS %.0f MiB\n",
               ranks, fabric.nodes, mode.c_str(), plan.pairSteps.size(), pairs, planSeconds, fillSeconds,
               completeSeconds, analysisSeconds, planSeconds + completeSeconds + analysisSeconds, findings.size(),
               first.c_str(), static_cast<double>(u.ru_maxrss) / 1024.0);

@@ -965,16 +965,28 @@ std::vector<int> rankCandidates(const InterNode& in) {
   const bool compact = in.m.rankLinkClass.table.empty();
   // a cell at or above the bar is not slow: only the cells below it need the whole judgement
   const double bar = std::isfinite(in.rankBase.bandwidth) ? bwBar(in.rankBase, in.c) * in.rankBase.bandwidth : -1.0;
-  bw.forEachCell([&](int a, int b, float v) {
-    const bool inter = compact ? nodeOf[static_cast<std::size_t>(a)] != nodeOf[static_cast<std::size_t>(b)]
-                               : in.interNode(a, b);
-    if (!inter) return;
+  const auto count = [&](int a, int b, float v) {
     const bool slow = v < bar && in.rankAt(a, b).verdict == Verdict::kSlow;
     ++outJudged[static_cast<std::size_t>(a)];
     ++inJudged[static_cast<std::size_t>(b)];
     outSlow[static_cast<std::size_t>(a)] += slow;
     inSlow[static_cast<std::size_t>(b)] += slow;
-  });
+  };
+  if (compact && !bw.sparse) {  // the n x n pass of full mode, kept tight
+    for (int a = 0; a < bw.n; ++a) {
+      const float* row = bw.values.data() + bw.index(a, 0);
+      const int node = nodeOf[static_cast<std::size_t>(a)];
+      for (int b = 0; b < bw.n; ++b) {
+        if (std::isfinite(row[b]) && nodeOf[static_cast<std::size_t>(b)] != node) count(a, b, row[b]);
+      }
+    }
+  } else {
+    bw.forEachCell([&](int a, int b, float v) {
+      const bool inter = compact ? nodeOf[static_cast<std::size_t>(a)] != nodeOf[static_cast<std::size_t>(b)]
+                                 : in.interNode(a, b);
+      if (inter) count(a, b, v);
+    });
+  }
   std::vector<int> out;
   for (std::size_t r = 0; r < ranks; ++r) {
     const bool o = outJudged[r] > 0 && outSlow[r] >= in.c.attributeShare * outJudged[r];
