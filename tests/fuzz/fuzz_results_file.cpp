@@ -61,7 +61,7 @@ std::vector<std::string> attributeNames() {
   std::vector<std::string> names{kCompleteAttribute, "units", "message_bytes", "iterations", "window", "mode",
                                  "methods", "measured", "latency_iterations", "latency_bytes", "expected_bw",
                                  "expected_latency", "expected_bw_spread", "expected_NVLINK_bw", "hostname",
-                                 "expected_NVLINK_bw_from"};
+                                 "expected_NVLINK_bw_from", "n", "classes", "expected_bw_gap_bar"};
   for (const auto& c : provenanceColumns()) names.emplace_back(c.name);
   return names;
 }
@@ -108,6 +108,9 @@ std::vector<h5::ColumnSpec> tableSpecs(const std::string& path) {
   if (path == kLayoutTable) return specsOf(layoutColumns());
   if (path == kTrainingTable) return specsOf(trainingColumns());
   if (path == kScalingTable) return specsOf(scalingColumns());
+  if (path.starts_with("/matrix/")) {  // a sparse matrix of quick mode: its cells
+    return {{"row", h5::ColumnType::kInt}, {"col", h5::ColumnType::kInt}, {"value", h5::ColumnType::kFloat}};
+  }
   return {};
 }
 
