@@ -760,6 +760,16 @@ struct InterNode {
   JudgedMatrix view;
   std::unordered_set<std::uint64_t> explained;  // directed node pairs, as index(x, y)
   std::vector<char> named;                      // per node
+  // Ranks a slow node's pairs come from while its other ranks are fine: the rank rule names them
+  // on the node's evidence (the node's pairs, which directions).
+  struct SlowRank {
+    int rank = -1;
+    bool outgoing = false;
+    bool incoming = false;
+    Evidence node;  // the node's slow pairs in those directions
+    double ratio = 0;  // its inter-node median over the best of its node's ranks
+  };
+  std::vector<SlowRank> slowRanks;
 
   bool isExplained(int x, int y) const { return explained.count(view.values.index(x, y)) > 0; }
   void explain(int x, bool outgoing, bool incoming) {
@@ -795,22 +805,27 @@ std::vector<int> ranksOn(const core::Topology& topo, int node) {
   return out;
 }
 
-// Whether node x's slowness in the given directions belongs to some of its ranks: others of its
-// ranks are fine in those directions (a rank's NIC or rail, not the node's).
-bool slowIsSomeRanks(const InterNode& in, int x, bool outgoing, bool incoming) {
+// The ranks of node x its slowness in the given directions belongs to: those whose inter-node
+// transfers run more than kGap times slower (medians) than the node's best rank. A slow NIC or
+// host slows every rank behind it; one rank far slower than its node-mates is its own NIC or
+// rail. Empty when the node has one rank, or its ranks do not differ so.
+std::vector<std::pair<int, double>> slowRanksOf(const InterNode& in, int x, bool outgoing, bool incoming) {
   const std::vector<int> ranks = ranksOn(in.topo, x);
-  if (ranks.size() < 2 || ranks.back() >= in.m.rankUnidir.n || in.m.rankLinkClass.n != in.m.rankUnidir.n) return false;
-  int slow = 0;
-  int fine = 0;
+  if (ranks.size() < 2 || ranks.back() >= in.m.rankUnidir.n || in.m.rankLinkClass.n != in.m.rankUnidir.n) return {};
+  std::vector<double> medians;
   for (int r : ranks) {
     Evidence e;
     if (outgoing) e.merge(rankEvidence(in, r, true));
     if (incoming) e.merge(rankEvidence(in, r, false));
-    if (e.judged < 2) return false;
-    slow += e.share() >= in.c.attributeShare;
-    fine += e.share() <= 1.0 - in.c.attributeShare;
+    if (e.judged < 2) return {};
+    medians.push_back(medianOf(e.values));
   }
-  return slow > 0 && fine > 0;
+  const double best = *std::max_element(medians.begin(), medians.end());
+  std::vector<std::pair<int, double>> slow;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (medians[i] * kGap < best) slow.emplace_back(ranks[i], medians[i] / best);
+  }
+  return slow;
 }
 
 // A node named whole, by its egress or by its ingress, and the evidence of each direction.
@@ -836,7 +851,13 @@ std::optional<NodeCulprit> nodeCulprit(InterNode& in, int x) {
     return std::nullopt;
   }
   in.explain(x, n.outgoing, n.incoming);
-  if (slowIsSomeRanks(in, x, n.outgoing, n.incoming)) return std::nullopt;
+  if (const auto ranks = slowRanksOf(in, x, n.outgoing, n.incoming); !ranks.empty()) {
+    Evidence e;
+    if (n.outgoing) e.merge(n.out);
+    if (n.incoming) e.merge(n.in);
+    for (const auto& [rank, ratio] : ranks) in.slowRanks.push_back({rank, n.outgoing, n.incoming, e, ratio});
+    return std::nullopt;
+  }
   in.named[static_cast<std::size_t>(x)] = 1;
   return n;
 }
@@ -1002,6 +1023,9 @@ void rankFindings(InterNode& in, std::vector<Finding>& findings) {
   if (in.m.rankLinkClass.n != in.m.rankUnidir.n) return;
   for (int r : rankCandidates(in)) {
     const auto& rec = in.topo.ranks[static_cast<std::size_t>(r)];
+    if (std::any_of(in.slowRanks.begin(), in.slowRanks.end(), [&](const auto& s) { return s.rank == r; })) {
+      continue;  // named on its node's evidence
+    }
     if (in.named[static_cast<std::size_t>(rec.node)] || in.topo.nodes[static_cast<std::size_t>(rec.node)].ranks < 2) {
       continue;  // the node finding covers it, or the rank is the node
     }
@@ -1037,6 +1061,35 @@ void rankFindings(InterNode& in, std::vector<Finding>& findings) {
         f.subject, e.slow, e.judged, o && i ? "both ways" : o ? "sending" : "receiving", core::formatRate(f.measured),
         core::formatRate(f.expected), f.ratio);
     setConfidence(f, e, 1.0 - others.share(), true);
+    findings.push_back(std::move(f));
+  }
+}
+
+// The ranks a slow node's pairs come from (InterNode::slowRanks): named on the node's evidence,
+// the margin how much slower the rank runs than its node's best (at half its speed 0, at a fifth
+// or less 1).
+void slowRankFindings(const InterNode& in, std::vector<Finding>& findings) {
+  for (const InterNode::SlowRank& s : in.slowRanks) {
+    const auto& rec = in.topo.ranks[static_cast<std::size_t>(s.rank)];
+    Evidence own;
+    if (s.outgoing) own.merge(rankEvidence(in, s.rank, true));
+    if (s.incoming) own.merge(rankEvidence(in, s.rank, false));
+    Finding f;
+    f.kind = "rank";
+    f.rank = s.rank;
+    f.nodeA = rec.node;
+    f.subject = fmt::format("rank {} on {}", s.rank, nodeName(in.topo, rec.node));
+    f.measured = medianOf(own.values);
+    f.expected = in.rankBase.bandwidth;
+    f.ratio = f.measured / f.expected;
+    f.unit = "GB/s";
+    f.severity = severityFor(std::min(f.ratio, s.ratio));
+    f.message = fmt::format(
+        "{}: its node's pairs are slow {} ({} of {}), and its inter-node transfers run at {:.2f}x of its node's best "
+        "rank ({} vs {} baseline) - check that rank's NIC/rail and its GPU-NIC affinity",
+        f.subject, s.outgoing && s.incoming ? "both ways" : s.outgoing ? "sending" : "receiving", s.node.slow,
+        s.node.judged, s.ratio, core::formatRate(f.measured), core::formatRate(f.expected));
+    setConfidence(f, s.node, std::clamp((1.0 / kGap - s.ratio) / 0.3, 0.0, 1.0), true);
     findings.push_back(std::move(f));
   }
 }
@@ -1163,7 +1216,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
 
   InterNode in{m, topo, c, nb, classBase[static_cast<std::size_t>(LinkClass::kInterNode)],
                viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nb, c, noisyNodes, topo), {},
-               std::vector<char>(static_cast<std::size_t>(nodes), 0)};
+               std::vector<char>(static_cast<std::size_t>(nodes), 0), {}};
   std::vector<NodeCulprit> culprits;
   for (int x = 0; x < nodes; ++x) {
     if (auto n = nodeCulprit(in, x)) culprits.push_back(std::move(*n));
@@ -1173,6 +1226,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
   linkFindings(in, findings);
   latencyFindings(m, topo, c, nb, noisyNodes, findings);
   rankFindings(in, findings);
+  slowRankFindings(in, findings);
   intraNodeFindings(m, topo, c, classBase, noisyRanks, findings);
   claimedVersusMeasured(m, topo, c, findings);
   demoteUnsure(findings, c);

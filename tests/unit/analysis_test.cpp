@@ -279,6 +279,34 @@ TEST(Analysis, NamesASlowPathInsideANode) {
   ASSERT_EQ(ofKindIn(all, "intra_node"), 1) << describe(all);
 }
 
+// On a noisy fabric a rank's pairs may not cross the bar on their own (healthy rank pairs differ
+// 4x, the bar sits at its floor), yet its node's pairs, measured whole, do (they wait for it),
+// while the node's other rank runs 4x faster: the rank is named on its node's evidence, not the
+// node.
+TEST(Analysis, ARankFarSlowerThanItsNodeMateIsTheCulprit) {
+  Fabric f = fabric(4, 2, 64, [](core::Matrices& m, const core::Topology& t) {
+    for (int a = 0; a < 8; ++a) {
+      for (int b = 0; b < 8; ++b) {
+        if (t.ranks[static_cast<std::size_t>(a)].node == t.ranks[static_cast<std::size_t>(b)].node) continue;
+        setBw(m, a, b, static_cast<float>(a == 5 ? 2.5 : 10.0 * (0.4 + 0.15 * ((a * 5 + b * 3) % 9))));
+      }
+    }
+  });
+  f.m.nodeMeasured = true;
+  for (int x = 0; x < 4; ++x) {
+    for (int y = 0; y < 4; ++y) {
+      if (x != y) f.m.nodeBw.at(x, y) = f.m.nodeBwWorst.at(x, y) = x == 2 ? 3.0f : 20.0f;
+    }
+  }
+  EXPECT_LT(classBaseline(f.m, core::LinkClass::kInterNode).bandwidthBar(0.9), 0.25);  // 2.5 is not below it
+  const auto found = serious(analyze(f.m, f.topology, kDefaults));
+  ASSERT_EQ(found.size(), 1u) << describe(found);
+  EXPECT_EQ(found[0].kind, "rank");
+  EXPECT_EQ(found[0].rank, 5);
+  EXPECT_NE(found[0].message.find("its node's best rank"), std::string::npos) << found[0].message;
+  EXPECT_GT(found[0].confidence, 0.5) << found[0].message;
+}
+
 TEST(Analysis, NamesANodeWithHighLatency) {
   const Fabric f = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) {
     for (int x = 0; x < 3; ++x) {
