@@ -295,6 +295,34 @@ void forEachPeer(const core::Matrix& m, int x, F&& f) {
 
 using Judge = Judged (*)(float best, float worst, float cv, const core::Expected&, const AnalysisConfig&);
 
+// What a cell is judged against. The baselines are fixed from every pair's first measurement;
+// a retested cell's best of several samples is also judged against the gap its class shows once
+// retested (the final best samples): on a noisy fabric the first samples overlap the faulty ones
+// and show no gap, the retested healthy pairs and the faulty ones do.
+struct Baseline {
+  core::Expected fixed;
+  core::Expected retested;
+  const core::Expected& forCell(float cv) const { return cv == 0.0f ? retested : fixed; }
+};
+
+// `fixed`, with the gap the final best samples of `values` that `keep(row, col)` accepts show,
+// when the baseline was fixed before the retests (`fixedEarly`).
+template <class Keep>
+Baseline baselineOf(const core::Expected& fixed, const core::Matrix& values, Keep keep, bool fixedEarly) {
+  Baseline b{fixed, fixed};
+  if (!fixedEarly || !(fixed.bandwidth > 0)) return b;
+  std::vector<float> v;
+  sampleOf(values, [&](int row, int col, float x) {
+    if (keep(row, col)) v.push_back(x);
+  });
+  const Groups groups = healthyGroup(std::move(v), true);
+  if (groups.bestFaulty > 0) {
+    const double middle = std::sqrt(groups.bestFaulty * groups.worstHealthy) / fixed.bandwidth;
+    b.retested.bandwidthGapBar = std::max(b.retested.bandwidthGapBar, middle);
+  }
+  return b;
+}
+
 // A node matrix (bandwidth or latency) judged cell by cell against its baseline, on demand (no
 // n x n copy), with the totals the margins need.
 struct JudgedMatrix {
@@ -302,21 +330,22 @@ struct JudgedMatrix {
   const core::Matrix& worst;
   const core::Matrix& cv;
   Judge judge;
-  core::Expected base;
+  Baseline base;
   const AnalysisConfig& c;
   int judged = 0;  // over the whole matrix
   int slow = 0;
 
   int n() const { return values.n; }
   Judged at(int x, int y) const {
-    return judge(values.at(x, y), core::worstAt(worst, values, x, y), core::cellOr(cv, x, y), base, c);
+    const float variation = core::cellOr(cv, x, y);
+    return judge(values.at(x, y), core::worstAt(worst, values, x, y), variation, base.forCell(variation), c);
   }
   bool isSlow(int x, int y) const { return at(x, y).verdict == Verdict::kSlow; }
 };
 
 // Judges `values` and counts its verdicts; disagreeing pairs are noted in `noisy`.
 JudgedMatrix viewOf(const core::Matrix& values, const core::Matrix& worst, const core::Matrix& cv, Judge judge,
-                    const core::Expected& base, const AnalysisConfig& c, NoisyPairs& noisy, const core::Topology& topo) {
+                    const Baseline& base, const AnalysisConfig& c, NoisyPairs& noisy, const core::Topology& topo) {
   JudgedMatrix v{values, worst, cv, judge, base, c};
   const bool latency = judge == &judgeLatency;
   values.forEachCell([&](int x, int y, float value) {
@@ -757,6 +786,7 @@ struct InterNode {
   const AnalysisConfig& c;
   core::Expected base;      // node pairs
   core::Expected rankBase;  // inter-node rank pairs
+  Baseline rankJudge;       // what a rank pair is judged against
   JudgedMatrix view;
   std::unordered_set<std::uint64_t> explained;  // directed node pairs, as index(x, y)
   std::vector<char> named;                      // per node
@@ -781,7 +811,7 @@ struct InterNode {
   bool interNode(int a, int b) const { return m.rankLinkClass.at(a, b) == LinkClass::kInterNode; }
   Judged rankAt(int from, int to) const {
     return judgeBw(m.rankUnidir.at(from, to), core::worstAt(m.rankUnidirWorst, m.rankUnidir, from, to),
-                   core::cellOr(m.rankCv, from, to), rankBase, c);
+                   core::cellOr(m.rankCv, from, to), rankJudge.forCell(core::cellOr(m.rankCv, from, to)), c);
   }
 };
 
@@ -985,7 +1015,10 @@ std::vector<int> rankCandidates(const InterNode& in) {
   const std::vector<int>& nodeOf = in.m.rankLinkClass.rankNode;
   const bool compact = in.m.rankLinkClass.table.empty();
   // a cell at or above the bar is not slow: only the cells below it need the whole judgement
-  const double bar = std::isfinite(in.rankBase.bandwidth) ? bwBar(in.rankBase, in.c) * in.rankBase.bandwidth : -1.0;
+  const core::Expected& fixed = in.rankJudge.fixed;
+  const double bar = std::isfinite(fixed.bandwidth)
+                         ? std::max(bwBar(fixed, in.c), bwBar(in.rankJudge.retested, in.c)) * fixed.bandwidth
+                         : -1.0;
   const auto count = [&](int a, int b, float v) {
     const bool slow = v < bar && in.rankAt(a, b).verdict == Verdict::kSlow;
     ++outJudged[static_cast<std::size_t>(a)];
@@ -1098,7 +1131,7 @@ void slowRankFindings(const InterNode& in, std::vector<Finding>& findings) {
 void latencyFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
                      const core::Expected& nb, NoisyPairs& noisy, std::vector<Finding>& findings) {
   if (!std::isfinite(nb.latency) || nb.latency <= 0) return;
-  const JudgedMatrix v = viewOf(m.nodeLatency, m.nodeLatencyWorst, m.nodeCv, &judgeLatency, nb, c, noisy, topo);
+  const JudgedMatrix v = viewOf(m.nodeLatency, m.nodeLatencyWorst, m.nodeCv, &judgeLatency, Baseline{nb, nb}, c, noisy, topo);
   std::set<int> named;
   for (const auto& [x, y] : slowPairs(v, [](int, int) { return true; })) {
     for (int end : {x, y}) {
@@ -1146,7 +1179,7 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
 // Inside nodes: slow same-node pairs, one finding per node and link class (each class is judged
 // against its own baseline: NVLink pairs against NVLink pairs, PCIe against PCIe).
 void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
-                       const std::array<core::Expected, core::kLinkClasses>& classBase, NoisyPairs& noisy,
+                       const std::array<Baseline, core::kLinkClasses>& classJudge, NoisyPairs& noisy,
                        std::vector<Finding>& findings) {
   if (m.rankLinkClass.n != m.rankUnidir.n || m.rankUnidir.n != static_cast<int>(topo.ranks.size())) return;
   std::map<std::pair<int, LinkClass>, Evidence> intra;
@@ -1159,7 +1192,8 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
         const float val = m.rankUnidir.at(a, b);
         if (a == b || cls == LinkClass::kInterNode || cls == LinkClass::kSelf || !std::isfinite(val)) continue;
         const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
-        const Judged j = judgeBw(val, worst, core::cellOr(m.rankCv, a, b), classBase[static_cast<std::size_t>(cls)], c);
+        const float cv = core::cellOr(m.rankCv, a, b);
+        const Judged j = judgeBw(val, worst, cv, classJudge[static_cast<std::size_t>(cls)].forCell(cv), c);
         intra[{static_cast<int>(node), cls}].add(j, val);
         if (j.verdict == Verdict::kSlow) slowPairsOf[{static_cast<int>(node), cls}].emplace(a, b);
         if (j.verdict == Verdict::kNoisy) noisy.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
@@ -1169,7 +1203,7 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
   for (const auto& [key, e] : intra) {
     const auto& [node, cls] = key;
     if (e.slow == 0) continue;
-    const core::Expected& base = classBase[static_cast<std::size_t>(cls)];
+    const core::Expected& base = classJudge[static_cast<std::size_t>(cls)].fixed;
     Finding f;
     f.kind = "intra_node";
     f.nodeA = node;
@@ -1214,8 +1248,14 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
   NoisyPairs noisyRanks;
   const std::array<core::Expected, core::kLinkClasses> classBase = classBaselines(m);
 
-  InterNode in{m, topo, c, nb, classBase[static_cast<std::size_t>(LinkClass::kInterNode)],
-               viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nb, c, noisyNodes, topo), {},
+  const auto offDiagonal = [](int x, int y) { return x != y; };
+  const Baseline nodeJudge = baselineOf(nb, m.nodeBw, offDiagonal, m.expectedFixed);
+  const auto ofClass = [&](LinkClass cls) {
+    const auto inClass = [&](int a, int b) { return m.rankLinkClass.n == m.rankUnidir.n && m.rankLinkClass.at(a, b) == cls; };
+    return baselineOf(classBase[static_cast<std::size_t>(cls)], m.rankUnidir, inClass, m.expectedFixed);
+  };
+  InterNode in{m, topo, c, nb, classBase[static_cast<std::size_t>(LinkClass::kInterNode)], ofClass(LinkClass::kInterNode),
+               viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nodeJudge, c, noisyNodes, topo), {},
                std::vector<char>(static_cast<std::size_t>(nodes), 0), {}};
   std::vector<NodeCulprit> culprits;
   for (int x = 0; x < nodes; ++x) {
@@ -1227,7 +1267,9 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
   latencyFindings(m, topo, c, nb, noisyNodes, findings);
   rankFindings(in, findings);
   slowRankFindings(in, findings);
-  intraNodeFindings(m, topo, c, classBase, noisyRanks, findings);
+  std::array<Baseline, core::kLinkClasses> classJudge{};
+  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) classJudge[cls] = ofClass(static_cast<LinkClass>(cls));
+  intraNodeFindings(m, topo, c, classJudge, noisyRanks, findings);
   claimedVersusMeasured(m, topo, c, findings);
   demoteUnsure(findings, c);
 
