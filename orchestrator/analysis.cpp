@@ -747,6 +747,19 @@ void fixBaselines(core::Matrices& m, const core::Topology& topology) {
   m.expectedFixed = true;
 }
 
+namespace {
+
+// A first measurement worth measuring again: below the bar; below half the baseline, whatever
+// the noise lowered the bar to (on a noisy fabric the faulty and the unlucky healthy pairs first
+// overlap, their retests tell them apart); or below the baseline with iteration times so
+// varied (beyond --noise-cv) that one sample cannot say.
+bool looksSlow(float v, float cv, const core::Expected& e, const AnalysisConfig& c) {
+  if (!std::isfinite(v) || !std::isfinite(e.bandwidth)) return false;
+  return slowBw(v, e, c) || v < kSuspectShare * e.bandwidth || (cv > c.noiseCv && v < e.bandwidth);
+}
+
+}  // namespace
+
 std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c) {
   const std::array<core::Expected, core::kLinkClasses> base = classBaselines(m);
   std::set<std::pair<int, int>> pairs;
@@ -755,7 +768,7 @@ std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const
     return base[static_cast<std::size_t>(m.rankLinkClass.at(a, b))];
   };
   m.rankUnidir.forEachCell([&](int a, int b, float v) {
-    if (a != b && slowBw(v, baseOf(a, b), c)) pairs.emplace(std::min(a, b), std::max(a, b));
+    if (a != b && looksSlow(v, core::cellOr(m.rankCv, a, b), baseOf(a, b), c)) pairs.emplace(std::min(a, b), std::max(a, b));
   });
   m.rankLatency.forEachCell([&](int a, int b, float v) {
     if (a != b && badLatency(v, baseOf(a, b), c)) pairs.emplace(std::min(a, b), std::max(a, b));
@@ -768,7 +781,7 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
   if (!m.nodeMeasured) return {};
   const core::Expected bl = nodeBaseline(m);
   m.nodeBw.forEachCell([&](int x, int y, float v) {
-    if (x != y && slowBw(v, bl, c)) pairs.emplace(std::min(x, y), std::max(x, y));
+    if (x != y && looksSlow(v, core::cellOr(m.nodeCv, x, y), bl, c)) pairs.emplace(std::min(x, y), std::max(x, y));
   });
   m.nodeLatency.forEachCell([&](int x, int y, float v) {
     if (x != y && badLatency(v, bl, c)) pairs.emplace(std::min(x, y), std::max(x, y));

@@ -525,6 +525,29 @@ TEST(Analysis, SuspectsAreThePairsToRetest) {
   EXPECT_TRUE(suspectNodePairs(f.m, kDefaults).empty());  // the node matrix was derived, not measured
 }
 
+// On a noisy fabric the bar falls to 0.1x, yet a pair below half the baseline is retested, and so
+// is one below it whose single sample varied too much to say; a pair at the baseline is not.
+TEST(Analysis, OnANoisyFabricSlowLookingPairsAreStillRetested) {
+  Fabric f = fabric(6, 1, 64, [](core::Matrices& m, const core::Topology&) {
+    for (int a = 0; a < 6; ++a) {
+      for (int b = 0; b < 6; ++b) {
+        if (a != b) setBw(m, a, b, static_cast<float>(10.0 * (0.5 + ((a * 5 + b * 3) % 7) / 6.0)));
+      }
+    }
+    setBw(m, 0, 5, 3.0f);  // 0.3x: above the noisy bar, below half the baseline
+    setBw(m, 1, 4, 9.0f);  // just below the baseline, measured once with varied iterations
+  });
+  for (float& v : f.m.rankCv.values) v = std::isnan(v) ? v : 0.05f;  // measured once, steady
+  f.m.rankCv.at(1, 4) = 0.5f;
+  ASSERT_LT(classBaseline(f.m, core::LinkClass::kInterNode).bandwidthBar(kDefaults.slowThreshold), 0.3);
+  const auto suspects = suspectRankPairs(f.m, kDefaults);
+  EXPECT_NE(std::find(suspects.begin(), suspects.end(), std::pair{0, 5}), suspects.end());
+  EXPECT_NE(std::find(suspects.begin(), suspects.end(), std::pair{1, 4}), suspects.end());
+  for (const auto& [a, b] : suspects) {
+    EXPECT_TRUE(f.m.rankUnidir.at(a, b) < 5.0f || f.m.rankUnidir.at(b, a) < 5.0f || (a == 1 && b == 4)) << a << "," << b;
+  }
+}
+
 }  // namespace
 }  // namespace fabricmap::orchestrator
 
