@@ -32,7 +32,7 @@ MPI_UCX = ["mpirun", "-np", "2", "--mca", "pml", "ucx", "--mca", "pml_ucx_tls", 
 
 
 def shape(size):
-    window = max(1, min(64, (8 << 20) // size))  # fabricmap's default window
+    window = max(1, min(64, (8 << 20) // size))  # 8 MiB per window (fabricmap's default before osu_bw's 64)
     return window, max(1, VOLUME // (size * window))
 
 
