@@ -1194,6 +1194,17 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
 void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
                        const std::array<Baseline, core::kLinkClasses>& classJudge, NoisyPairs& noisy,
                        std::vector<Finding>& findings) {
+  // The class's own variation in the final (best) figures: a node's pairs within it are as likely
+  // the host's scheduling as its links (a class measures few pairs per node, and its first
+  // samples, which fixed the bar, may have been steadier than its retests).
+  std::array<Robust, core::kLinkClasses> finalFigures{};
+  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) {
+    std::vector<float> v;
+    sampleOf(m.rankUnidir, [&](int a, int b, float x) {
+      if (m.rankLinkClass.at(a, b) == static_cast<LinkClass>(cls)) v.push_back(x);
+    });
+    finalFigures[cls] = robustStats(std::move(v), true);
+  }
   if (m.rankLinkClass.n != m.rankUnidir.n || m.rankUnidir.n != static_cast<int>(topo.ranks.size())) return;
   std::map<std::pair<int, LinkClass>, Evidence> intra;
   std::map<std::pair<int, LinkClass>, std::set<std::pair<int, int>>> slowPairsOf;
@@ -1236,7 +1247,14 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
     const auto& slowPairs = slowPairsOf[key];
     const auto bothWays = std::count_if(slowPairs.begin(), slowPairs.end(),
                                         [&](const auto& p) { return slowPairs.count({p.second, p.first}) > 0; });
-    setConfidence(f, e, 0.5 + 0.5 * static_cast<double>(bothWays) / static_cast<double>(slowPairs.size()), false);
+    // how many of the class's robust standard deviations below its final median: within one, no
+    // margin; three or more, all of it
+    const Robust& spread = finalFigures[static_cast<std::size_t>(cls)];
+    const double sigma = spread.spread * spread.median;
+    const double z = sigma > 0 ? (spread.median - f.measured) / sigma : 3.0;
+    const double outside = std::clamp((z - 1.0) / 2.0, 0.0, 1.0);
+    setConfidence(f, e, outside * (0.5 + 0.5 * static_cast<double>(bothWays) / static_cast<double>(slowPairs.size())),
+                  false);
     findings.push_back(std::move(f));
   }
 }
