@@ -132,6 +132,16 @@ Robust robustStats(std::vector<float> v, bool higherIsBetter) {
   return r;
 }
 
+// How far `value` lies outside its population's own variation, as a margin: within one robust
+// standard deviation of the median 0, three or more 1 (worse than the median: lower bandwidth,
+// higher latency).
+double outsideVariation(double value, const Robust& population, bool higherIsBetter) {
+  const double sigma = population.spread * population.median;
+  if (!(sigma > 0)) return 1.0;
+  const double z = (higherIsBetter ? population.median - value : value - population.median) / sigma;
+  return std::clamp((z - 1.0) / 2.0, 0.0, 1.0);
+}
+
 // The share of the baseline below which bandwidth is slow (core::Expected::bandwidthBar): on a
 // quiet fabric (spread of a few %) the threshold; on a noisy one only gross slowdowns, or what a
 // wide gap sets apart from the healthy values, are named.
@@ -1168,6 +1178,13 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
       findings.push_back(std::move(f));
     }
   }
+  // A single pair's latency must stand out of the final figures' own variation: ping-pongs on a
+  // busy host vary several-fold without a fault.
+  std::vector<float> finalLatencies;
+  m.nodeLatency.forEachCell([&](int x, int y, float l) {
+    if (x < y) finalLatencies.push_back(l);
+  });
+  const Robust finalFigures = robustStats(std::move(finalLatencies), false);
   for (const auto& [x, y] : slowPairs(v, [](int a, int b) { return a < b; })) {
     if (named.count(x) || named.count(y)) continue;
     Evidence e;
@@ -1184,7 +1201,7 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
     f.severity = latencySeverity(f.ratio, c.latencyFactor);
     f.message = fmt::format("{}: latency {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject, f.measured, f.expected,
                             f.ratio);
-    setConfidence(f, e, 1.0, false);
+    setConfidence(f, e, outsideVariation(f.measured, finalFigures, false), false);
     findings.push_back(std::move(f));
   }
 }
@@ -1247,12 +1264,7 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
     const auto& slowPairs = slowPairsOf[key];
     const auto bothWays = std::count_if(slowPairs.begin(), slowPairs.end(),
                                         [&](const auto& p) { return slowPairs.count({p.second, p.first}) > 0; });
-    // how many of the class's robust standard deviations below its final median: within one, no
-    // margin; three or more, all of it
-    const Robust& spread = finalFigures[static_cast<std::size_t>(cls)];
-    const double sigma = spread.spread * spread.median;
-    const double z = sigma > 0 ? (spread.median - f.measured) / sigma : 3.0;
-    const double outside = std::clamp((z - 1.0) / 2.0, 0.0, 1.0);
+    const double outside = outsideVariation(f.measured, finalFigures[static_cast<std::size_t>(cls)], true);
     setConfidence(f, e, outside * (0.5 + 0.5 * static_cast<double>(bothWays) / static_cast<double>(slowPairs.size())),
                   false);
     findings.push_back(std::move(f));

@@ -364,6 +364,30 @@ TEST(Analysis, AnIntraNodePathWithinItsClassVariationIsOnlyInformation) {
   EXPECT_EQ(found[0].nodeA, 1);
 }
 
+// Ping-pongs on a busy host vary several-fold: one pair at 2.3x of a baseline whose final figures
+// spread from 1x to 4x is information; one at 100x stands out and is named.
+TEST(Analysis, ALinkLatencyMustStandOutOfTheFabricsVariation) {
+  const auto run = [](float pair) {
+    const Fabric f = fabric(6, 1, 64, [&](core::Matrices& m, const core::Topology&) {
+      for (int a = 0; a < 6; ++a) {
+        for (int b = a + 1; b < 6; ++b) {
+          const float l = a == 1 && b == 3 ? pair : static_cast<float>(20.0 * (1.0 + ((a * 5 + b * 3) % 7) / 2.0));
+          m.rankLatency.at(a, b) = m.rankLatency.at(b, a) = l;
+          m.rankLatencyWorst.at(a, b) = m.rankLatencyWorst.at(b, a) = l;
+        }
+      }
+    });
+    return analyze(f.m, f.topology, kDefaults);
+  };
+  const auto busy = run(130.0f);
+  EXPECT_TRUE(serious(busy).empty()) << describe(busy);
+  const auto found = serious(run(5000.0f));
+  ASSERT_EQ(found.size(), 1u) << describe(found);
+  EXPECT_EQ(found[0].kind, "link_latency");
+  EXPECT_EQ(found[0].nodeA, 1);
+  EXPECT_EQ(found[0].nodeB, 3);
+}
+
 TEST(Analysis, NamesANodeWithHighLatency) {
   const Fabric f = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) {
     for (int x = 0; x < 3; ++x) {
