@@ -86,17 +86,22 @@ HangVerdict judgeHang(int step, const std::vector<RankProgress>& ranks, double s
     const RankProgress& p = ranks[r];
     if (p.step < step || (p.step == step && p.phase != StepPhase::kDone)) unfinished.push_back(static_cast<int>(r));
   }
-  const auto pick = [&](auto&& test) {
+  const auto pick = [&](const std::vector<int>& among, auto&& test) {
     std::vector<int> out;
-    for (int r : unfinished) {
+    for (int r : among) {
       if (test(ranks[static_cast<std::size_t>(r)])) out.push_back(r);
     }
     return out;
   };
-  v.culprits = pick([&](const RankProgress& p) { return p.silentSeconds > silentAfter; });
+  // silence counts whatever a rank said last: its own thread speaks every half second, so a rank
+  // that finished its part and then went quiet (stopped, gone) holds up the gathering
+  std::vector<int> all(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) all[r] = static_cast<int>(r);
+  v.culprits = pick(all, [&](const RankProgress& p) { return p.silentSeconds > silentAfter; });
   v.why = "stopped responding";
   if (v.culprits.empty()) {
-    v.culprits = pick([&](const RankProgress& p) { return p.step < step || p.phase == StepPhase::kStarting; });
+    v.culprits = pick(unfinished,
+                      [&](const RankProgress& p) { return p.step < step || p.phase == StepPhase::kStarting; });
     v.why = "never reached the measurement";
   }
   if (v.culprits.empty()) {
@@ -194,7 +199,14 @@ void Watchdog::checkDeadline() {
   const int step = step_;
   std::vector<RankProgress> ranks = heard_;
   const std::int64_t now = nowNs();
-  for (std::size_t r = 1; r < ranks.size(); ++r) ranks[r].silentSeconds = static_cast<double>(now - heardAt_[r]) / 1e9;
+  bool falling = false;  // a rank that missed a beat or two but is not yet called silent
+  for (std::size_t r = 1; r < ranks.size(); ++r) {
+    ranks[r].silentSeconds = static_cast<double>(now - heardAt_[r]) / 1e9;
+    falling = falling || (ranks[r].silentSeconds > kQuietAfter && ranks[r].silentSeconds <= kSilentAfter);
+  }
+  // let a rank that just went quiet become silent before judging, or the step is blamed on
+  // everyone but the rank that stopped
+  if (falling && waited <= deadline + kSilentAfter) return;
   ranks[0] = RankProgress{step, static_cast<StepPhase>(phase_.load()), 0.0};
   Hang hang;
   hang.step = step;

@@ -41,9 +41,9 @@ struct RankProgress {
   double silentSeconds = 0;  // since its last datagram
 };
 
-// Who holds up step `step`: the ranks that have not finished it, split into the culprits and
-// those waiting on them. Culprits are, in this order of evidence: ranks silent for more than
-// `silentAfter` seconds (stopped, dead, or cut off); otherwise ranks that never reached the
+// Who holds up step `step`: the culprits and the unfinished ranks waiting on them. Culprits are,
+// in this order of evidence: ranks silent for more than `silentAfter` seconds (stopped, dead, or
+// cut off), even one that had finished its part; otherwise unfinished ranks that never reached the
 // measurement (still in an earlier step, or stuck preparing); otherwise every unfinished rank
 // (stuck inside one measurement together). `why` says which.
 struct HangVerdict {
@@ -79,6 +79,9 @@ class Watchdog final : public StepObserver {
 
   // Seconds a rank may be silent before rank 0 calls it unresponsive.
   static constexpr double kSilentAfter = 3.0;
+  // Seconds of quiet (two missed beats) after which rank 0 waits for a rank to turn silent
+  // before judging an overrun step.
+  static constexpr double kQuietAfter = 1.2;
 
  private:
   void loop();

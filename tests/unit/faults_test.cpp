@@ -62,6 +62,16 @@ TEST(JudgeHang, OtherwiseEveryoneStuckInsideTheMeasurement) {
   EXPECT_NE(gathering.why.find("gathering"), std::string::npos);
 }
 
+TEST(JudgeHang, ARankSilentAfterFinishingItsPartHoldsUpTheGathering) {
+  // frozen right after it said "done": everyone else finished too, yet it is the one to blame
+  std::vector<RankProgress> r = allDone(4, 26);
+  r[3].silentSeconds = 4.0;
+  const worker::HangVerdict v = worker::judgeHang(26, r, 3.0);
+  EXPECT_EQ(v.culprits, (std::vector<int>{3}));
+  EXPECT_TRUE(v.waiting.empty());
+  EXPECT_EQ(v.why, "stopped responding");
+}
+
 TEST(HangFinding, NamesRanksHostsAndWaiters) {
   std::vector<core::HostProbe> probes;
   for (int r = 0; r < 4; ++r) {
