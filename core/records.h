@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/stats.h"
@@ -307,13 +308,19 @@ struct Matrix {
   // Calls f(col, value) for every finite cell of `row`.
   template <class F>
   void forEachInRow(int row, F&& f) const {
+    forEachInRow(row, 0, n, std::forward<F>(f));
+  }
+  // Calls f(col, value) for every finite cell of `row` in columns [first, end) (a sparse matrix
+  // visits only the cells set).
+  template <class F>
+  void forEachInRow(int row, int first, int end, F&& f) const {
     if (sparse) {
-      for (auto it = cells.lower_bound(index(row, 0)); it != cells.end() && it->first < index(row + 1, 0); ++it) {
+      for (auto it = cells.lower_bound(index(row, first)); it != cells.end() && it->first < index(row, end); ++it) {
         if (std::isfinite(it->second)) f(static_cast<int>(it->first - index(row, 0)), it->second);
       }
       return;
     }
-    for (int col = 0; col < n; ++col) {
+    for (int col = first; col < end; ++col) {
       const float v = values[index(row, col)];
       if (std::isfinite(v)) f(col, v);
     }

@@ -18,6 +18,15 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
+double median(std::vector<double> values) {
+  std::erase_if(values, [](double x) { return !std::isfinite(x); });
+  if (values.empty()) return std::nan("");
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2 == 1) return *mid;
+  return (*std::max_element(values.begin(), mid) + *mid) / 2;
+}
+
 TimeStats summarize(std::vector<double> samples) {
   TimeStats s;
   if (samples.empty()) return s;

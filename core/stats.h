@@ -15,4 +15,8 @@ struct TimeStats {
 // 20-sample p95 is not just the second-largest sample. Empty input gives all zeros.
 TimeStats summarize(std::vector<double> samples);
 
+// The median of the finite values (the mean of the middle two of an even count); NaN when there
+// is none. Linear time (nth_element): a report bins millions of cells.
+double median(std::vector<double> values);
+
 }  // namespace fabricmap::core

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/stats.h"
 #include "core/units.h"
 #include "topologies/specs.h"
 
@@ -213,13 +214,6 @@ Judged judgeLatency(float best, float worst, float cv, const core::Expected& bas
   return j;
 }
 
-double medianOf(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // The cells behind one culprit (analysis.h: how they make its confidence).
 struct Evidence {
   int judged = 0;  // cells judged: slow, fine or noisy
@@ -256,7 +250,7 @@ struct Evidence {
 void setConfidence(Finding& f, const Evidence& e, double margin, bool byShare) {
   const double weight = e.samples / (e.samples + 1.0);
   const double support = (byShare ? e.share() : 1.0) * weight;
-  const double clarity = e.clarity.empty() ? 0.0 : medianOf(e.clarity);
+  const double clarity = e.clarity.empty() ? 0.0 : core::median(e.clarity);
   f.confidence = std::clamp(support * clarity * margin, 0.0, 1.0);
   f.message += fmt::format("; confidence {:.2f} ({} of {} pairs slow in {} samples, clarity {:.2f}, margin {:.2f})",
                            f.confidence, e.slow, e.judged, e.samples, clarity, margin);
@@ -871,7 +865,7 @@ std::vector<std::pair<int, double>> slowRanksOf(const InterNode& in, int x, bool
     if (outgoing) e.merge(rankEvidence(in, r, true));
     if (incoming) e.merge(rankEvidence(in, r, false));
     if (e.judged < 2) return {};
-    medians.push_back(medianOf(e.values));
+    medians.push_back(core::median(e.values));
   }
   const double best = *std::max_element(medians.begin(), medians.end());
   std::vector<std::pair<int, double>> slow;
@@ -938,7 +932,7 @@ Finding nodeFinding(const InterNode& in, const NodeCulprit& n, double rest) {
   f.subject = nodeName(in.topo, n.node);
   f.expected = in.base.bandwidth;
   f.unit = "GB/s";
-  f.measured = medianOf(e.values);
+  f.measured = core::median(e.values);
   f.ratio = f.measured / f.expected;
   const std::string rate = core::formatRate(f.measured);
   const std::string base = core::formatRate(f.expected);
@@ -1106,7 +1100,7 @@ void rankFindings(InterNode& in, std::vector<Finding>& findings) {
     f.rank = r;
     f.nodeA = rec.node;
     f.subject = fmt::format("rank {} on {}", r, nodeName(in.topo, rec.node));
-    f.measured = medianOf(e.values);
+    f.measured = core::median(e.values);
     f.expected = in.rankBase.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";
@@ -1135,7 +1129,7 @@ void slowRankFindings(const InterNode& in, std::vector<Finding>& findings) {
     f.rank = s.rank;
     f.nodeA = rec.node;
     f.subject = fmt::format("rank {} on {}", s.rank, nodeName(in.topo, rec.node));
-    f.measured = medianOf(own.values);
+    f.measured = core::median(own.values);
     f.expected = in.rankBase.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";
@@ -1166,7 +1160,7 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
       f.kind = "node_latency";
       f.nodeA = end;
       f.subject = nodeName(topo, end);
-      f.measured = medianOf(e.values);
+      f.measured = core::median(e.values);
       f.expected = nb.latency;
       f.ratio = f.measured / f.expected;
       f.unit = "us";
@@ -1249,7 +1243,7 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
     f.kind = "intra_node";
     f.nodeA = node;
     f.subject = nodeName(topo, node);
-    f.measured = medianOf(e.slowValues);
+    f.measured = core::median(e.slowValues);
     f.expected = base.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";

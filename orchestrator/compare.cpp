@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "core/units.h"
 
 namespace fabricmap::orchestrator {
@@ -42,7 +43,7 @@ PairSummary pairSummary(std::string population, std::vector<WorstLink> links) {
   s.pairs = static_cast<int>(links.size());
   std::vector<double> values;
   for (const WorstLink& l : links) values.push_back(l.bandwidth);
-  s.median = medianOf(values);
+  s.median = core::median(values);
   std::sort(links.begin(), links.end(), [](const WorstLink& x, const WorstLink& y) {
     return x.bandwidth != y.bandwidth ? x.bandwidth < y.bandwidth : std::tie(x.a, x.b) < std::tie(y.a, y.b);
   });
@@ -84,7 +85,7 @@ PlacementPeak placementPeak(const std::vector<core::CollectiveRecord>& rows, std
   if (best.empty()) return p;
   std::vector<double> perGroup;
   for (const auto& [group, r] : best) perGroup.push_back(r->busbw);
-  p.busbw = medianOf(perGroup);
+  p.busbw = core::median(perGroup);
   if (best.size() == 1) p.bytes = best.begin()->second->bytes;
   return p;
 }

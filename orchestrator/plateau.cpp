@@ -8,14 +8,9 @@
 #include <map>
 #include <set>
 
-namespace fabricmap::orchestrator {
+#include "core/stats.h"
 
-double medianOf(std::vector<double> values) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
+namespace fabricmap::orchestrator {
 
 int firstRankOf(std::string_view ranks) {
   int rank = -1;
@@ -64,19 +59,19 @@ std::optional<Plateau> plateauOf(const std::vector<core::CollectiveRecord>& rows
     perGroup[r->group].push_back(r->busbwMedian);
     groupRow.emplace(r->group, r);
   }
-  for (const auto& [size, values] : perSize) p.peak = std::max(p.peak, medianOf(values));
+  for (const auto& [size, values] : perSize) p.peak = std::max(p.peak, core::median(values));
   std::vector<double> groupFigures;
   for (const auto& [group, values] : perGroup) {
     GroupPlateau g;
     g.group = group;
     g.ranks = groupRow.at(group)->ranks;
     g.firstRank = firstRankOf(g.ranks);
-    g.busbw = medianOf(values);
+    g.busbw = core::median(values);
     g.samples = static_cast<int>(values.size());
     groupFigures.push_back(g.busbw);
     p.groups.push_back(std::move(g));
   }
-  p.busbw = medianOf(groupFigures);
+  p.busbw = core::median(groupFigures);
   return p;
 }
 

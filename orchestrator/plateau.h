@@ -46,9 +46,6 @@ std::vector<std::uint64_t> plateauSizes(std::vector<std::uint64_t> sizes);
 std::optional<Plateau> plateauOf(const std::vector<core::CollectiveRecord>& rows, std::string_view scope,
                                  std::string_view op);
 
-// The median of `values` (empty: NaN); `values` is reordered.
-double medianOf(std::vector<double> values);
-
 // The lowest rank of a ranks text ("0-3", "4,6", "2"); -1 when it starts with no number.
 int firstRankOf(std::string_view ranks);
 

@@ -14,6 +14,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/stats.h"
 #include "core/units.h"
 #include "topologies/specs.h"
 
@@ -63,12 +64,6 @@ const std::map<std::string, double, std::less<>>& peakTable() {
   };
   // clang-format on
   return table;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
 // Equal buckets of at most `bucket` bytes: frameworks fill buckets of about that size, so one
@@ -389,7 +384,7 @@ std::optional<Curve> curveOf(const std::vector<core::CollectiveRecord>& rows, st
   curve.groups = static_cast<int>(groups.size());
   for (const auto& [size, values] : bySize) {
     curve.sizes.push_back(size);
-    curve.busbw.push_back(median(values));
+    curve.busbw.push_back(core::median(values));
   }
   return curve;
 }
@@ -492,7 +487,7 @@ void applyInterference(const results::ResultsFile& file, TrafficResult& t) {
     }
   }
   if (ratios.empty()) return;
-  t.interference = median(ratios);
+  t.interference = core::median(ratios);
   t.interferenceSource = fmt::format("x{:.3g}: concurrent {} traffic of /patterns/training{} ({} row{}), {}",
                                      *t.interference, kind, file.layout.empty() ? "" : " with layout " + file.layout,
                                      ratios.size(), ratios.size() == 1 ? "" : "s", file.path);

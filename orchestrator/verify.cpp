@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "core/stats.h"
 #include "core/units.h"
 #include "orchestrator/plateau.h"
 #include "orchestrator/predict.h"
@@ -282,7 +283,7 @@ void checkPairs(const Profile& profile, const results::ResultsFile& file, Judge&
   };
   const auto judgeCells = [&](const std::string& subject, const Cells& cells, const char* what) {
     if (cells.values.empty()) return;
-    const double median = medianOf(cells.values);
+    const double median = core::median(cells.values);
     judge.atLeast("pair_fraction", subject, cells.worst / median, required, "",
                   fmt::format("worst {} {} -> {} {:.3f} GB/s / median {:.3f} GB/s over {} pairs", what, cells.a,
                               cells.b, cells.worst, median, cells.values.size()));

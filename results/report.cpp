@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/stats.h"
 #include "core/units.h"
 #include "results/culprits.h"
 
@@ -108,15 +109,6 @@ std::string bwText(double v) {
 std::string usText(double us) {
   if (!finite(us)) return "-";
   return us < 1e4 ? fmt::format("{:.2f}", us) : fmt::format("{:.0f}", us);
-}
-
-// Of the finite values (a NaN would break the sort's ordering).
-double median(std::vector<double> v) {
-  std::erase_if(v, [](double x) { return !std::isfinite(x); });
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // At most `chars` bytes of `text` (cut at a UTF-8 character boundary), "..." marking a cut: a
@@ -421,19 +413,19 @@ Heatmap binnedHeatmap(const MatrixSource& s, int bin) {
       int mark = 0;
       int noisy = 0;
       for (int r = br * bin; r < std::min(n, (br + 1) * bin); ++r) {
-        for (int c = bc * bin; c < std::min(n, (bc + 1) * bin); ++c) {
-          const double v = s.bw->at(r, c);
-          if (!finite(v)) continue;
+        // only the cells measured: a quick-mode matrix of 16,384 ranks has a few per row
+        s.bw->forEachInRow(r, bc * bin, std::min(n, (bc + 1) * bin), [&](int c, float cell) {
+          const double v = cell;
           values.push_back(v);
           const int base = markOf(s, r, c, v);
           if (base == kNoisy) {
             ++noisy;
-            continue;
+            return;
           }
           const int m = std::max(base, !named.empty() && named.count({r, c}) > 0 ? 1 : 0);
           slow += m > 0;
           mark = std::max(mark, m);
-        }
+        });
       }
       if (values.empty()) continue;
       const std::size_t i = cellIndex(nb, br, bc);
@@ -441,7 +433,7 @@ Heatmap binnedHeatmap(const MatrixSource& s, int bin) {
       h.value[i] = *lo;
       h.mark[i] = mark == 0 && noisy > 0 ? kNoisy : mark;
       h.tip[i] = fmt::format("{}s {} \u2192 {}: min {}, median {}, max {} GB/s, {} pairs{}{}", s.noun, range(br),
-                             range(bc), bwText(*lo), bwText(median(values)), bwText(*hi), values.size(),
+                             range(bc), bwText(*lo), bwText(core::median(values)), bwText(*hi), values.size(),
                              slow > 0 ? fmt::format("; {} slow", slow) : "",
                              noisy > 0 ? fmt::format("; {} noisy", noisy) : "");
     }
@@ -577,17 +569,23 @@ std::vector<double> classBars(const core::Matrices& m, double share) {
 // the median of the class's measured cells.
 std::vector<double> classBaselines(const core::Matrices& m) {
   std::vector<double> out(core::kLinkClasses, std::numeric_limits<double>::quiet_NaN());
+  bool missing = false;  // cells are gathered only for classes without a baseline (a dense 8,192-rank
+                         // matrix would take 512 MiB as doubles)
+  for (std::size_t k = 1; k < core::kLinkClasses; ++k) {
+    const double fixed = m.classExpected[k].bandwidth;
+    if (finite(fixed) && fixed > 0) out[k] = fixed;
+    missing = missing || !finite(out[k]);
+  }
   std::vector<std::vector<double>> cells(core::kLinkClasses);
   const core::Matrix& bw = m.rankUnidir;
-  if (m.rankLinkClass.n == bw.n) {
+  if (missing && m.rankLinkClass.n == bw.n) {
     bw.forEachCell([&](int r, int c, float v) {
       const auto k = static_cast<std::size_t>(m.rankLinkClass.at(r, c));
-      if (k < core::kLinkClasses) cells[k].push_back(v);
+      if (k < core::kLinkClasses && !finite(out[k])) cells[k].push_back(v);
     });
   }
   for (std::size_t k = 1; k < core::kLinkClasses; ++k) {
-    const double fixed = m.classExpected[k].bandwidth;
-    out[k] = finite(fixed) && fixed > 0 ? fixed : median(cells[k]);
+    if (!finite(out[k])) out[k] = core::median(cells[k]);
   }
   return out;
 }
@@ -676,7 +674,7 @@ Heatmap nodeLatencyHeatmap(const ResultsFile& f, const std::vector<std::string>&
         if (mark > 0) h.tip[i] += mark == 2 ? " - HIGH (an error finding)" : " - high (a finding names it)";
       } else {
         h.tip[i] = fmt::format("nodes {} \u2192 {}: min {}, median {}, max {} us, {} pairs{}", range(br), range(bc),
-                               usText(*lo), usText(median(values)), usText(*hi), values.size(),
+                               usText(*lo), usText(core::median(values)), usText(*hi), values.size(),
                                markedPairs > 0 ? fmt::format("; {} named by findings", markedPairs) : "");
       }
     }
@@ -715,7 +713,7 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
     const double fixed = m.nodeExpected.bandwidth;
     std::vector<double> offDiagonal;
     m.nodeBw.forEachCell([&](int, int, float v) { offDiagonal.push_back(v); });
-    s.expectedByClass = {finite(fixed) && fixed > 0 ? fixed : median(offDiagonal)};
+    s.expectedByClass = {finite(fixed) && fixed > 0 ? fixed : core::median(offDiagonal)};
     s.slowShare = slowShareOf(f);
     s.barByClass = {slowBar(m.nodeExpected, s.slowShare)};
     for (const auto& x : f.findings) {
@@ -997,7 +995,7 @@ void renderCurves(Out out, const ResultsFile& f) {
           wrong += r->wrong;
           perGroup[g].points.emplace_back(static_cast<double>(bytes), r->busbw);
         }
-        const double m = median(bus);
+        const double m = core::median(bus);
         med.points.emplace_back(static_cast<double>(bytes), m);
         if (m > peak) {
           peak = m;
@@ -1006,7 +1004,7 @@ void renderCurves(Out out, const ResultsFile& f) {
         const auto [lo, hi] = std::minmax_element(bus.begin(), bus.end());
         std::string tip = fmt::format("{} {} {}, {}: busbw {} GB/s, algbw {} GB/s, time {} us", key.op, key.scope,
                                       core::formatBytes(bytes), inPlace ? "in-place" : "out-of-place", bwText(m),
-                                      bwText(median(alg)), usText(median(times)));
+                                      bwText(core::median(alg)), usText(core::median(times)));
         if (bus.size() > 1) {
           tip += fmt::format(" (medians of {} groups; busbw {} .. {})", bus.size(), bwText(*lo), bwText(*hi));
         }

@@ -94,5 +94,16 @@ TEST(Stats, SummarizesWithInterpolatedQuantiles) {
   EXPECT_EQ(empty.mean, 0);
 }
 
+TEST(Stats, MedianOfTheFiniteValues) {
+  EXPECT_DOUBLE_EQ(median({7, 1, 5}), 5);
+  EXPECT_DOUBLE_EQ(median({10, 1, 3, 2}), 2.5);  // the middle two's mean
+  EXPECT_DOUBLE_EQ(median({4, std::nan(""), 1, INFINITY, 2}), 2);
+  EXPECT_TRUE(std::isnan(median({})));
+  EXPECT_TRUE(std::isnan(median({std::nan("")})));
+  std::vector<double> many;
+  for (int i = 0; i < 1001; ++i) many.push_back((i * 7919) % 1001);  // 0..1000 shuffled
+  EXPECT_DOUBLE_EQ(median(many), 500);
+}
+
 }  // namespace
 }  // namespace fabricmap::core
