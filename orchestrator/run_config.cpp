@@ -475,7 +475,6 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   if (c.pairwisePeers < 1) throw core::UsageError("--pairwise-peers must be at least 1");
   c.pairBytes = core::parseBytes(str("pair-bytes", suite->pairBytes), "--pair-bytes");
   c.pairBytesGiven = vm.count("pair-bytes") > 0;
-  c.pairWindowGiven = vm.count("pair-window") > 0;
   if (c.pairBytes == 0) throw core::UsageError("--pair-bytes must be at least 1 byte");
   if (c.pairBytes > kMaxPairBytes) {
     throw core::UsageError(fmt::format("--pair-bytes {} is too large (at most {})",

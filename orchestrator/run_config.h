@@ -58,7 +58,7 @@ struct RunConfig {
   PairwiseMode pairwiseMode = PairwiseMode::kFull;
   int pairwisePeers = 3;          // quick mode: random peers per rank/node
   std::uint64_t pairBytes = 0;    // stream message size
-  int pairWindow = 0;             // messages in flight per iteration (0: derived from pairBytes)
+  int pairWindow = 0;             // messages in flight per window, one acknowledgement per window (osu_bw: 64)
   int pairIters = 0;
   int latencyIters = 0;
   int retests = 2;                // re-measurements of a pair flagged slow
@@ -88,7 +88,6 @@ struct RunConfig {
   // which suite-derived sizes were given explicitly (backend defaults do not override them)
   bool maxBytesGiven = false;
   bool pairBytesGiven = false;
-  bool pairWindowGiven = false;
   bool copyBytesGiven = false;
   bool seqLenGiven = false;
   bool hiddenGiven = false;
