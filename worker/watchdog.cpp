@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/error.h"
+
 namespace fabricmap::worker {
 namespace {
 
@@ -193,7 +195,7 @@ void Watchdog::checkDeadline() {
                "0 did not end the job; ending it (exit 3)\n",
                rank_, step_.load(), waited, deadline);
     std::fflush(stderr);
-    std::_Exit(3);
+    std::_Exit(static_cast<int>(core::ExitCode::kRuntimeFault));
   }
   if (waited <= deadline) return;
   const int step = step_;
@@ -214,7 +216,7 @@ void Watchdog::checkDeadline() {
   hang.deadlineSeconds = deadline;
   hang.verdict = judgeHang(step, ranks, kSilentAfter);
   onHang_(hang);
-  std::_Exit(3);  // onHang must not return; if it does, end anyway
+  std::_Exit(static_cast<int>(core::ExitCode::kRuntimeFault));  // onHang must not return; if it does, end anyway
 }
 
 void Watchdog::loop() {
