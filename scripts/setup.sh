@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages fabricmap needs to build, run and test, when any is missing.
+# Installs the Debian 12 packages fabricmap needs, when any is missing:
+#   scripts/setup.sh run    to build and run fabricmap (./run.sh)
+#   scripts/setup.sh gpu    that, and GoogleTest (scripts/gpu-check.sh)
+#   scripts/setup.sh test   that, and what the tests need (./test.sh; the default)
 # As root it installs them; with passwordless sudo it uses sudo; otherwise it lists them and stops.
 set -euo pipefail
 
-packages=(
+tier=${1:-test}
+run_packages=(
   build-essential cmake pkg-config
-  clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
   libhdf5-dev hdf5-tools
   libboost-program-options-dev
-  libgtest-dev libgmock-dev
   libfmt-dev nlohmann-json3-dev
+)
+# GoogleTest; clang for the fuzz targets; h5py to read results back; network namespaces, tc and
+# UCX's tools for the emulated cluster; a real Slurm; Chromium to render the report
+test_packages=(
+  libgtest-dev libgmock-dev
+  clang libclang-rt-14-dev
   python3 python3-h5py
   iproute2 util-linux
   ucx-utils
   slurmctld slurmd slurm-client munge
   chromium
 )
+case "$tier" in
+  run) packages=("${run_packages[@]}") ;;
+  gpu) packages=("${run_packages[@]}" libgtest-dev libgmock-dev) ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "fabricmap setup: unknown tier '$tier' (run, gpu or test)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
