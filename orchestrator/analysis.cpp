@@ -499,7 +499,7 @@ core::Finding corruptionFinding(const core::CopyRecord& copy, const core::Topolo
 }
 
 core::Finding hangFinding(int step, const std::string& what, double waitedSeconds, double deadlineSeconds,
-                          const worker::HangVerdict& verdict, const core::Topology& topology) {
+                          const core::HangVerdict& verdict, const core::Topology& topology) {
   std::vector<std::string> hosts;
   for (int r : verdict.culprits) {
     const std::string& host = topology.ranks.at(static_cast<std::size_t>(r)).hostname;

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/hang.h"
 #include "core/layout.h"
 #include "core/records.h"
-#include "worker/watchdog.h"
 
 namespace fabricmap::orchestrator {
 
@@ -96,7 +96,7 @@ std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology
 // The finding of a step that overran its deadline (kind `hang`, severity error): who held it up,
 // on which hosts, and who waited. `what` describes the step.
 core::Finding hangFinding(int step, const std::string& what, double waitedSeconds, double deadlineSeconds,
-                          const worker::HangVerdict& verdict, const core::Topology& topology);
+                          const core::HangVerdict& verdict, const core::Topology& topology);
 
 // Wrong data (kind `data_corruption`, severity error), recorded as it is found and never averaged
 // away: the ranks of a collective group that received wrong elements, the two ends of a pair

@@ -17,15 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include "core/hang.h"
+
 namespace fabricmap::worker {
 
-// Where a rank is within a step.
-enum class StepPhase : std::uint8_t {
-  kStarting,   // preparing: buffers, communicators, test data
-  kMeasuring,  // in its group's measurement (waiting there for the group's other ranks too)
-  kDone,       // its part is done; waiting for the other groups
-};
-std::string_view name(StepPhase phase);
+// The hang verdict itself (who holds up a step) is pure logic in core/hang.h.
+using core::HangVerdict;
+using core::judgeHang;
+using core::RankProgress;
+using core::StepPhase;
 
 // What the executor tells about its progress (the watchdog listens).
 class StepObserver {
@@ -33,25 +33,6 @@ class StepObserver {
   virtual ~StepObserver() = default;
   virtual void phase(int step, StepPhase phase) = 0;
 };
-
-// One rank's last word, as rank 0 heard it.
-struct RankProgress {
-  int step = -1;  // -1: nothing heard yet
-  StepPhase phase = StepPhase::kStarting;
-  double silentSeconds = 0;  // since its last datagram
-};
-
-// Who holds up step `step`: the culprits and the unfinished ranks waiting on them. Culprits are,
-// in this order of evidence: ranks silent for more than `silentAfter` seconds (stopped, dead, or
-// cut off), even one that had finished its part; otherwise unfinished ranks that never reached the
-// measurement (still in an earlier step, or stuck preparing); otherwise every unfinished rank
-// (stuck inside one measurement together). `why` says which.
-struct HangVerdict {
-  std::vector<int> culprits;
-  std::vector<int> waiting;
-  std::string why;
-};
-HangVerdict judgeHang(int step, const std::vector<RankProgress>& ranks, double silentAfter);
 
 class Watchdog final : public StepObserver {
  public:

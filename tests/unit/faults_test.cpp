@@ -4,17 +4,17 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/hang.h"
 #include "orchestrator/analysis.h"
 #include "orchestrator/planner.h"
 #include "orchestrator/run_config.h"
 #include "topologies/rank_map.h"
-#include "worker/watchdog.h"
 
 namespace fabricmap::orchestrator {
 namespace {
 
-using worker::RankProgress;
-using worker::StepPhase;
+using core::RankProgress;
+using core::StepPhase;
 
 std::vector<RankProgress> allDone(int n, int step) {
   return std::vector<RankProgress>(static_cast<std::size_t>(n), RankProgress{step, StepPhase::kDone, 0.5});
@@ -25,7 +25,7 @@ TEST(JudgeHang, SilentRanksComeFirst) {
   r[1] = {4, StepPhase::kMeasuring, 0.4};
   r[2] = {4, StepPhase::kMeasuring, 9.0};  // stopped: no word for 9 s
   r[3] = {4, StepPhase::kStarting, 0.2};
-  const worker::HangVerdict v = worker::judgeHang(4, r, 3.0);
+  const core::HangVerdict v = core::judgeHang(4, r, 3.0);
   EXPECT_EQ(v.culprits, (std::vector<int>{2}));
   EXPECT_EQ(v.waiting, (std::vector<int>{1, 3}));
   EXPECT_EQ(v.why, "stopped responding");
@@ -37,7 +37,7 @@ TEST(JudgeHang, ThenRanksThatNeverReachedTheMeasurement) {
   r[1] = {7, StepPhase::kMeasuring, 0.1};
   r[3] = {7, StepPhase::kStarting, 0.3};  // stuck preparing
   r[4] = {6, StepPhase::kDone, 0.3};      // still in the step before
-  const worker::HangVerdict v = worker::judgeHang(7, r, 3.0);
+  const core::HangVerdict v = core::judgeHang(7, r, 3.0);
   EXPECT_EQ(v.culprits, (std::vector<int>{3, 4}));
   EXPECT_EQ(v.waiting, (std::vector<int>{0, 1}));
   EXPECT_EQ(v.why, "never reached the measurement");
@@ -47,7 +47,7 @@ TEST(JudgeHang, OtherwiseEveryoneStuckInsideTheMeasurement) {
   std::vector<RankProgress> r = allDone(4, 2);
   r[2] = {2, StepPhase::kMeasuring, 1.0};
   r[3] = {2, StepPhase::kMeasuring, 1.0};
-  const worker::HangVerdict v = worker::judgeHang(2, r, 3.0);
+  const core::HangVerdict v = core::judgeHang(2, r, 3.0);
   EXPECT_EQ(v.culprits, (std::vector<int>{2, 3}));
   EXPECT_TRUE(v.waiting.empty());
   EXPECT_EQ(v.why, "stuck inside the measurement");
@@ -55,9 +55,9 @@ TEST(JudgeHang, OtherwiseEveryoneStuckInsideTheMeasurement) {
   std::vector<RankProgress> unheard = allDone(3, 0);
   unheard[1] = RankProgress{};
   unheard[1].silentSeconds = 10;
-  EXPECT_EQ(worker::judgeHang(0, unheard, 3.0).culprits, (std::vector<int>{1}));
+  EXPECT_EQ(core::judgeHang(0, unheard, 3.0).culprits, (std::vector<int>{1}));
   // everyone done, yet the step did not end: nobody to blame by name, and it says so
-  const worker::HangVerdict gathering = worker::judgeHang(3, allDone(3, 3), 3.0);
+  const core::HangVerdict gathering = core::judgeHang(3, allDone(3, 3), 3.0);
   EXPECT_TRUE(gathering.culprits.empty() && gathering.waiting.empty());
   EXPECT_NE(gathering.why.find("gathering"), std::string::npos);
 }
@@ -66,7 +66,7 @@ TEST(JudgeHang, ARankSilentAfterFinishingItsPartHoldsUpTheGathering) {
   // frozen right after it said "done": everyone else finished too, yet it is the one to blame
   std::vector<RankProgress> r = allDone(4, 26);
   r[3].silentSeconds = 4.0;
-  const worker::HangVerdict v = worker::judgeHang(26, r, 3.0);
+  const core::HangVerdict v = core::judgeHang(26, r, 3.0);
   EXPECT_EQ(v.culprits, (std::vector<int>{3}));
   EXPECT_TRUE(v.waiting.empty());
   EXPECT_EQ(v.why, "stopped responding");
@@ -80,7 +80,7 @@ TEST(HangFinding, NamesRanksHostsAndWaiters) {
     probes.push_back(p);
   }
   const core::Topology t = topologies::buildTopology(probes, 0);
-  const worker::HangVerdict v{{3}, {0, 1, 2}, "stopped responding"};
+  const core::HangVerdict v{{3}, {0, 1, 2}, "stopped responding"};
   const core::Finding f = hangFinding(5, "world all_reduce float sum 1 MiB out-of-place", 12.4, 10, v, t);
   EXPECT_EQ(f.kind, "hang");
   EXPECT_EQ(f.severity, "error");
@@ -91,9 +91,9 @@ TEST(HangFinding, NamesRanksHostsAndWaiters) {
   EXPECT_EQ(f.message,
             "step 5 (world all_reduce float sum 1 MiB out-of-place) hung: rank 3 (gpu-b) stopped responding; "
             "ranks 0-2 waited for it; ended after 12 s (deadline 10 s)");
-  const core::Finding two = hangFinding(1, "", 3, 2, worker::HangVerdict{{1, 2}, {}, "stuck"}, t);
+  const core::Finding two = hangFinding(1, "", 3, 2, core::HangVerdict{{1, 2}, {}, "stuck"}, t);
   EXPECT_EQ(two.subject, "ranks 1-2 (gpu-a, gpu-b)");
-  const core::Finding none = hangFinding(1, "", 3, 2, worker::judgeHang(1, allDone(4, 1), 3.0), t);
+  const core::Finding none = hangFinding(1, "", 3, 2, core::judgeHang(1, allDone(4, 1), 3.0), t);
   EXPECT_EQ(none.subject, "all ranks");
   EXPECT_EQ(none.rank, -1);
 }
