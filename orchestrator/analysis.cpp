@@ -802,8 +802,7 @@ struct InterNode {
   const core::Topology& topo;
   const AnalysisConfig& c;
   core::Expected base;      // node pairs
-  core::Expected rankBase;  // inter-node rank pairs
-  Baseline rankJudge;       // what a rank pair is judged against
+  Baseline rankJudge;       // what an inter-node rank pair is judged against
   JudgedMatrix view;
   std::unordered_set<std::uint64_t> explained;  // directed node pairs, as index(x, y)
   std::vector<char> named;                      // per node
@@ -1101,7 +1100,7 @@ void rankFindings(InterNode& in, std::vector<Finding>& findings) {
     f.nodeA = rec.node;
     f.subject = fmt::format("rank {} on {}", r, nodeName(in.topo, rec.node));
     f.measured = core::median(e.values);
-    f.expected = in.rankBase.bandwidth;
+    f.expected = in.rankJudge.fixed.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";
     f.severity = severityFor(f.ratio);
@@ -1130,7 +1129,7 @@ void slowRankFindings(const InterNode& in, std::vector<Finding>& findings) {
     f.nodeA = rec.node;
     f.subject = fmt::format("rank {} on {}", s.rank, nodeName(in.topo, rec.node));
     f.measured = core::median(own.values);
-    f.expected = in.rankBase.bandwidth;
+    f.expected = in.rankJudge.fixed.bandwidth;
     f.ratio = f.measured / f.expected;
     f.unit = "GB/s";
     f.severity = severityFor(std::min(f.ratio, s.ratio));
@@ -1291,7 +1290,7 @@ std::vector<Finding> analyze(const core::Matrices& m, const core::Topology& topo
     const auto inClass = [&](int a, int b) { return m.rankLinkClass.n == m.rankUnidir.n && m.rankLinkClass.at(a, b) == cls; };
     return baselineOf(classBase[static_cast<std::size_t>(cls)], m.rankUnidir, inClass, m.expectedFixed);
   };
-  InterNode in{m, topo, c, nb, classBase[static_cast<std::size_t>(LinkClass::kInterNode)], ofClass(LinkClass::kInterNode),
+  InterNode in{m, topo, c, nb, ofClass(LinkClass::kInterNode),
                viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nodeJudge, c, noisyNodes, topo), {},
                std::vector<char>(static_cast<std::size_t>(nodes), 0), {}};
   std::vector<NodeCulprit> culprits;
