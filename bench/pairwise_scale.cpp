@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator/analysis.h"
-#include "orchestrator/matrices.h"
-#include "orchestrator/planner.h"
+#include "orchestrator/analysis/analysis.h"
+#include "orchestrator/analysis/matrices.h"
+#include "orchestrator/run/planner.h"
 #include "results/report.h"
 #include "topologies/rank_map.h"
 
@@ -61,7 +61,7 @@ fm::core::Matrices fillDense(int ranks, const Fabric& fabric) {
 // Quick mode: every planned pair (ranks and nodes) through the builder, as a run records them.
 fm::core::Matrices fillQuick(const fm::core::Plan& plan, const fm::core::Topology& topology,
                              const fm::orchestrator::RunConfig& config, const Fabric& fabric) {
-  fm::orchestrator::MatrixBuilder builder(topology, config);
+  fm::orchestrator::MatrixBuilder builder(topology, fm::orchestrator::matrixShapeOf(config));
   for (const auto& step : plan.pairSteps) {
     const bool node = step.level == fm::core::PairLevel::kNode;
     for (const auto& [a, b] : fm::core::pairsOf(step)) {

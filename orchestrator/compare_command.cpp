@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
-#include "orchestrator/compare.h"
+#include "orchestrator/verdicts/compare.h"
 #include "orchestrator/predict_options.h"
 #include "results/h5_reader.h"
 

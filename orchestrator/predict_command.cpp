@@ -14,7 +14,7 @@
 #include "core/units.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
-#include "orchestrator/predict.h"
+#include "orchestrator/verdicts/predict.h"
 #include "orchestrator/predict_options.h"
 #include "results/h5_reader.h"
 

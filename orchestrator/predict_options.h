@@ -4,7 +4,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "orchestrator/predict.h"
+#include "orchestrator/verdicts/predict.h"
 
 namespace fabricmap::orchestrator {
 

@@ -11,8 +11,8 @@
 #include "core/units.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
-#include "orchestrator/provenance.h"
-#include "orchestrator/verify.h"
+#include "orchestrator/run/provenance.h"
+#include "orchestrator/verdicts/verify.h"
 #include "results/h5_reader.h"
 #include "results/verdict.h"
 

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "core/error.h"
-#include "orchestrator/profiles.h"
-#include "orchestrator/verify.h"
+#include "orchestrator/verdicts/profiles.h"
+#include "orchestrator/verdicts/verify.h"
 
 namespace {
 

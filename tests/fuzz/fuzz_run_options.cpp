@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "orchestrator/run_config.h"
+#include "orchestrator/run/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace orch = fabricmap::orchestrator;

@@ -1,0 +1,79 @@
+// The planner: RunConfig + Topology -> Plan. Pure and deterministic, so every rank computes the
+// same plan without talking to the others.
+#pragma once
+
+#include <vector>
+
+#include "core/plan.h"
+#include "core/records.h"
+#include "orchestrator/run/run_config.h"
+
+namespace fabricmap::orchestrator {
+
+// The groups of one scope. Groups smaller than `minGroup` (2: one rank has nobody to talk to) are
+// dropped; a scope with no group left, or with exactly the groups of an earlier scope in
+// `earlier`, is waived with the reason.
+core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
+                          const std::vector<core::ScopePlan>& earlier, int minGroup = 2);
+
+// The collective steps, the scaling points, the training pattern, the GPU-pair copies, then the
+// pairwise rounds, as the configuration asks.
+core::Plan makePlan(const RunConfig& config, const core::Topology& topology);
+
+// Collective steps: for each active scope, op, dtype, reduction op (reducing ops only), size,
+// then out-of-place before in-place. Throws UsageError when the root lies outside a group.
+void planCollectives(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// Scaling points: all_reduce of config.scalingBytes on the first 2, 4, ... local ranks of every
+// node (up to the largest node), then on every rank of the first 1, 2, 4, ... nodes (2+ nodes).
+void planScaling(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// The training pattern's layout: --layout, or TP over each node's ranks and DP across nodes.
+// Throws UsageError when it does not fit the job, or (--strict-layout) a TP group crosses nodes.
+core::Layout trainingLayout(const RunConfig& config, const core::Topology& topology);
+
+// The training pattern: its traffic types (TP, PP, DP, EP with a group of 2+ ranks; sizes from
+// the model shape in `config`), one isolated step per type, then one step with all at once.
+void planTraining(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// GPU-pair copy steps: every pair of local ranks of the largest node, one pair per step (every
+// node measures its own pair of that step at once). Nodes with one rank have nothing to copy;
+// throws UsageError when no node has two ranks and copies are all that was asked for.
+void planCopies(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// Pairwise rounds: the rank matrix, then the node matrix (when nodes hold several ranks; with
+// one rank per node it is the rank matrix). Full mode: the circle method's rounds; quick mode:
+// each member against `pairwisePeers` random others, packed into rounds of disjoint pairs.
+void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
+// Appends `config.retests` re-measurements of `pairs`: one pair per round when there are at most
+// kIsolatedRetests of them (a retest measures the suspect alone), else rounds of disjoint pairs.
+inline constexpr std::size_t kIsolatedRetests = 128;
+void planRetests(const RunConfig& config, core::PairLevel level, int members,
+                 const std::vector<std::pair<int, int>>& pairs, core::Plan& plan);
+
+// Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
+// `seed`); unordered, deduplicated, sorted.
+std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed);
+
+// Seconds a step may take before the watchdog calls it a hang: --step-timeout when given,
+// otherwise kDeadlineFloor plus the time the step's data takes at kSlowestRate (slower than any
+// fabric worth measuring, so a healthy step never comes near it).
+inline constexpr double kDeadlineFloor = 300;
+inline constexpr double kSlowestRate = 50e6;  // B/s
+double stepDeadline(const core::CollectiveStep& step, const RunConfig& config);
+double stepDeadline(const core::CopyStep& step, const RunConfig& config);
+double stepDeadline(const core::PairStep& step, const RunConfig& config);
+double stepDeadline(const core::ScalingStep& step, const RunConfig& config);
+double stepDeadline(const core::TrainingStep& step, const RunConfig& config);
+
+// Largest buffer footprint of any step on one rank, in bytes (input + output).
+std::uint64_t peakBytesPerRank(const core::Plan& plan);
+
+// Throws UsageError when a node lacks the host memory its ranks' buffers need (keeping 20% free).
+void checkMemory(const core::Plan& plan, const core::Topology& topology);
+
+// The scope table of a plan, as recorded in the results file.
+std::vector<core::ScopeRecord> scopeRecords(const core::Plan& plan);
+
+}  // namespace fabricmap::orchestrator

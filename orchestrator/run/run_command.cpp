@@ -1,0 +1,601 @@
+// `fabricmap run`: bootstrap, plan, execute every step, record. Every rank runs this function;
+// rank 0 also writes the results. Decisions that end the job are taken by all ranks together.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "orchestrator/analysis/analysis.h"
+#include "orchestrator/commands.h"
+#include "orchestrator/analysis/matrices.h"
+#include "orchestrator/run/planner.h"
+#include "orchestrator/run/preflight.h"
+#include "orchestrator/run/progress.h"
+#include "orchestrator/run/provenance.h"
+#include "orchestrator/run/resume.h"
+#include "orchestrator/run/run_config.h"
+#include "results/console.h"
+#include "results/h5_writer.h"
+#include "results/journal.h"
+#include "topologies/classify.h"
+#include "topologies/discovery.h"
+#include "topologies/host_probe.h"
+#include "topologies/node_records.h"
+#include "topologies/rank_map.h"
+#include "worker/backends.h"
+#include "worker/comm.h"
+#include "worker/executor.h"
+#include "worker/watchdog.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+// MPI_Init/MPI_Finalize for the run. An exception that escapes leaves MPI initialized: main()
+// aborts the job, since the other ranks may be waiting in a collective that this rank left
+// (MPI_Finalize here would wait for them forever).
+class MpiSession {
+ public:
+  // Funneled: the watchdog's thread runs beside the main thread but never calls MPI.
+  MpiSession(int argc, char** argv) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  ~MpiSession() {
+    if (std::uncaught_exceptions() > 0) return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+};
+
+// How long the watchdog waits for the sinks, and how long after their own deadline the other
+// ranks end themselves when rank 0 has not ended the job.
+constexpr std::chrono::seconds kWatchdogGrace{5};
+
+void printError(const std::string& message) {
+  fmt::print(stderr, "fabricmap run: error: {}\n", message);
+  std::fflush(stderr);
+}
+
+// Runs `action` on rank 0 only; if it throws a UsageError every rank learns it and the error is
+// rethrown everywhere (the message only on rank 0), so all ranks exit 2 together.
+template <class F>
+void onRootAgreeing(int rank, F&& action) {
+  int failed = 0;
+  std::string message;
+  if (rank == 0) {
+    try {
+      action();
+    } catch (const core::UsageError& e) {
+      failed = 1;
+      message = e.what();
+    }
+  }
+  MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (failed) throw core::UsageError(message);
+}
+
+std::string defaultOutputPath() {
+  const std::string stamp = utcNow(true);
+  std::string path = "results/" + stamp + ".h5";
+  for (int i = 2; std::filesystem::exists(path); ++i) path = fmt::format("results/{}-{}.h5", stamp, i);
+  return path;
+}
+
+// A run in which every step would be waived measures nothing: say why instead of writing an empty
+// file and reporting success.
+void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& executor) {
+  std::vector<std::string> reasons;
+  const auto note = [&](const std::string& why) {
+    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+  };
+  if (!plan.pairSteps.empty() || !plan.copySteps.empty() || !plan.scalingSteps.empty() ||
+      !plan.trainingSteps.empty()) {
+    return;
+  }
+  for (const auto& step : plan.collectiveSteps) {
+    const std::string why = executor.waiver(step);
+    if (why.empty()) return;
+    note(why);
+  }
+  for (const auto& scope : plan.scopes) {
+    if (!scope.waiver.empty()) note(fmt::format("scope {}: {}", core::name(scope.scope), scope.waiver));
+  }
+  std::string message = "nothing to measure";
+  for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) message += (i == 0 ? ": " : "; ") + reasons[i];
+  throw core::UsageError(message + " (run under mpirun with 2+ ranks, with sizes and types the backend supports)");
+}
+
+// Each node's first rank discovers and classifies its GPUs; rank 0 records them, and which GPU each
+// rank measures with, in `topology` (other ranks' copy stays as it was). Collective.
+void describeGpus(core::Topology& topology, const worker::Backend& backend) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string mine;
+  if (topology.ranks.at(static_cast<std::size_t>(rank)).localRank == 0) {
+    const topologies::GpuTopology gpus = topologies::discoverLocalNode();
+    // names from the driver are not always UTF-8
+    mine = topologies::describeNode(gpus, topologies::classify(gpus))
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  const std::vector<std::string> descriptions = worker::gatherStrings(MPI_COMM_WORLD, mine);
+  const std::vector<std::string> busIds = worker::gatherStrings(MPI_COMM_WORLD, backend.deviceBusId());
+  if (rank != 0) return;
+  for (const auto& r : topology.ranks) {
+    if (r.localRank != 0) continue;
+    const auto description = nlohmann::json::parse(descriptions[static_cast<std::size_t>(r.rank)], nullptr, false);
+    if (!description.is_discarded()) topologies::applyNodeDescription(topology, r.node, description, busIds);
+  }
+}
+
+// Why the GPUs cannot carry one rank each (empty when they can): a node with fewer GPUs than
+// ranks. An explicit --gpus-per-node spreads the ranks over that many GPUs, sharing them when
+// there are more ranks (NCCL refuses two ranks of one communicator on one GPU; the GPU-pair
+// copies work, which is how a one-GPU machine checks them).
+std::string gpuShortage(const core::Topology& topology, const RunConfig& config) {
+  for (const auto& n : topology.nodes) {
+    const int gpus = config.gpusPerNode > 0 ? std::min(config.gpusPerNode, n.gpus) : n.gpus;
+    if (gpus == 0 || (config.gpusPerNode == 0 && gpus < n.ranks)) {
+      return n.gpus == 0 ? fmt::format("no GPU on {}", n.name)
+                         : fmt::format("{} has {} GPU(s) for {} ranks", n.name, gpus, n.ranks);
+    }
+  }
+  return {};
+}
+
+struct WrongResult {
+  std::string what;
+};
+
+// Rank 0's sinks, fed by one caller at a time: the main thread, or the watchdog's thread
+// recording a hang while the main thread is stuck in MPI.
+class Sinks {
+ public:
+  void add(core::RecordSink* sink) { sinks_.push_back(sink); }
+  template <class F>
+  void each(F&& feed) {
+    std::lock_guard lock(mutex_);
+    for (auto* s : sinks_) feed(*s);
+  }
+  // Gives up after `wait` when the main thread holds the sinks (stuck writing the file).
+  template <class F>
+  bool tryEach(F&& feed, std::chrono::seconds wait) {
+    std::unique_lock lock(mutex_, wait);
+    if (!lock) return false;
+    for (auto* s : sinks_) feed(*s);
+    return true;
+  }
+
+ private:
+  std::vector<core::RecordSink*> sinks_;
+  std::timed_mutex mutex_;
+};
+
+// A resumed run's state: which steps come from the file (every rank), the records (rank 0),
+// and the file sinks to publish once those are in again (rank 0).
+struct Resuming {
+  bool root = false;
+  std::vector<char> recorded;  // per step index: taken from the file, not run
+  Replay replay;               // rank 0
+  results::H5Sink* file = nullptr;
+  results::JournalSink* journal = nullptr;
+  bool published = true;  // a new run's files are published when they begin
+
+  bool has(int index) const {
+    return index >= 0 && static_cast<std::size_t>(index) < recorded.size() && recorded[static_cast<std::size_t>(index)];
+  }
+  // The new journal holds every recorded step: from now on it is the run (the journal first,
+  // since readers prefer it; then the HDF5 file replaces the stopped run's).
+  void publish() {
+    if (published) return;
+    if (journal != nullptr) journal->publish();
+    if (file != nullptr) file->publish();
+    published = true;
+  }
+};
+
+// What every step goes through on every rank: the progress line, the watchdog's deadline, and
+// (rank 0) the sinks its records go to.
+struct Steps {
+  const RunConfig& config;
+  const core::Topology& topology;
+  Progress& progress;
+  worker::Watchdog& watchdog;
+  Sinks& sinks;
+  Resuming& resuming;
+  // Runs `step` on every rank, or takes it from the resumed file (rank 0's records; nothing
+  // happens elsewhere). The result is rank 0's.
+  template <class S>
+  auto run(const S& step, worker::Executor& executor) {
+    if (resuming.has(step.index)) {
+      progress.recorded(step.index);
+      return resuming.root ? resuming.replay.result(step) : decltype(executor.run(step)){};
+    }
+    resuming.publish();
+    progress.starting(step.index);
+    watchdog.stepStarted(step.index, stepDeadline(step, config));
+    auto result = executor.run(step);
+    watchdog.idle();
+    progress.finished(step.index);
+    return result;
+  }
+};
+
+// Runs the pair steps from `first` on, feeding rank 0's sinks and matrix builder (null elsewhere).
+void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& executor, Steps& steps,
+                  MatrixBuilder* builder, std::vector<WrongResult>& wrong) {
+  for (std::size_t i = first; i < plan.pairSteps.size(); ++i) {
+    const core::PairStep& step = plan.pairSteps[i];
+    worker::PairResult result = steps.run(step, executor);
+    if (builder == nullptr) continue;  // not rank 0
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.pairStep(result.step, result.pairs); });
+    for (const auto& p : result.pairs) {
+      builder->add(p);
+      if (p.wrong > 0) {
+        const core::Finding f = corruptionFinding(p, steps.topology);
+        steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+        wrong.push_back({fmt::format("pairwise {} pair {}-{} (step {}): {} wrong elements in a "
+                                     "checked transfer", p.level, p.a, p.b, p.step, p.wrong)});
+      }
+    }
+  }
+}
+
+// Runs the GPU-pair copy steps, feeding rank 0's sinks and matrix builder (null elsewhere).
+void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, MatrixBuilder* builder,
+                  std::vector<WrongResult>& wrong) {
+  for (const core::CopyStep& step : plan.copySteps) {
+    worker::CopyResult result = steps.run(step, executor);
+    if (builder == nullptr) continue;  // not rank 0
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.copyStep(result.step, result.copies); });
+    for (const auto& c : result.copies) {
+      builder->add(c);
+      if (c.wrong > 0) {
+        const core::Finding f = corruptionFinding(c, steps.topology);
+        steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+        wrong.push_back({fmt::format("{} copies between ranks {} and {} (node {}, step {}): {} wrong "
+                                     "elements in checked copies", c.method, c.rankA, c.rankB, c.node,
+                                     c.step, c.wrong)});
+      }
+    }
+  }
+}
+
+// The scaling sweep, then its verdict on rank 0.
+void runScalingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, std::vector<WrongResult>& wrong) {
+  std::vector<core::ScalingRecord> done;  // rank 0
+  const bool root = steps.resuming.root;
+  for (const core::ScalingStep& step : plan.scalingSteps) {
+    worker::ScalingResult result = steps.run(step, executor);
+    if (!root) continue;
+    for (auto& row : result.rows) {
+      row.noisy = row.timeUs.cv > steps.config.noiseCv;
+      fillEfficiency(row, done);
+      result.step.noisy = result.step.noisy || row.noisy;
+      if (row.wrong > 0) {
+        wrong.push_back({fmt::format("scaling all_reduce on {} {} (step {}): {} wrong elements", row.n, row.level,
+                                     row.step, row.wrong)});
+      }
+    }
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.scalingStep(result.step, result.rows); });
+    done.insert(done.end(), result.rows.begin(), result.rows.end());
+  }
+  if (!root) return;
+  for (const core::Finding& f : scalingFindings(done, analysisConfigOf(steps.config))) {
+    steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+  }
+}
+
+// The training pattern: its layout (and a warning when TP groups span nodes), each traffic type
+// alone, then all at once with their interference.
+void runTrainingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps) {
+  const bool root = steps.resuming.root;
+  if (root && !plan.trainingSteps.empty()) {
+    steps.sinks.each([&](core::RecordSink& s) { s.layout(core::formatLayout(plan.layout), layoutPlaces(plan.layout)); });
+    for (const core::Finding& f : layoutFindings(plan.layout, steps.topology)) {
+      steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+    }
+  }
+  std::vector<core::TrainingRecord> isolated;  // rank 0
+  for (const core::TrainingStep& step : plan.trainingSteps) {
+    worker::TrainingResult result = steps.run(step, executor);
+    if (!root) continue;
+    for (auto& row : result.rows) {
+      row.noisy = row.timeUs.cv > steps.config.noiseCv;
+      result.step.noisy = result.step.noisy || row.noisy;
+    }
+    if (step.traffic < 0) {
+      fillInterference(result.rows, isolated);
+    } else {
+      isolated.insert(isolated.end(), result.rows.begin(), result.rows.end());
+    }
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.trainingStep(result.step, result.rows); });
+  }
+}
+
+// The matrix phases: the GPU-pair copies, every planned pairwise round, then retests of the pairs
+// that looked slow (rank 0 decides which and tells everyone), then the matrices and the findings
+// on rank 0.
+void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
+                 std::vector<WrongResult>& wrong) {
+  const RunConfig& config = steps.config;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const AnalysisConfig analysisConfig = analysisConfigOf(config);
+  // only rank 0 holds the matrices (R x R each)
+  std::optional<MatrixBuilder> builder;
+  if (rank == 0) builder.emplace(topology, matrixShapeOf(config));
+  MatrixBuilder* const matrices = builder ? &*builder : nullptr;
+  runCopySteps(plan, executor, steps, matrices, wrong);
+  runPairSteps(0, plan, executor, steps, matrices, wrong);
+  // the bar every pair is judged against: fixed from the first measurements (and the specs)
+  if (builder) {
+    core::Matrices first = builder->build();
+    fixBaselines(first, topology);
+    builder->fixExpected(first);
+  }
+
+  if (config.retests > 0 && !plan.pairSteps.empty()) {
+    // wire format: level (0 rank, 1 node), a, b per suspect pair
+    std::vector<int> suspects;
+    if (rank == 0) {
+      const core::Matrices m = builder->build();
+      for (const auto& [a, b] : suspectRankPairs(m, analysisConfig)) suspects.insert(suspects.end(), {0, a, b});
+      for (const auto& [a, b] : suspectNodePairs(m, analysisConfig)) suspects.insert(suspects.end(), {1, a, b});
+    }
+    int count = static_cast<int>(suspects.size());
+    MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    suspects.resize(static_cast<std::size_t>(count));
+    MPI_Bcast(suspects.data(), count, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<std::pair<int, int>> rankPairs;
+    std::vector<std::pair<int, int>> nodePairs;
+    for (std::size_t i = 0; i + 2 < suspects.size(); i += 3) {
+      (suspects[i] == 0 ? rankPairs : nodePairs).emplace_back(suspects[i + 1], suspects[i + 2]);
+    }
+    const std::size_t firstRetest = plan.pairSteps.size();
+    planRetests(config, core::PairLevel::kRank, static_cast<int>(topology.ranks.size()), rankPairs, plan);
+    planRetests(config, core::PairLevel::kNode, static_cast<int>(topology.nodes.size()), nodePairs, plan);
+    if (plan.pairSteps.size() > firstRetest) {
+      if (!steps.resuming.recorded.empty()) {
+        // a retest the stopped run measured is taken from the file when it retests the same pairs
+        const int from = plan.pairSteps[firstRetest].index;
+        std::vector<char> more;
+        if (rank == 0) more = steps.resuming.replay.match(plan, from, false);
+        worker::broadcastBytes(MPI_COMM_WORLD, more);
+        steps.resuming.recorded.resize(static_cast<std::size_t>(from), 0);
+        steps.resuming.recorded.insert(steps.resuming.recorded.end(), more.begin(), more.end());
+      }
+      steps.progress.extend(plan);
+      steps.sinks.each([&](core::RecordSink& s) { s.planExtended(plan.stepCount()); });
+      runPairSteps(firstRetest, plan, executor, steps, matrices, wrong);
+    }
+  }
+  if (!builder) return;
+  const core::Matrices result = builder->build();
+  const std::vector<core::Finding> findings = analyze(result, topology, analysisConfig);
+  steps.progress.clear();
+  steps.sinks.each([&](core::RecordSink& s) { s.analysis(result, findings); });
+}
+
+// `--preflight`: the checks, the table on rank 0, exit 0 or 2 (every rank the same). Nothing is
+// written; the output is only tried.
+int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, const core::Topology& topology,
+              const std::string& backend) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<std::string> problems = gpuProblems(probes, topology, config, backend);
+  std::string unwritable;
+  if (rank == 0) {
+    try {
+      const bool defaulted = config.output.empty();
+      results::checkWritable(defaulted ? defaultOutputPath() : config.output, defaulted);
+    } catch (const core::UsageError& e) {
+      unwritable = e.what();
+    }
+  }
+  unwritable = worker::broadcastString(MPI_COMM_WORLD, unwritable);
+  if (!unwritable.empty()) problems.push_back(unwritable);
+  if (rank == 0) {
+    fmt::print("{}# backend {}\n", preflightReport(probes, topology, problems), backend);
+    std::fflush(stdout);
+  }
+  if (!problems.empty()) {
+    throw core::UsageError(fmt::format("preflight: {}{}", problems.front(),
+                                       problems.size() > 1 ? fmt::format(" (and {} more above)", problems.size() - 1) : ""));
+  }
+  return static_cast<int>(core::ExitCode::kOk);
+}
+
+}  // namespace
+
+int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
+  MpiSession session(argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const bool root = rank == 0;
+
+  try {
+    // Every rank parses the same arguments and reaches the same verdict: no communication needed.
+    const ParsedRun parsed = parseRunOptions(args);
+    if (parsed.help) {
+      if (root) fmt::print("{}", runHelpText());
+      return 0;
+    }
+    RunConfig config = parsed.config;
+    // --resume: rank 0 reads the stopped run; every rank takes its configuration
+    std::optional<results::ResultsFile> stopped;
+    if (!parsed.resume.empty()) {
+      std::string recorded;
+      onRootAgreeing(rank, [&] {
+        stopped = readResumable(parsed.resume);
+        recorded = encode(recordedRunOf(*stopped));
+      });
+      config = resumedConfig(parsed, decodeRecordedRun(worker::broadcastString(MPI_COMM_WORLD, recorded)));
+    }
+
+    const std::vector<core::HostProbe> probes = worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost());
+    core::Topology topology = topologies::buildTopology(probes, config.ranksPerNode);
+    // ranks of different builds might not even plan the same steps: refused before anything else
+    if (const auto stale = versionProblems(probes, topology); !stale.empty()) throw core::UsageError(stale.front());
+    const worker::BackendChoice choice = worker::resolveBackend(config.backend, gpuShortage(topology, config));
+    const std::string& backendName = choice.name;
+    if (config.preflight) return preflight(config, probes, topology, backendName);
+    applyBackendDefaults(config, backendName);
+    core::Plan plan = makePlan(config, topology);  // grows when retests are planned
+    // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
+    if (backendName == "mpi") checkMemory(plan, topology);
+
+    worker::BackendContext context;
+    context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
+    context.gpusPerNode = config.gpusPerNode;
+    context.cudaGraph = config.cudaGraph;
+    if (config.stepTimeout > 0) context.stepTimeoutSeconds = config.stepTimeout;
+    std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName, context);
+    describeGpus(topology, *backend);
+    worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
+    requireSomethingToMeasure(plan, executor);
+
+    // the steps a resumed run takes from its file: the same plan on the same ranks, or a refusal
+    Resuming resuming;
+    resuming.root = root;
+    if (!parsed.resume.empty()) {  // every rank: the decision is rank 0's, broadcast
+      onRootAgreeing(rank, [&] {
+        const std::string why = layoutDifference(stopped->topology, topology);
+        if (!why.empty()) throw core::UsageError(fmt::format("cannot resume '{}': {}", parsed.resume, why));
+        resuming.replay = Replay(*stopped);
+        resuming.recorded = resuming.replay.match(plan, 0, true);
+      });
+      worker::broadcastBytes(MPI_COMM_WORLD, resuming.recorded);
+    }
+
+    std::unique_ptr<results::H5Sink> file;
+    std::unique_ptr<results::JournalSink> journal;  // after the file: finish() removes it
+    onRootAgreeing(rank, [&] {
+      const bool defaulted = config.output.empty();
+      if (defaulted) config.output = defaultOutputPath();
+      results::checkWritable(config.output, defaulted);
+      // a resumed run's files replace the stopped run's once its steps are in them again
+      const results::Publish when = stopped ? results::Publish::kWhenAsked : results::Publish::kAtBegin;
+      file = std::make_unique<results::H5Sink>(config.output, when);
+      journal = std::make_unique<results::JournalSink>(config.output, when);
+      resuming.file = file.get();
+      resuming.journal = journal.get();
+      resuming.published = !stopped;
+    });
+
+    results::ConsoleSink console(stdout);
+    Sinks sinks;
+    if (root) {
+      sinks.add(file.get());
+      sinks.add(&console);
+      sinks.add(journal.get());
+    }
+    core::Provenance provenance;
+    const int kept = static_cast<int>(std::count(resuming.recorded.begin(), resuming.recorded.end(), 1));
+    if (stopped) {
+      provenance = resumedProvenance(stopped->provenance, plan.stepCount(), kept, utcNow(false), shellJoin(argc, argv));
+    } else {
+      provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
+      provenance.plannedSteps = plan.stepCount();
+      provenance.runConfig = toJsonString(config);
+      provenance.runArguments = nlohmann::json(args).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    const std::vector<core::ScopeRecord> scopes = scopeRecords(plan);
+    sinks.each([&](core::RecordSink& s) { s.begin(provenance, topology, scopes); });
+    if (root && !choice.reason.empty()) {
+      fmt::print("# backend {} (auto: {})\n", backendName, choice.reason);
+      std::fflush(stdout);
+    }
+    if (stopped) {
+      if (root) {
+        fmt::print("# resuming {}: {} of {} steps taken from the file, the rest measured now\n", config.output,
+                   kept, plan.stepCount());
+        std::fflush(stdout);
+      }
+      // what the stopped run found that no step brings back: its hang
+      for (const core::Finding& f : resuming.replay.carriedFindings()) {
+        sinks.each([&](core::RecordSink& s) { s.finding(f); });
+      }
+      stopped.reset();
+    }
+
+    Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
+    // A step past its deadline: rank 0's watchdog thread records who holds it up, flushes the
+    // file and ends the job (the main thread may be stuck in MPI; the thread makes no MPI call).
+    worker::Watchdog watchdog(MPI_COMM_WORLD, kWatchdogGrace.count(), [&](const worker::Watchdog::Hang& hang) {
+      const core::Finding f = hangFinding(hang.step, progress.describe(hang.step), hang.waitedSeconds,
+                                          hang.deadlineSeconds, hang.verdict, topology);
+      progress.clear();
+      const bool recorded = sinks.tryEach([&](core::RecordSink& s) { s.finding(f); }, kWatchdogGrace);
+      printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
+    });
+    executor.setObserver(&watchdog);
+    Steps steps{config, topology, progress, watchdog, sinks, resuming};
+    std::vector<WrongResult> wrong;
+    for (const core::CollectiveStep& step : plan.collectiveSteps) {
+      worker::StepResult result = steps.run(step, executor);
+      if (!root) continue;
+      for (const auto& row : result.rows) result.step.noisy = result.step.noisy || row.timeUs.cv > config.noiseCv;
+      progress.clear();
+      sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
+      for (const auto& row : result.rows) {
+        if (row.wrong == 0) continue;
+        const core::Finding f = corruptionFinding(row, topology);
+        sinks.each([&](core::RecordSink& s) { s.finding(f); });
+        wrong.push_back({fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on "
+                                     "rank(s) {}",
+                                     row.op, row.dtype, core::formatBytes(step.bytes),
+                                     row.inPlace ? "in-place" : "out-of-place",
+                                     row.redop == "none" ? "" : " (" + row.redop + ")", row.scope,
+                                     row.group, row.wrong, row.wrongRanks)});
+      }
+    }
+    runScalingSteps(plan, executor, steps, wrong);
+    runTrainingSteps(plan, executor, steps);
+    if (!plan.copySteps.empty() || !plan.pairSteps.empty()) runMatrices(topology, plan, executor, steps, wrong);
+    progress.end();
+    if (root) resuming.publish();  // every step was in the file already
+    sinks.each([&](core::RecordSink& s) { s.finish(true); });
+
+    int code = static_cast<int>(core::ExitCode::kOk);
+    if (root) {
+      fmt::print("# Results: {} (complete)\n", config.output);
+      std::fflush(stdout);
+      if (!wrong.empty()) {
+        std::string message = fmt::format("wrong results in {} measurement(s):", wrong.size());
+        constexpr std::size_t kShown = 20;
+        for (std::size_t i = 0; i < wrong.size() && i < kShown; ++i) message += "\n  " + wrong[i].what;
+        if (wrong.size() > kShown) {
+          message += fmt::format("\n  ... and {} more (see /collectives in the file)", wrong.size() - kShown);
+        }
+        printError(message);
+        code = static_cast<int>(core::ExitCode::kMeasuredFailure);
+      }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return code;
+  } catch (const core::UsageError& e) {
+    // Usage errors are reached by every rank together (parsing and planning are deterministic,
+    // rank-0-only checks are agreed by broadcast), so all ranks finalize and exit 2.
+    if (root) printError(e.what());
+    return static_cast<int>(core::ExitCode::kUsage);
+  }
+}
+
+}  // namespace fabricmap::orchestrator

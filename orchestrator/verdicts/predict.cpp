@@ -1,0 +1,728 @@
+// Training-step prediction (see predict.h).
+#include "orchestrator/verdicts/predict.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/stats.h"
+#include "core/units.h"
+#include "topologies/specs.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+using U64 = std::uint64_t;
+
+// One table of presets. Parameter counts are exact where the weights are public (Llama 2 and 3.1,
+// Mixtral: the sum of their tensors, which the architecture reproduces) and the paper's figure
+// for GPT-3. Sequence length and global batch are the published pretraining ones (Llama 2: 4M-token
+// batches of 4096; GPT-3: 1536 x 2048 = 3.2M; Llama 3.1 405B: 16M tokens at 8192); Mixtral's batch
+// is not published and uses Llama 2's.
+const std::vector<ModelPreset>& presetTable() {
+  // clang-format off
+  static const std::vector<ModelPreset> table = {
+      // name, params, layers, hidden, heads, ffn, experts, top-k; seq, global batch
+      {{"llama-7b", 6'738'415'616.0, 32, 4096, 32, 11008, 1, 1}, 4096, 1024,
+       "Llama 2 7B (Touvron et al. 2023; 4M-token batches)"},
+      {{"llama-13b", 13'015'864'320.0, 40, 5120, 40, 13824, 1, 1}, 4096, 1024,
+       "Llama 2 13B (Touvron et al. 2023; 4M-token batches)"},
+      {{"llama-70b", 68'976'648'192.0, 80, 8192, 64, 28672, 1, 1}, 4096, 1024,
+       "Llama 2 70B (Touvron et al. 2023; 4M-token batches)"},
+      {{"gpt3-175b", 175.0e9, 96, 12288, 96, 49152, 1, 1}, 2048, 1536,
+       "GPT-3 175B (Brown et al. 2020; 3.2M-token batches)"},
+      {{"llama-405b", 405'853'388'800.0, 126, 16384, 128, 53248, 1, 1}, 8192, 2048,
+       "Llama 3.1 405B (Llama 3 paper 2024; 16M-token batches)"},
+      {{"mixtral-8x7b", 46'702'792'704.0, 32, 4096, 32, 14336, 8, 2}, 4096, 1024,
+       "Mixtral 8x7B (Jiang et al. 2024; 12.9B active; batch not published: 4M tokens assumed)"},
+  };
+  // clang-format on
+  return table;
+}
+
+// Peak dense (no sparsity) 16-bit tensor-core TFLOP/s per GPU model as topologies/specs.h names
+// it, from the vendor's datasheets (bf16; fp16 on Volta, which has no bf16).
+const std::map<std::string, double, std::less<>>& peakTable() {
+  // clang-format off
+  static const std::map<std::string, double, std::less<>> table = {
+      {"V100 PCIe", 112},      {"V100S PCIe", 130},     {"V100 SXM3", 125},     {"V100 SXM2", 125},
+      {"A100 PCIe 80GB", 312}, {"A100 PCIe 40GB", 312}, {"A100 SXM 80GB", 312}, {"A100 SXM 40GB", 312},
+      {"A800 SXM", 312},       {"A30", 165},            {"A40", 149.7},         {"A10", 125},
+      {"H100 PCIe", 756},      {"H100 NVL", 835},       {"H100 SXM", 989},      {"H800 SXM", 989},
+      {"H20", 148},            {"H200 NVL", 835},       {"H200 SXM", 989},      {"GH200 144GB", 989},
+      {"GH200 96GB", 989},     {"B200", 2250},          {"GB200", 2500},        {"L40S", 362},
+      {"L40", 181},            {"L4", 121},
+  };
+  // clang-format on
+  return table;
+}
+
+// Equal buckets of at most `bucket` bytes: frameworks fill buckets of about that size, so one
+// figure per message describes them all (a last small bucket would be the only one priced at a
+// small-message rate, which DDP's bucket sizing avoids in practice).
+struct Buckets {
+  U64 count = 0;
+  U64 bytes = 0;
+};
+Buckets bucketsOf(double totalBytes, U64 bucket) {
+  if (totalBytes < 1) return {};
+  const double count = std::ceil(totalBytes / static_cast<double>(bucket));
+  return {static_cast<U64>(count), static_cast<U64>(std::llround(totalBytes / count))};
+}
+
+std::string formatCount(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
+  if (a >= 1e9) return fmt::format("{:.3g}B", v / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+  if (a >= 1e3) return fmt::format("{:.3g}K", v / 1e3);
+  return fmt::format("{:.3g}", v);
+}
+
+nlohmann::ordered_json orNull(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
+
+double ModelSpec::expertParams() const {
+  return moe() ? static_cast<double>(layers) * experts * 3.0 * hidden * ffn : 0.0;
+}
+
+double ModelSpec::activeParams() const { return params - expertParams() * (1.0 - static_cast<double>(topK) / experts); }
+
+const std::vector<ModelPreset>& modelPresets() { return presetTable(); }
+
+std::optional<ModelPreset> findPreset(std::string_view name) {
+  for (const ModelPreset& p : presetTable()) {
+    if (p.model.name == name) return p;
+  }
+  return std::nullopt;
+}
+
+int dtypeBytes(std::string_view dtype) {
+  const auto t = core::parseDType(dtype);
+  if (!t || (*t != core::DType::kBfloat16 && *t != core::DType::kHalf && *t != core::DType::kFloat)) {
+    throw core::UsageError(fmt::format("unknown training dtype '{}' (bf16, fp16 or fp32)", dtype));
+  }
+  return static_cast<int>(core::traits(*t).size);
+}
+
+namespace {
+// The nccl-tests name of a training dtype, as results files record it ("bfloat16").
+std::string ncclDtypeName(std::string_view dtype) { return std::string(core::traits(*core::parseDType(dtype)).name); }
+}  // namespace
+
+double parseCount(std::string_view text, std::string_view what) {
+  const auto bad = [&] {
+    return core::UsageError(
+        fmt::format("invalid {} '{}': expected a positive count such as 7B, 300B, 1T or 1.5e12", what, text));
+  };
+  if (text.empty()) throw bad();
+  double scale = 1;
+  std::string_view number = text;
+  switch (std::toupper(static_cast<unsigned char>(text.back()))) {
+    case 'K': scale = 1e3; break;
+    case 'M': scale = 1e6; break;
+    case 'B':
+    case 'G': scale = 1e9; break;
+    case 'T': scale = 1e12; break;
+    default: break;
+  }
+  if (scale != 1) number.remove_suffix(1);
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec != std::errc() || ptr != number.data() + number.size() || !std::isfinite(value) || value <= 0) {
+    throw bad();
+  }
+  return value * scale;
+}
+
+int microBatchesPerStep(const PredictConfig& c) { return c.globalBatch / (c.microBatch * c.layout.dp); }
+
+void validate(const PredictConfig& c) {
+  const auto fail = [](const std::string& m) { throw core::UsageError(m); };
+  const ModelSpec& m = c.model;
+  if (!(std::isfinite(m.params) && m.params > 0)) fail("--params must be positive");
+  if (m.layers < 1) fail("--layers must be at least 1");
+  if (m.hidden < 1) fail("--hidden must be at least 1");
+  if (m.heads < 0) fail("--heads must be positive");
+  if (m.experts < 1) fail("--experts must be at least 1");
+  if (m.topK < 1 || m.topK > m.experts) fail(fmt::format("--top-k must be between 1 and the {} experts", m.experts));
+  if (m.moe() && m.ffn < 1)
+    fail("an MoE model needs --ffn (each expert's FFN size) to tell expert from dense parameters");
+  if (m.moe() && m.expertParams() >= m.params) {
+    fail(fmt::format("{} experts of FFN size {} over {} layers hold {} parameters, not fewer than the model's {}",
+                     m.experts, m.ffn, m.layers, formatCount(m.expertParams()), formatCount(m.params)));
+  }
+  if (c.seq < 1) fail("--seq must be at least 1");
+  if (c.microBatch < 1) fail("--micro-batch must be at least 1");
+  if (c.globalBatch < 1) fail("--global-batch must be at least 1");
+  // message sizes are counted in 64 bits
+  if (static_cast<double>(c.microBatch) * c.seq * m.hidden * 4 * m.topK > 1e18) {
+    fail("micro-batch x sequence x hidden is too large to count in bytes");
+  }
+  dtypeBytes(c.dtype);
+  dtypeBytes(c.gradDtype);
+  const core::Layout& l = c.layout;
+  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1) fail("--tp, --pp, --dp and --ep must be at least 1");
+  constexpr long long kMaxGpus = 1 << 22;
+  if (static_cast<long long>(l.tp) * l.pp * l.dp > kMaxGpus) {
+    fail(fmt::format("tp x pp x dp = {} GPUs is more than {} this predicts for",
+                     static_cast<long long>(l.tp) * l.pp * l.dp, kMaxGpus));
+  }
+  if (const std::string why = core::layoutProblem(l, l.worldSize()); !why.empty()) fail(why);
+  if (c.globalBatch % (static_cast<long long>(c.microBatch) * l.dp) != 0) {
+    fail(
+        fmt::format("global batch {} is not a multiple of micro-batch x dp = {} x {} = {} (each data-parallel "
+                    "rank runs a whole number of micro-batches per step)",
+                    c.globalBatch, c.microBatch, l.dp, static_cast<long long>(c.microBatch) * l.dp));
+  }
+  if (m.layers % l.pp != 0) fail(fmt::format("pp={} does not divide the {} layers into equal stages", l.pp, m.layers));
+  if (c.virtualStages < 1) fail("--virtual-stages must be at least 1");
+  if (c.virtualStages > 1) {
+    if (l.pp == 1) fail("--virtual-stages interleaves pipeline stages: it needs pp > 1");
+    if (m.layers % (l.pp * c.virtualStages) != 0) {
+      fail(fmt::format("pp x virtual stages = {} x {} does not divide the {} layers into equal chunks", l.pp,
+                       c.virtualStages, m.layers));
+    }
+    if (c.globalBatch % (static_cast<long long>(c.microBatch) * l.dp) == 0 && microBatchesPerStep(c) % l.pp != 0) {
+      fail(fmt::format("the interleaved schedule runs micro-batches in groups of pp={}: {} micro-batches per step is "
+                       "not a multiple",
+                       l.pp, microBatchesPerStep(c)));
+    }
+  }
+  if (m.heads > 0 && m.heads % l.tp != 0) {
+    fail(fmt::format("tp={} does not divide the {} attention heads", l.tp, m.heads));
+  }
+  if (l.ep > 1 && !m.moe()) fail(fmt::format("ep={} needs an MoE model ({} has no experts)", l.ep, m.name));
+  if (m.moe() && m.experts % l.ep != 0) fail(fmt::format("ep={} does not divide the {} experts", l.ep, m.experts));
+  if (c.sequenceParallel && c.seq % l.tp != 0) {
+    fail(fmt::format("--sequence-parallel splits the sequence over tp={}: {} is not a multiple", l.tp, c.seq));
+  }
+  if (c.bucketBytes < 1) fail("--bucket-bytes must be positive");
+  if (!(c.overlap >= 0 && c.overlap <= 1)) fail("--overlap must be between 0 and 1");
+  if (!(c.mfu > 0 && c.mfu <= 1)) fail("--mfu must be above 0 and at most 1");
+  if (c.peakTflops && !(std::isfinite(*c.peakTflops) && *c.peakTflops > 0)) fail("--peak-tflops must be positive");
+  if (!(std::isfinite(c.tokens) && c.tokens > 0)) fail("--tokens must be positive");
+  if (c.pricePerGpuHour && !(std::isfinite(*c.pricePerGpuHour) && *c.pricePerGpuHour >= 0)) {
+    fail("--price-per-gpu-hour must not be negative");
+  }
+}
+
+std::vector<Traffic> trafficOf(const PredictConfig& c) {
+  const core::Layout& l = c.layout;
+  const ModelSpec& m = c.model;
+  const U64 bytes = static_cast<U64>(dtypeBytes(c.dtype));
+  const double gradBytes = dtypeBytes(c.gradDtype);
+  const U64 micro = static_cast<U64>(microBatchesPerStep(c));
+  const U64 stageLayers = static_cast<U64>(m.layers / l.pp);
+  // one micro-batch's activations b x s x h; with sequence parallelism each TP rank holds 1/tp of
+  // the sequence between the TP regions (what crosses a pipeline boundary or enters the router)
+  const U64 activation = static_cast<U64>(c.microBatch) * static_cast<U64>(c.seq) * static_cast<U64>(m.hidden) * bytes;
+  const U64 shard = c.sequenceParallel ? static_cast<U64>(l.tp) : 1;
+  std::vector<Traffic> out;
+
+  Traffic tp{"tp", l.tp, 0, {}, false, "", ""};
+  if (l.tp == 1) {
+    tp.none = "tp=1: no tensor parallelism";
+  } else {
+    tp.messages = 4 * stageLayers * micro;
+    tp.legs = c.sequenceParallel
+                  ? std::vector<TrafficLeg>{{core::Op::kAllGather, activation}, {core::Op::kReduceScatter, activation}}
+                  : std::vector<TrafficLeg>{{core::Op::kAllReduce, activation}};
+    tp.what = fmt::format("4 {} per layer (2 forward, 2 backward) x {} layers per stage x {} micro-batches",
+                          c.sequenceParallel ? "all_gather + reduce_scatter pairs" : "all_reduces", stageLayers, micro);
+  }
+  out.push_back(tp);
+
+  Traffic pp{"pp", l.pp, 0, {}, false, "", ""};
+  if (l.pp == 1) {
+    pp.none = "pp=1: one pipeline stage";
+  } else {
+    // interleaved: every micro-batch crosses each stage boundary once per model chunk
+    const U64 chunks = static_cast<U64>(c.virtualStages);
+    pp.messages = 2 * micro * chunks;
+    pp.legs = {{core::Op::kSendRecv, activation / shard}};
+    pp.what = fmt::format(
+        "activations forward and their gradients backward between adjacent stages, "
+        "2 x {} micro-batches{}{}",
+        micro, chunks > 1 ? fmt::format(" x {} virtual stages", chunks) : "",
+        c.sequenceParallel && l.tp > 1 ? " (1/tp of the sequence per rank)" : "");
+  }
+  out.push_back(pp);
+
+  // Gradients in buckets: the dense part over the whole DP group, the experts' over the ranks of
+  // the DP group that hold the same experts (dp/ep of them). Experts are split by TP as the dense
+  // layers are (Megatron-LM's default expert tensor parallel size).
+  const auto gradientTraffic = [&](std::string type, int groupSize, double paramsPerRank, std::string none) {
+    Traffic t{std::move(type), groupSize, 0, {}, true, "", ""};
+    if (!none.empty() || paramsPerRank <= 0) {
+      t.none = none.empty() ? "no parameters to reduce" : none;
+      return t;
+    }
+    const Buckets b = bucketsOf(paramsPerRank * gradBytes, c.bucketBytes);
+    t.messages = b.count;
+    if (c.dpMode == DpMode::kZero) {
+      // distributed optimizer: gradients reduce-scattered, updated parameters all-gathered back
+      const U64 paramBucket =
+          static_cast<U64>(std::llround(static_cast<double>(b.bytes) * static_cast<double>(bytes) / gradBytes));
+      t.legs = {{core::Op::kReduceScatter, b.bytes}, {core::Op::kAllGather, paramBucket}};
+    } else {
+      t.legs = {{core::Op::kAllReduce, b.bytes}};
+    }
+    t.what = fmt::format("{} parameters per rank x {} B {} gradients in {} equal buckets of at most {}{}",
+                         formatCount(paramsPerRank), gradBytes, c.gradDtype, b.count, core::formatBytes(c.bucketBytes),
+                         c.dpMode == DpMode::kZero ? fmt::format(", parameters all-gathered in {}", c.dtype) : "");
+    return t;
+  };
+  const double modelShards = static_cast<double>(l.tp) * l.pp;
+  out.push_back(gradientTraffic("dp", l.dp, (m.params - m.expertParams()) / modelShards,
+                                l.dp == 1 ? "dp=1: no data parallelism" : ""));
+  const int expertDp = l.dp / l.ep;
+  out.push_back(gradientTraffic(
+      "edp", expertDp, m.expertParams() / (modelShards * l.ep),
+      !m.moe()        ? "dense model: no experts"
+      : expertDp == 1 ? fmt::format("dp/ep = {}/{} = 1: each expert's gradients live on one rank", l.dp, l.ep)
+                      : ""));
+
+  Traffic ep{"ep", l.ep, 0, {}, false, "", ""};
+  if (!m.moe()) {
+    ep.none = "dense model: no experts";
+  } else if (l.ep == 1) {
+    ep.none = "ep=1: every rank holds every expert, no token exchange";
+  } else {
+    // each rank dispatches its tokens (top-k copies) to the experts' ranks and gets them back
+    const U64 tokens = static_cast<U64>(c.microBatch) * static_cast<U64>(c.seq) / shard;
+    ep.messages = 4 * stageLayers * micro;
+    ep.legs = {{core::Op::kAllToAll, tokens * static_cast<U64>(m.hidden) * bytes * static_cast<U64>(m.topK)}};
+    ep.what = fmt::format(
+        "{} tokens x top-{} per rank; dispatch and combine, forward and backward: 4 per MoE layer x "
+        "{} layers per stage x {} micro-batches",
+        tokens, m.topK, stageLayers, micro);
+  }
+  out.push_back(ep);
+  return out;
+}
+
+std::vector<std::vector<int>> groupsFor(const core::Layout& layout, std::string_view type) {
+  using core::Parallelism;
+  if (type == "tp") return core::groupsOf(layout, Parallelism::kTensor);
+  if (type == "pp") return core::groupsOf(layout, Parallelism::kPipeline);
+  if (type == "dp") return core::groupsOf(layout, Parallelism::kData);
+  if (type == "ep") return core::groupsOf(layout, Parallelism::kExpert);
+  // expert data parallel: member i of a DP group (its dp index) sits at place i % ep of its
+  // expert group, so the ranks with the same place hold the same experts
+  std::vector<std::vector<int>> out;
+  for (const std::vector<int>& group : core::groupsOf(layout, Parallelism::kData)) {
+    for (int e = 0; e < layout.ep; ++e) {
+      std::vector<int> members;
+      for (std::size_t i = static_cast<std::size_t>(e); i < group.size(); i += static_cast<std::size_t>(layout.ep)) {
+        members.push_back(group[i]);
+      }
+      out.push_back(std::move(members));
+    }
+  }
+  return out;
+}
+
+std::string scopeFor(const std::vector<std::vector<int>>& groups, int ranksPerNode) {
+  bool allInNode = true;
+  bool allSpread = true;
+  for (const std::vector<int>& group : groups) {
+    std::set<int> nodes;
+    for (const int r : group) nodes.insert(r / ranksPerNode);
+    allInNode = allInNode && nodes.size() == 1;
+    allSpread = allSpread && nodes.size() == group.size();
+  }
+  return allInNode ? "intra" : allSpread ? "inter" : "world";
+}
+
+std::optional<Curve> curveOf(const std::vector<core::CollectiveRecord>& rows, std::string_view scope, core::Op op,
+                             std::string_view dtype) {
+  const std::string_view opName = core::traits(op).name;
+  std::vector<const core::CollectiveRecord*> usable;
+  std::map<std::string, int> perDtype;
+  for (const core::CollectiveRecord& r : rows) {
+    if (r.scope != scope || r.op != opName || r.bytes == 0) continue;
+    if (r.checked && r.wrong > 0) continue;
+    if (!(std::isfinite(r.busbwMedian) && r.busbwMedian > 0)) continue;
+    usable.push_back(&r);
+    ++perDtype[r.dtype];
+  }
+  if (usable.empty()) return std::nullopt;
+  std::string chosen(dtype);
+  if (!perDtype.count(chosen)) {
+    chosen = std::max_element(perDtype.begin(), perDtype.end(), [](const auto& a, const auto& b) {
+               return a.second < b.second;
+             })->first;
+  }
+  const bool anyOutOfPlace = std::any_of(
+      usable.begin(), usable.end(), [&](const core::CollectiveRecord* r) { return r->dtype == chosen && !r->inPlace; });
+  Curve curve;
+  curve.scope = std::string(scope);
+  curve.op = op;
+  curve.dtype = chosen;
+  curve.inPlace = !anyOutOfPlace;
+  std::map<U64, std::vector<double>> bySize;
+  std::set<int> groups;
+  for (const core::CollectiveRecord* r : usable) {
+    if (r->dtype != chosen || r->inPlace != curve.inPlace) continue;
+    bySize[r->bytes].push_back(r->busbwMedian);
+    groups.insert(r->group);
+    curve.nranks = std::max(curve.nranks, r->nranks);
+  }
+  curve.groups = static_cast<int>(groups.size());
+  for (const auto& [size, values] : bySize) {
+    curve.sizes.push_back(size);
+    curve.busbw.push_back(core::median(values));
+  }
+  return curve;
+}
+
+CurvePoint busbwAt(const Curve& curve, std::uint64_t bytes) {
+  CurvePoint p;
+  const std::vector<U64>& s = curve.sizes;
+  if (s.empty()) {
+    p.reason = "no measured sizes";
+    return p;
+  }
+  const std::string at = core::formatBytes(bytes);
+  const U64 lo = s.front();
+  const U64 hi = s.back();
+  if (bytes < lo || bytes > hi) {
+    const bool below = bytes < lo;
+    const U64 end = below ? lo : hi;
+    const bool near = below ? bytes * 2 >= lo : bytes <= hi * 2;
+    if (!near) {
+      p.reason = fmt::format("message {} is {} the {} measured size {} by more than 2x (not extrapolated)", at,
+                             below ? "below" : "beyond", below ? "smallest" : "largest", core::formatBytes(end));
+      return p;
+    }
+    p.busbw = below ? curve.busbw.front() : curve.busbw.back();
+    p.how = fmt::format("clamped to the {} measured size {} for {} (within 2x)", below ? "smallest" : "largest",
+                        core::formatBytes(end), at);
+    return p;
+  }
+  const std::size_t upper = static_cast<std::size_t>(std::lower_bound(s.begin(), s.end(), bytes) - s.begin());
+  if (s[upper] == bytes) {
+    p.busbw = curve.busbw[upper];
+    p.how = "measured at " + at;
+    return p;
+  }
+  const std::size_t lower = upper - 1;
+  // log-log: busbw follows a power law between neighbouring sizes (straight on nccl-tests' log
+  // axes, and exact where busbw is size / (latency-free) time at a constant rate)
+  const double x0 = std::log(static_cast<double>(s[lower]));
+  const double x1 = std::log(static_cast<double>(s[upper]));
+  const double t = (std::log(static_cast<double>(bytes)) - x0) / (x1 - x0);
+  p.busbw = std::exp(std::log(curve.busbw[lower]) + t * (std::log(curve.busbw[upper]) - std::log(curve.busbw[lower])));
+  p.how = fmt::format("interpolated (log-log) at {} between {} and {}", at, core::formatBytes(s[lower]),
+                      core::formatBytes(s[upper]));
+  return p;
+}
+
+std::optional<PeakFigure> peakTflopsOf(std::string_view gpuName) {
+  const auto spec = topologies::gpuSpecForName(gpuName);
+  if (!spec) return std::nullopt;
+  const auto it = peakTable().find(spec->model);
+  if (it == peakTable().end()) return std::nullopt;
+  return PeakFigure{it->second, std::string(spec->model)};
+}
+
+int ranksPerNodeOf(const core::Topology& topology) {
+  if (topology.emulated && topology.ranksPerNode > 0) return topology.ranksPerNode;
+  std::map<int, int> perNode;
+  for (const core::RankRecord& r : topology.ranks) ++perNode[r.node];
+  int smallest = 0;
+  for (const auto& [node, count] : perNode) smallest = smallest == 0 ? count : std::min(smallest, count);
+  return smallest;
+}
+
+namespace {
+
+std::string describeCurve(const Curve& curve) {
+  return fmt::format("{} {} ({}{}), {} size{} {}..{}, median of {} group{} of {} ranks", curve.scope,
+                     core::traits(curve.op).name, curve.dtype, curve.inPlace ? ", in-place" : "", curve.sizes.size(),
+                     curve.sizes.size() == 1 ? "" : "s", core::formatBytes(curve.sizes.front()),
+                     core::formatBytes(curve.sizes.back()), curve.groups, curve.groups == 1 ? "" : "s", curve.nranks);
+}
+
+// Why a scope/op has no curve in the file, in the file's terms.
+std::string whyNotMeasured(const results::ResultsFile& file, const std::string& scope, core::Op op) {
+  const std::string what = fmt::format("{} {} not measured in {}", scope, core::traits(op).name, file.path);
+  for (const core::ScopeRecord& s : file.scopes) {
+    if (s.scope != scope) continue;
+    if (s.status == "waived") return fmt::format("{} (scope {} waived: {})", what, scope, s.reason);
+    std::set<std::string> ops;
+    for (const core::CollectiveRecord& r : file.collectives) {
+      if (r.scope == scope) ops.insert(r.op);
+    }
+    if (ops.empty()) return what + fmt::format(" (no usable {} rows)", scope);
+    return fmt::format("{} (ops with rows in {}: {})", what, scope, fmt::join(ops, ", "));
+  }
+  std::vector<std::string> scopes;
+  for (const core::ScopeRecord& s : file.scopes) scopes.push_back(s.scope);
+  if (scopes.empty()) return what + " (the run had no scopes)";
+  return fmt::format("{} (the run had scopes: {})", what, fmt::join(scopes, ", "));
+}
+
+// The interference of a traffic type measured concurrently with the others (/patterns/training):
+// the median over its concurrent rows.
+void applyInterference(const results::ResultsFile& file, TrafficResult& t) {
+  const std::string kind = t.traffic.type == "edp" ? "dp" : t.traffic.type;
+  std::vector<double> ratios;
+  for (const core::TrainingRecord& r : file.training) {
+    if (r.mode == "concurrent" && r.traffic == kind && std::isfinite(r.interference) && r.interference > 0) {
+      ratios.push_back(r.interference);
+    }
+  }
+  if (ratios.empty()) return;
+  t.interference = core::median(ratios);
+  t.interferenceSource = fmt::format("x{:.3g}: concurrent {} traffic of /patterns/training{} ({} row{}), {}",
+                                     *t.interference, kind, file.layout.empty() ? "" : " with layout " + file.layout,
+                                     ratios.size(), ratios.size() == 1 ? "" : "s", file.path);
+}
+
+}  // namespace
+
+Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
+  Prediction p;
+  p.file = file.path;
+  p.fileRanks = static_cast<int>(file.topology.ranks.size());
+  p.ranksPerNode = ranksPerNodeOf(file.topology);
+  if (p.ranksPerNode < 1)
+    throw core::UsageError(file.path + ": no rank topology recorded, so groups cannot be placed on nodes");
+  const int gpus = c.layout.worldSize();
+
+  if (c.peakTflops) {
+    p.peakTflops = *c.peakTflops;
+    p.peakSource = "--peak-tflops";
+  } else {
+    std::set<std::string> names;
+    for (const core::RankRecord& r : file.topology.ranks) {
+      if (!r.gpuName.empty()) names.insert(r.gpuName);
+    }
+    if (names.empty()) {
+      throw core::UsageError(
+          fmt::format("{} records no GPU (a host-memory run?): give the GPU's peak with --peak-tflops", file.path));
+    }
+    std::optional<PeakFigure> lowest;
+    for (const std::string& name : names) {
+      const auto peak = peakTflopsOf(name);
+      if (!peak) {
+        throw core::UsageError(
+            fmt::format("{}: no peak TFLOP/s known for GPU '{}': give it with --peak-tflops", file.path, name));
+      }
+      if (!lowest || peak->tflops < lowest->tflops) lowest = peak;
+    }
+    p.peakTflops = lowest->tflops;
+    p.gpu = lowest->model;
+    p.peakSource = fmt::format("{} dense 16-bit tensor peak (GPU recorded in the file)", lowest->model);
+    if (names.size() > 1)
+      p.notes.push_back(fmt::format("the file records {} GPU models; the slowest peak is used", names.size()));
+  }
+
+  const std::string dtype = ncclDtypeName(c.dtype);
+  const std::string gradDtype = ncclDtypeName(c.gradDtype);
+  int needed = 0;
+  int known = 0;
+  std::vector<std::string> unknown;
+  for (Traffic& traffic : trafficOf(c)) {
+    TrafficResult t;
+    t.traffic = std::move(traffic);
+    if (!t.traffic.none.empty()) {
+      t.status = "none";
+      t.reason = t.traffic.none;
+      p.traffic.push_back(std::move(t));
+      continue;
+    }
+    ++needed;
+    t.scope = scopeFor(groupsFor(c.layout, t.traffic.type), p.ranksPerNode);
+    double seconds = 0;
+    for (const TrafficLeg& leg : t.traffic.legs) {
+      LegResult r;
+      r.leg = leg;
+      // reduced gradients are in the gradient type; everything else in the training type
+      const bool gradient = t.traffic.overlappable && leg.op != core::Op::kAllGather;
+      const auto curve = curveOf(file.collectives, t.scope, leg.op, gradient ? gradDtype : dtype);
+      if (!curve) {
+        r.reason = whyNotMeasured(file, t.scope, leg.op);
+      } else {
+        const CurvePoint point = busbwAt(*curve, leg.bytes);
+        if (!point.busbw) {
+          r.reason = fmt::format("{}: {}", describeCurve(*curve), point.reason);
+        } else {
+          r.busbw = point.busbw;
+          r.seconds = static_cast<double>(t.traffic.messages) * static_cast<double>(leg.bytes) *
+                      core::traits(leg.op).busbwFactor(t.traffic.groupSize) / (*point.busbw * 1e9);
+          r.source = fmt::format("{}, {}{}; {}", describeCurve(*curve), point.how,
+                                 curve->nranks != t.traffic.groupSize
+                                     ? fmt::format(" (measured on {}-rank groups, used for {}-rank groups)",
+                                                   curve->nranks, t.traffic.groupSize)
+                                     : "",
+                                 file.path);
+          seconds += *r.seconds;
+        }
+      }
+      if (!r.reason.empty() && t.reason.empty()) t.reason = r.reason;
+      t.legs.push_back(std::move(r));
+    }
+    if (!t.reason.empty()) {
+      t.status = "unknown";
+      unknown.push_back(fmt::format("{}: {}", t.traffic.type, t.reason));
+    } else {
+      t.status = "ok";
+      ++known;
+      applyInterference(file, t);
+      t.seconds = seconds * t.interference.value_or(1.0);
+      t.exposedSeconds = *t.seconds * (t.traffic.overlappable ? 1.0 - c.overlap : 1.0);
+    }
+    p.traffic.push_back(std::move(t));
+  }
+  if (needed > 0 && known == 0) {
+    throw core::UsageError(fmt::format("{}: nothing of this layout's traffic can be predicted from it: {}", file.path,
+                                       fmt::join(unknown, "; ")));
+  }
+
+  const double tokensPerStep = static_cast<double>(c.globalBatch) * c.seq;
+  p.computeSeconds = 6.0 * c.model.activeParams() * tokensPerStep / (gpus * p.peakTflops * 1e12 * c.mfu);
+  // 1F1B (Narayanan et al., SC'21): each stage idles (pp - 1) micro-batch slots of its m per step,
+  // 1/v of that with v interleaved model chunks per stage
+  p.bubbleSeconds = p.computeSeconds * (c.layout.pp - 1) /
+                    (static_cast<double>(microBatchesPerStep(c)) * static_cast<double>(c.virtualStages));
+  p.steps = c.tokens / tokensPerStep;
+  if (c.model.moe()) {
+    p.notes.push_back(fmt::format("compute counts the {} active parameters of {} (top-{} of {} experts)",
+                                  formatCount(c.model.activeParams()), formatCount(c.model.params), c.model.topK,
+                                  c.model.experts));
+  }
+  if (gpus > p.fileRanks && p.fileRanks > 0) {
+    p.notes.push_back(
+        fmt::format("the job has {} GPUs, the file measured {} ranks: groups larger than measured are priced "
+                    "at the busbw of the measured groups",
+                    gpus, p.fileRanks));
+  }
+  if (unknown.empty()) {
+    double comm = 0;
+    double exposed = 0;
+    for (const TrafficResult& t : p.traffic) {
+      comm += t.seconds.value_or(0);
+      exposed += t.exposedSeconds.value_or(0);
+    }
+    p.commSeconds = comm;
+    p.exposedSeconds = exposed;
+    p.stepSeconds = p.computeSeconds + p.bubbleSeconds + exposed;
+    p.utilization = p.computeSeconds / *p.stepSeconds;
+    p.tokensPerSecond = tokensPerStep / *p.stepSeconds;
+    p.days = p.steps * *p.stepSeconds / 86400.0;
+    p.gpuHours = p.steps * *p.stepSeconds * gpus / 3600.0;
+    if (c.pricePerGpuHour) p.cost = *p.gpuHours * *c.pricePerGpuHour;
+  } else {
+    p.unknownReason = fmt::format("step time unknown: {}", fmt::join(unknown, "; "));
+  }
+  return p;
+}
+
+nlohmann::ordered_json predictionsToJson(const PredictConfig& c, const std::vector<Prediction>& predictions) {
+  using Json = nlohmann::ordered_json;
+  const ModelSpec& m = c.model;
+  Json j;
+  j["model"] = {{"name", m.name},
+                {"params", m.params},
+                {"active_params", m.activeParams()},
+                {"expert_params", m.expertParams()},
+                {"layers", m.layers},
+                {"hidden", m.hidden},
+                {"heads", m.heads},
+                {"ffn", m.ffn},
+                {"experts", m.experts},
+                {"top_k", m.topK},
+                {"source", c.modelSource}};
+  const double tokensPerStep = static_cast<double>(c.globalBatch) * c.seq;
+  j["config"] = {{"seq", c.seq},
+                 {"micro_batch", c.microBatch},
+                 {"global_batch", c.globalBatch},
+                 {"micro_batches_per_step", microBatchesPerStep(c)},
+                 {"virtual_stages", c.virtualStages},
+                 {"tokens_per_step", tokensPerStep},
+                 {"dtype", c.dtype},
+                 {"grad_dtype", c.gradDtype},
+                 {"layout", {{"tp", c.layout.tp}, {"pp", c.layout.pp}, {"dp", c.layout.dp}, {"ep", c.layout.ep}}},
+                 {"gpus", c.layout.worldSize()},
+                 {"sequence_parallel", c.sequenceParallel},
+                 {"dp_mode", c.dpMode == DpMode::kZero ? "zero" : "allreduce"},
+                 {"bucket_bytes", c.bucketBytes},
+                 {"overlap", c.overlap},
+                 {"mfu", c.mfu},
+                 {"peak_tflops", orNull(c.peakTflops)},
+                 {"tokens", c.tokens},
+                 {"price_per_gpu_hour", orNull(c.pricePerGpuHour)}};
+  j["predictions"] = Json::array();
+  for (const Prediction& p : predictions) {
+    Json f;
+    f["file"] = p.file;
+    f["ranks_per_node"] = p.ranksPerNode;
+    f["file_ranks"] = p.fileRanks;
+    f["gpu"] = p.gpu;
+    f["peak_tflops"] = p.peakTflops;
+    f["peak_source"] = p.peakSource;
+    f["traffic"] = Json::array();
+    for (const TrafficResult& t : p.traffic) {
+      Json legs = Json::array();
+      double bytesPerStep = 0;
+      for (const TrafficLeg& leg : t.traffic.legs) {
+        bytesPerStep += static_cast<double>(leg.bytes) * static_cast<double>(t.traffic.messages);
+      }
+      for (const LegResult& r : t.legs) {
+        legs.push_back({{"op", core::traits(r.leg.op).name},
+                        {"bytes_per_message", r.leg.bytes},
+                        {"busbw_gbs", orNull(r.busbw)},
+                        {"seconds", orNull(r.seconds)},
+                        {"source", r.source},
+                        {"reason", r.reason}});
+      }
+      f["traffic"].push_back({{"type", t.traffic.type},
+                              {"status", t.status},
+                              {"group_size", t.traffic.groupSize},
+                              {"scope", t.scope},
+                              {"messages_per_step", t.traffic.messages},
+                              {"bytes_per_step", bytesPerStep},
+                              {"overlappable", t.traffic.overlappable},
+                              {"what", t.traffic.what},
+                              {"legs", legs},
+                              {"interference", orNull(t.interference)},
+                              {"interference_source", t.interferenceSource},
+                              {"seconds", orNull(t.seconds)},
+                              {"exposed_seconds", orNull(t.exposedSeconds)},
+                              {"reason", t.reason}});
+    }
+    f["compute_seconds"] = p.computeSeconds;
+    f["bubble_seconds"] = p.bubbleSeconds;
+    f["comm_seconds"] = orNull(p.commSeconds);
+    f["comm_exposed_seconds"] = orNull(p.exposedSeconds);
+    f["step_seconds"] = orNull(p.stepSeconds);
+    f["gpu_utilization"] = orNull(p.utilization);
+    f["step_mfu"] = p.utilization ? nlohmann::ordered_json(*p.utilization * c.mfu) : nlohmann::ordered_json(nullptr);
+    f["tokens_per_second"] = orNull(p.tokensPerSecond);
+    f["steps"] = p.steps;
+    f["days"] = orNull(p.days);
+    f["gpu_hours"] = orNull(p.gpuHours);
+    f["cost"] = orNull(p.cost);
+    f["unknown_reason"] = p.unknownReason;
+    f["notes"] = p.notes;
+    j["predictions"].push_back(std::move(f));
+  }
+  return j;
+}
+
+}  // namespace fabricmap::orchestrator

@@ -1,0 +1,411 @@
+// Acceptance checks against a profile: every node, rail and link class judged on its own, so a
+// failing verdict names what to send back.
+#include "orchestrator/verdicts/verify.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/stats.h"
+#include "core/units.h"
+#include "orchestrator/analysis/plateau.h"
+#include "orchestrator/verdicts/predict.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string nodeLabel(const core::NodeRecord& n) {
+  return n.name.empty() ? fmt::format("node{}", n.node) : fmt::format("node{} ({})", n.node, n.name);
+}
+
+// GB/s with two decimals, or three significant digits below 1 (host-memory thresholds)
+std::string gbps(double v) { return std::fabs(v) >= 1 || v == 0 ? fmt::format("{:.2f}", v) : fmt::format("{:.3g}", v); }
+
+// Checks built one at a time with the same requirement.
+struct Judge {
+  std::vector<Check>& out;
+
+  Check& missing(std::string check, std::string subject, std::string required, std::string why) {
+    Check c;
+    if (check.find("busbw") != std::string::npos) c.unit = "GB/s";
+    c.check = std::move(check);
+    c.subject = std::move(subject);
+    c.measured = "-";
+    c.required = std::move(required);
+    c.status = CheckStatus::kMissing;
+    c.detail = std::move(why);
+    out.push_back(std::move(c));
+    return out.back();
+  }
+  Check& atLeast(std::string check, std::string subject, double measured, double required, std::string unit,
+                 std::string detail) {
+    Check c;
+    c.check = std::move(check);
+    c.subject = std::move(subject);
+    c.measuredValue = measured;
+    c.requiredValue = required;
+    c.measured = unit == "GB/s" ? gbps(measured) : fmt::format("{:.3f}", measured);
+    c.required = unit == "GB/s" ? ">= " + gbps(required) : fmt::format(">= {:.3f}", required);
+    c.unit = std::move(unit);
+    c.status = std::isfinite(measured) && measured >= required ? CheckStatus::kPass : CheckStatus::kFail;
+    c.detail = std::move(detail);
+    out.push_back(std::move(c));
+    return out.back();
+  }
+  Check& equal(std::string check, std::string subject, std::string measured, std::string required, bool pass,
+               std::string detail = {}) {
+    Check c;
+    c.check = std::move(check);
+    c.subject = std::move(subject);
+    c.measured = std::move(measured);
+    c.required = std::move(required);
+    c.status = pass ? CheckStatus::kPass : CheckStatus::kFail;
+    c.detail = std::move(detail);
+    out.push_back(std::move(c));
+    return out.back();
+  }
+};
+
+bool containsNoCase(std::string_view text, std::string_view part) {
+  const auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  return lower(text).find(lower(part)) != std::string::npos;
+}
+
+// NICs a node record lists ("mlx5_0 400G IB, mlx5_1 400G IB"); 0 when none is known.
+int nicCount(const core::NodeRecord& n) {
+  int count = 0;
+  std::string_view rest = n.nics;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    if (item.find_first_not_of(" \t") != std::string_view::npos) ++count;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return count;
+}
+
+// Why a scope has no all_reduce plateau in the file.
+std::string whyNoPlateau(const results::ResultsFile& file, std::string_view scope) {
+  for (const core::ScopeRecord& s : file.scopes) {
+    if (s.scope == scope && s.status == "waived") return fmt::format("scope {} waived: {}", scope, s.reason);
+  }
+  return fmt::format("no usable {} all_reduce rows (run a sweep with --ops all_reduce)", scope);
+}
+
+// The plateau of an all_reduce scope, or why it cannot be judged (absent, or the sweep stopped
+// below the sizes the profile needs).
+std::optional<Plateau> judgedPlateau(const results::ResultsFile& file, const Profile& profile, std::string_view scope,
+                                     std::string& why) {
+  auto p = plateauOf(file.collectives, scope, "all_reduce");
+  if (!p) {
+    why = whyNoPlateau(file, scope);
+    return std::nullopt;
+  }
+  if (p->toBytes < profile.minPlateauBytes) {
+    why = fmt::format("largest {} all_reduce measured is {}; the profile judges the plateau only from {} "
+                      "(min_plateau_bytes): rerun with -e {}",
+                      scope, core::formatBytes(p->toBytes), core::formatBytes(profile.minPlateauBytes),
+                      core::formatBytes(profile.minPlateauBytes));
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::string plateauHow(const Plateau& p, const GroupPlateau& g) {
+  return fmt::format("median busbw of {} row{} at {}..{} (sizes >= 1/4 of the largest), group ranks {}", g.samples,
+                     g.samples == 1 ? "" : "s", core::formatBytes(p.fromBytes), core::formatBytes(p.toBytes), g.ranks);
+}
+
+void checkNodes(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  const auto& nodes = file.topology.nodes;
+  if (profile.topologyClass) {
+    if (nodes.empty()) judge.missing("topology_class", "all nodes", *profile.topologyClass, "no node table in the file");
+    for (const core::NodeRecord& n : nodes) {
+      judge.equal("topology_class", nodeLabel(n), n.topologyClass.empty() ? "-" : n.topologyClass,
+                  *profile.topologyClass, n.topologyClass == *profile.topologyClass,
+                  n.topologyWarnings.empty() ? "" : n.topologyWarnings);
+    }
+  }
+  if (profile.gpusPerNode) {
+    if (nodes.empty()) judge.missing("gpus_per_node", "all nodes", fmt::format("{}", *profile.gpusPerNode), "no node table");
+    for (const core::NodeRecord& n : nodes) {
+      Check& c = judge.equal("gpus_per_node", nodeLabel(n), fmt::format("{}", n.gpus),
+                             fmt::format("{}", *profile.gpusPerNode), n.gpus == *profile.gpusPerNode,
+                             fmt::format("{} rank{} ran on the node", n.ranks, n.ranks == 1 ? "" : "s"));
+      c.measuredValue = n.gpus;
+      c.requiredValue = *profile.gpusPerNode;
+      c.unit = "GPUs";
+    }
+  }
+  if (profile.gpuModel) {
+    if (nodes.empty()) judge.missing("gpu_model", "all nodes", *profile.gpuModel, "no node table");
+    for (const core::NodeRecord& n : nodes) {
+      std::set<std::string> names;
+      for (const core::RankRecord& r : file.topology.ranks) {
+        if (r.node == n.node) names.insert(r.gpuName.empty() ? "no GPU" : r.gpuName);
+      }
+      const bool ok = !names.empty() && std::all_of(names.begin(), names.end(), [&](const std::string& g) {
+        return g != "no GPU" && containsNoCase(g, *profile.gpuModel);
+      });
+      judge.equal("gpu_model", nodeLabel(n), names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", ")),
+                  "contains " + *profile.gpuModel, ok, "every GPU's device name must contain the model");
+    }
+  }
+}
+
+void checkIntra(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.minIntraAllReduceBusbw) return;
+  const double required = *profile.minIntraAllReduceBusbw;
+  const std::string requiredText = ">= " + gbps(required);
+  std::string why;
+  const auto p = judgedPlateau(file, profile, "intra", why);
+  if (!p) {
+    judge.missing("intra_allreduce_busbw", "all nodes", requiredText, why).requiredValue = required;
+    return;
+  }
+  std::map<int, const GroupPlateau*> byNode;
+  for (const GroupPlateau& g : p->groups) {
+    if (g.firstRank >= 0 && g.firstRank < static_cast<int>(file.topology.ranks.size()))
+      byNode.emplace(file.topology.ranks[static_cast<std::size_t>(g.firstRank)].node, &g);
+  }
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    const auto it = byNode.find(n.node);
+    if (it == byNode.end()) {
+      judge.missing("intra_allreduce_busbw", nodeLabel(n), requiredText,
+                    n.ranks < 2 ? "one rank on the node: nothing inside it to measure"
+                                : "no intra all_reduce row of this node at the plateau sizes")
+          .requiredValue = required;
+      continue;
+    }
+    judge.atLeast("intra_allreduce_busbw", nodeLabel(n), it->second->busbw, required, "GB/s",
+                  plateauHow(*p, *it->second));
+  }
+}
+
+void checkInter(const Profile& profile, const results::ResultsFile& file, Judge& judge, std::vector<std::string>& notes) {
+  if (!profile.minInterAllReduceBusbwPerNic) return;
+  const double required = *profile.minInterAllReduceBusbwPerNic;
+  const std::string requiredText = ">= " + gbps(required);
+  const auto& nodes = file.topology.nodes;
+  if (nodes.size() < 2) {
+    judge.missing("inter_allreduce_busbw_per_nic", "all NICs", requiredText, "one node: no traffic crossed a NIC")
+        .requiredValue = required;
+    return;
+  }
+  // NICs per node: as the file records them, else as the profile states, else one per rank (rail)
+  int nics = 0;
+  std::string nicsFrom;
+  for (const core::NodeRecord& n : nodes) {
+    const int k = nicCount(n);
+    if (k > 0) nics = nics == 0 ? k : std::min(nics, k);
+  }
+  if (nics > 0) {
+    nicsFrom = fmt::format("{} NIC{} per node as recorded", nics, nics == 1 ? "" : "s");
+  } else if (profile.nicsPerNode) {
+    nics = *profile.nicsPerNode;
+    nicsFrom = fmt::format("{} NICs per node from the profile (the file records none)", nics);
+  } else {
+    nics = std::max(1, ranksPerNodeOf(file.topology));
+    nicsFrom = fmt::format("no NIC recorded: one per rank of a node ({})", nics);
+  }
+  if (nodes.size() == 2 && file.provenance.backend == "nccl") {
+    notes.push_back("two nodes: NCCL's Tree/NVLS all_reduce can exceed the NIC line rate; judge NICs on 3+ nodes or "
+                    "with NCCL_ALGO=Ring");
+  }
+  std::string why;
+  if (auto p = judgedPlateau(file, profile, "inter", why)) {
+    // Each inter group is a rail (local rank i of every node), all rails at once: a rail's ring
+    // crosses every node boundary through that rank's NIC, so its busbw is the NIC's rate. Rails
+    // sharing fewer NICs split them: the rate per NIC is the rails' sum over the NICs.
+    const int rails = static_cast<int>(p->groups.size());
+    const double share = rails > nics ? static_cast<double>(rails) / nics : 1.0;
+    for (const GroupPlateau& g : p->groups) {
+      judge.atLeast("inter_allreduce_busbw_per_nic", fmt::format("rail {} (ranks {})", g.group, g.ranks),
+                    g.busbw * share, required, "GB/s",
+                    fmt::format("{}{}; {}", plateauHow(*p, g),
+                                share > 1 ? fmt::format(" x {} rails / {} NICs", rails, nics) : "", nicsFrom));
+    }
+    return;
+  }
+  std::string whyWorld;
+  if (auto w = judgedPlateau(file, profile, "world", whyWorld)) {
+    // A ring across nodes runs one channel per NIC and crosses each node boundary once per
+    // channel, so busbw is the NICs' rate summed: per NIC = busbw / NICs (8x H100 nodes: ~370-390
+    // GB/s busbw over 8x 400G = 46-49 GB/s per NIC, REFERENCE.md).
+    const GroupPlateau& g = w->groups.front();
+    judge.atLeast("inter_allreduce_busbw_per_nic", fmt::format("world ({} nodes)", nodes.size()), g.busbw / nics,
+                  required, "GB/s",
+                  fmt::format("no inter scope ({}): world {} / {} NICs per node; {}", why, plateauHow(*w, g), nics,
+                              nicsFrom));
+    return;
+  }
+  judge.missing("inter_allreduce_busbw_per_nic", "all NICs", requiredText,
+                fmt::format("{}; {}", why, whyWorld))
+      .requiredValue = required;
+}
+
+void checkPairs(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.minPairFraction) return;
+  const double required = *profile.minPairFraction;
+  const core::Matrices& m = file.matrices;
+  if (!file.hasMatrices || !m.pairsMeasured || m.rankUnidir.n < 2) {
+    judge.missing("pair_fraction", "rank pairs", fmt::format(">= {:.3f}", required),
+                  "no pairwise matrix in the file (run with --pairwise)")
+        .requiredValue = required;
+    return;
+  }
+  // Judged per link class: an NVSwitch pair and an inter-node pair are not the same population.
+  struct Cells {
+    std::vector<double> values;
+    double worst = INFINITY;
+    int a = -1;
+    int b = -1;
+  };
+  const auto add = [](Cells& cells, float v, int a, int b) {
+    if (!std::isfinite(v) || v <= 0) return;
+    cells.values.push_back(v);
+    if (v < cells.worst) {
+      cells.worst = v;
+      cells.a = a;
+      cells.b = b;
+    }
+  };
+  const auto judgeCells = [&](const std::string& subject, const Cells& cells, const char* what) {
+    if (cells.values.empty()) return;
+    const double median = core::median(cells.values);
+    judge.atLeast("pair_fraction", subject, cells.worst / median, required, "",
+                  fmt::format("worst {} {} -> {} {:.3f} GB/s / median {:.3f} GB/s over {} pairs", what, cells.a,
+                              cells.b, cells.worst, median, cells.values.size()));
+  };
+  std::map<core::LinkClass, Cells> byClass;
+  const bool classes = m.rankLinkClass.n == m.rankUnidir.n;
+  m.rankUnidir.forEachCell([&](int a, int b, float v) {
+    if (a == b) return;
+    const core::LinkClass c = classes ? m.rankLinkClass.at(a, b) : core::LinkClass::kInterNode;
+    if (c != core::LinkClass::kSelf) add(byClass[c], v, a, b);
+  });
+  for (const auto& [c, cells] : byClass) judgeCells(fmt::format("rank pairs {}", core::name(c)), cells, "rank pair");
+  if (m.nodeBw.n >= 2) {
+    Cells nodeCells;
+    m.nodeBw.forEachCell([&](int a, int b, float v) {
+      if (a != b) add(nodeCells, v, a, b);
+    });
+    judgeCells("node pairs", nodeCells, "node pair");
+  }
+}
+
+void checkScaling(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.minScalingEfficiency) return;
+  const double required = *profile.minScalingEfficiency;
+  const core::ScalingRecord* full = nullptr;
+  int smallest = 0;
+  for (const core::ScalingRecord& r : file.scaling) {
+    if (r.level != "gpus") continue;
+    smallest = smallest == 0 ? r.n : std::min(smallest, r.n);
+    if (full == nullptr || r.n > full->n || (r.n == full->n && r.bytes > full->bytes)) full = &r;
+  }
+  if (full == nullptr || !std::isfinite(full->efficiency)) {
+    judge.missing("scaling_efficiency", "GPUs per node", fmt::format(">= {:.3f}", required),
+                  full == nullptr ? "no /patterns/scaling rows of level gpus (run with --scaling on nodes of 2+ ranks)"
+                                  : "the efficiency is unknown (the smallest point is missing)")
+        .requiredValue = required;
+    return;
+  }
+  judge.atLeast("scaling_efficiency", fmt::format("{} GPUs per node", full->n), full->efficiency, required, "",
+                full->n == smallest
+                    ? fmt::format("one point only ({} GPUs): efficiency 1 by definition", full->n)
+                    : fmt::format("all_reduce {} per rank: busbw {:.3f} GB/s on {} GPUs / on {} GPUs",
+                                  core::formatBytes(full->bytes), full->busbw, full->n, smallest));
+}
+
+}  // namespace
+
+std::string_view name(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::kPass: return "pass";
+    case CheckStatus::kFail: return "fail";
+    case CheckStatus::kMissing: return "missing";
+  }
+  return "missing";
+}
+
+Verification verify(const Profile& profile, const results::ResultsFile& file, bool allowMissing) {
+  Verification v;
+  v.file = file.path;
+  v.profile = profile;
+  v.allowMissing = allowMissing;
+  Judge judge{v.checks};
+  checkNodes(profile, file, judge);
+  checkIntra(profile, file, judge);
+  checkInter(profile, file, judge, v.notes);
+  checkPairs(profile, file, judge);
+  checkScaling(profile, file, judge);
+  for (const Check& c : v.checks) {
+    if (c.status == CheckStatus::kFail) {
+      ++v.failed;
+      v.reasons.push_back(fmt::format("{} {}: {} (required {})", c.check, c.subject, c.measured, c.required));
+    } else if (c.status == CheckStatus::kMissing) {
+      ++v.missing;
+      if (!allowMissing) v.reasons.push_back(fmt::format("{} {}: not measured ({})", c.check, c.subject, c.detail));
+    }
+  }
+  v.pass = v.failed == 0 && (allowMissing || v.missing == 0);
+  if (!file.complete) v.notes.push_back("the file is not complete (the run did not finish): judged on what it holds");
+  if (!file.recoveredFrom.empty()) v.notes.push_back("read from the run's journal " + file.recoveredFrom);
+  return v;
+}
+
+Json verificationToJson(const Verification& v) {
+  const auto orNull = [](const auto& o) { return o ? Json(*o) : Json(nullptr); };
+  Json profile;
+  profile["name"] = v.profile.name;
+  profile["source"] = v.profile.source;
+  profile["topology_class"] = orNull(v.profile.topologyClass);
+  profile["gpus_per_node"] = orNull(v.profile.gpusPerNode);
+  profile["gpu_model"] = orNull(v.profile.gpuModel);
+  profile["min_intra_allreduce_busbw"] = orNull(v.profile.minIntraAllReduceBusbw);
+  profile["min_inter_allreduce_busbw_per_nic"] = orNull(v.profile.minInterAllReduceBusbwPerNic);
+  profile["nics_per_node"] = orNull(v.profile.nicsPerNode);
+  profile["min_pair_fraction"] = orNull(v.profile.minPairFraction);
+  profile["min_scaling_efficiency"] = orNull(v.profile.minScalingEfficiency);
+  profile["min_plateau_bytes"] = v.profile.minPlateauBytes;
+  profile["sources"] = v.profile.sources;
+  Json checks = Json::array();
+  for (const Check& c : v.checks) {
+    Json j;
+    j["check"] = c.check;
+    j["subject"] = c.subject;
+    j["status"] = name(c.status);
+    j["measured"] = c.measuredValue ? Json(*c.measuredValue)
+                                    : c.status == CheckStatus::kMissing ? Json(nullptr) : Json(c.measured);
+    j["required"] = c.requiredValue ? Json(*c.requiredValue) : Json(c.required);
+    j["unit"] = c.unit;
+    j["detail"] = c.detail;
+    checks.push_back(std::move(j));
+  }
+  Json out;
+  out["file"] = v.file;
+  out["profile"] = std::move(profile);
+  out["allow_missing"] = v.allowMissing;
+  out["checks"] = std::move(checks);
+  out["verdict"] = v.pass ? "pass" : "fail";
+  out["failed"] = v.failed;
+  out["missing"] = v.missing;
+  out["total"] = v.checks.size();
+  out["reasons"] = v.reasons;
+  out["notes"] = v.notes;
+  return out;
+}
+
+}  // namespace fabricmap::orchestrator

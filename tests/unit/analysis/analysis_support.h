@@ -1,0 +1,108 @@
+// Helpers of the analysis tests: a synthetic fabric measured pair by pair, and ways to look at
+// the findings.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "orchestrator/analysis/analysis.h"
+#include "orchestrator/analysis/matrices.h"
+#include "topologies/rank_map.h"
+
+namespace fabricmap::orchestrator {
+
+// A fabric of `nodes` x `perNode` ranks where every rank pair was measured once: inter-node pairs
+// at 10 GB/s and 20 us, same-node pairs at 100 GB/s and 2 us, each with a deterministic +-2%
+// jitter. `plant` changes cells before the node matrix is derived.
+struct Fabric {
+  core::Topology topology;
+  core::Matrices m;
+};
+
+inline Fabric fabric(int nodes, int perNode, int cpus = 64,
+              const std::function<void(core::Matrices&, const core::Topology&)>& plant = {}) {
+  std::vector<core::HostProbe> probes;
+  for (int r = 0; r < nodes * perNode; ++r) {
+    core::HostProbe p{.hostname = std::string("host") + std::to_string(r / perNode)};
+    p.sharedLeader = r / perNode * perNode;
+    p.cpus = cpus;
+    probes.push_back(p);
+  }
+  Fabric f;
+  f.topology = topologies::buildTopology(probes, 0);
+  const int n = nodes * perNode;
+  MatrixBuilder b(f.topology, MatrixShape{});
+  for (int a = 0; a < n; ++a) {
+    for (int c = a + 1; c < n; ++c) {
+      const bool same = a / perNode == c / perNode;
+      const double jitter = 1.0 + 0.02 * std::sin(a * 7.0 + c * 3.0);
+      core::PairRecord s;
+      s.level = "rank";
+      s.a = a;
+      s.b = c;
+      s.bwAB = (same ? 100.0 : 10.0) * jitter;
+      s.bwBA = (same ? 100.0 : 10.0) / jitter;
+      s.latencyUs = (same ? 2.0 : 20.0) * jitter;
+      b.add(s);
+    }
+  }
+  f.m = b.build();
+  if (plant) {
+    // planted cells may carry a worst sample: start the worst matrices as copies (as a retest does)
+    f.m.rankUnidirWorst = f.m.rankUnidir;
+    f.m.rankLatencyWorst = f.m.rankLatency;
+    plant(f.m, f.topology);
+    // recompute the derived node matrix from the planted rank matrix
+    MatrixBuilder again(f.topology, MatrixShape{});
+    for (int a = 0; a < n; ++a) {
+      for (int c = a + 1; c < n; ++c) {
+        core::PairRecord s;
+        s.level = "rank";
+        s.a = a;
+        s.b = c;
+        s.bwAB = f.m.rankUnidir.at(a, c);
+        s.bwBA = f.m.rankUnidir.at(c, a);
+        s.latencyUs = f.m.rankLatency.at(a, c);
+        again.add(s);
+        s.sample = 1;  // the worst sample, as a retest
+        s.bwAB = f.m.rankUnidirWorst.at(a, c);
+        s.bwBA = f.m.rankUnidirWorst.at(c, a);
+        s.latencyUs = f.m.rankLatencyWorst.at(a, c);
+        again.add(s);
+      }
+    }
+    f.m = again.build();
+  }
+  return f;
+}
+
+// Sets both the best and the worst sample of a directed cell (a consistent measurement).
+inline void setBw(core::Matrices& m, int a, int b, float v) {
+  m.rankUnidir.at(a, b) = v;
+  m.rankUnidirWorst.at(a, b) = v;
+}
+
+inline std::vector<core::Finding> serious(const std::vector<core::Finding>& all) {
+  std::vector<core::Finding> out;
+  for (const auto& f : all) {
+    if (f.severity != "info") out.push_back(f);
+  }
+  return out;
+}
+
+inline std::string describe(const std::vector<core::Finding>& all) {
+  std::string s;
+  for (const auto& f : all) s += "[" + f.severity + " " + f.kind + " " + f.subject + ": " + f.message + "] ";
+  return s.empty() ? "none" : s;
+}
+
+inline const AnalysisConfig kDefaults{};
+
+inline int ofKindIn(const std::vector<core::Finding>& all, const std::string& kind) {
+  return static_cast<int>(std::count_if(all.begin(), all.end(), [&](const auto& f) { return f.kind == kind; }));
+}
+
+}  // namespace fabricmap::orchestrator

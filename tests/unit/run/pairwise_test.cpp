@@ -1,0 +1,314 @@
+// Pairwise scheduling (circle method, quick mode, retests) and matrix building, without MPI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/plan.h"
+#include "orchestrator/analysis/analysis.h"
+#include "orchestrator/analysis/matrices.h"
+#include "orchestrator/run/planner.h"
+#include "results/h5_reader.h"
+#include "results/h5_writer.h"
+#include "results/json.h"
+#include "topologies/rank_map.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+using Pairs = std::vector<std::pair<int, int>>;
+
+void expectDisjoint(const Pairs& round) {
+  std::set<int> seen;
+  for (const auto& [a, b] : round) {
+    EXPECT_NE(a, b);
+    EXPECT_TRUE(seen.insert(a).second) << a << " twice in a round";
+    EXPECT_TRUE(seen.insert(b).second) << b << " twice in a round";
+  }
+}
+
+TEST(CircleMethod, EveryPairOnceInDisjointRounds) {
+  for (int n = 2; n <= 17; ++n) {
+    EXPECT_EQ(core::circleRounds(n), n % 2 == 0 ? n - 1 : n);
+    std::set<std::pair<int, int>> all;
+    for (int r = 0; r < core::circleRounds(n); ++r) {
+      const Pairs round = core::circleRound(n, r);
+      EXPECT_EQ(static_cast<int>(round.size()), n / 2) << "n=" << n << " round " << r;
+      expectDisjoint(round);
+      for (const auto& [a, b] : round) {
+        EXPECT_LT(a, b);
+        EXPECT_TRUE(all.emplace(a, b).second) << "pair " << a << "," << b << " twice, n=" << n;
+      }
+    }
+    EXPECT_EQ(static_cast<int>(all.size()), n * (n - 1) / 2) << "n=" << n;
+  }
+  EXPECT_EQ(core::circleRounds(1), 0);
+  EXPECT_TRUE(core::circleRound(1, 0).empty());
+}
+
+TEST(CircleMethod, LargeScheduleIsComputedPerRound) {
+  // 512 nodes: 511 rounds of 256 pairs, computed on demand
+  EXPECT_EQ(core::circleRounds(512), 511);
+  const Pairs last = core::circleRound(512, 510);
+  EXPECT_EQ(last.size(), 256u);
+  expectDisjoint(last);
+}
+
+TEST(PackRounds, DisjointAndComplete) {
+  const Pairs pairs{{0, 1}, {0, 2}, {1, 2}, {3, 4}, {0, 3}, {2, 4}};
+  const auto rounds = core::packRounds(pairs);
+  std::multiset<std::pair<int, int>> seen;
+  for (const auto& r : rounds) {
+    expectDisjoint(r);
+    seen.insert(r.begin(), r.end());
+  }
+  const std::multiset<std::pair<int, int>> want(pairs.begin(), pairs.end());
+  EXPECT_EQ(seen, want);
+  // the triangle 0-1-2 needs three rounds; greedy packing stays within 2 x max degree - 1
+  EXPECT_GE(rounds.size(), 3u);
+  EXPECT_LE(rounds.size(), 5u);
+}
+
+TEST(QuickMode, EveryMemberMeetsEnoughPeersDeterministically) {
+  for (int n : {2, 3, 4, 9, 64, 1000}) {
+    const Pairs pairs = quickPairs(n, 3, 1);
+    EXPECT_EQ(pairs, quickPairs(n, 3, 1)) << "not deterministic";
+    std::vector<int> degree(static_cast<std::size_t>(n), 0);
+    for (const auto& [a, b] : pairs) {
+      EXPECT_LT(a, b);
+      ++degree[static_cast<std::size_t>(a)];
+      ++degree[static_cast<std::size_t>(b)];
+    }
+    for (int d : degree) EXPECT_GE(d, std::min(3, n - 1)) << "n=" << n;
+    EXPECT_LE(pairs.size(), static_cast<std::size_t>(3 * n));
+    EXPECT_TRUE(std::is_sorted(pairs.begin(), pairs.end()));
+  }
+  EXPECT_NE(quickPairs(64, 3, 1), quickPairs(64, 3, 2));
+}
+
+std::vector<core::HostProbe> probes(int ranks) {
+  // (built whole: assigning a short literal to each trips GCC 12's false -Wrestrict)
+  return std::vector<core::HostProbe>(static_cast<std::size_t>(ranks), core::HostProbe{.hostname = std::string("h")});
+}
+
+RunConfig pairwiseConfig(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--pairwise", "--pair-bytes", "1M", "--pair-iters", "4"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return parseRunOptions(args).config;
+}
+
+TEST(PairPlan, FullModeRanksThenNodes) {
+  const core::Topology t = topologies::buildTopology(probes(6), 2);  // 3 nodes of 2 ranks
+  const core::Plan plan = makePlan(pairwiseConfig(), t);
+  EXPECT_TRUE(plan.collectiveSteps.empty());
+  ASSERT_EQ(plan.pairSteps.size(), 5u + 3u);  // 6 ranks: 5 rounds; 3 nodes: 3 rounds
+  for (std::size_t i = 0; i < plan.pairSteps.size(); ++i) {
+    const core::PairStep& s = plan.pairSteps[i];
+    EXPECT_EQ(s.index, static_cast<int>(i));
+    EXPECT_EQ(s.level, i < 5 ? core::PairLevel::kRank : core::PairLevel::kNode);
+    EXPECT_EQ(s.bytes, 1u << 20);
+    EXPECT_EQ(s.window, 64);  // osu_bw's window
+    EXPECT_EQ(s.warmup, 2);   // osu_bw's skip above 8 KiB
+    EXPECT_EQ(s.iters, 4);
+    EXPECT_EQ(s.sample, 0);
+  }
+  EXPECT_EQ(core::pairsOf(plan.pairSteps[6]).size(), 1u);  // 3 nodes: one pair, one bye
+}
+
+// Untimed windows before each stream are osu_bw's skip: 10 up to 8 KiB messages, 2 above.
+TEST(PairPlan, WarmUpIsOsuBwsSkip) {
+  const core::Topology t = topologies::buildTopology(probes(2), 2);
+  for (const auto& [bytes, warmup] : {std::pair{"8K", 10}, std::pair{"8200", 2}, std::pair{"16M", 2}}) {
+    const core::Plan plan = makePlan(parseRunOptions({"--pairwise", "--pair-bytes", bytes}).config, t);
+    ASSERT_FALSE(plan.pairSteps.empty());
+    EXPECT_EQ(plan.pairSteps[0].warmup, warmup) << bytes;
+  }
+}
+
+TEST(PairPlan, OneRankPerNodeMeasuresNoNodeLevel) {
+  const core::Plan plan = makePlan(pairwiseConfig(), topologies::buildTopology(probes(4), 1));
+  EXPECT_EQ(plan.pairSteps.size(), 3u);
+  for (const auto& s : plan.pairSteps) EXPECT_EQ(s.level, core::PairLevel::kRank);
+}
+
+TEST(PairPlan, CollectivesComeFirstAndRetestsLast) {
+  RunConfig c = pairwiseConfig();
+  c.collectives = true;
+  c.ops = {core::Op::kAllReduce};
+  c.minBytes = c.maxBytes = 1024;
+  core::Plan plan = makePlan(c, topologies::buildTopology(probes(4), 0));
+  const int collectives = static_cast<int>(plan.collectiveSteps.size());
+  ASSERT_GT(collectives, 0);
+  EXPECT_EQ(plan.pairSteps.front().index, collectives);
+  const int before = plan.stepCount();
+  planRetests(c, core::PairLevel::kRank, 4, {{0, 1}, {1, 2}, {2, 3}}, plan);
+  // a few suspects are retested alone: 3 rounds of one pair, measured twice (default --retests 2)
+  ASSERT_EQ(plan.stepCount(), before + 6);
+  EXPECT_EQ(plan.pairSteps.back().index, before + 5);
+  EXPECT_EQ(plan.pairSteps.back().sample, 2);
+  EXPECT_EQ(plan.pairSteps[plan.pairSteps.size() - 6].sample, 1);
+  for (std::size_t i = plan.pairSteps.size() - 6; i < plan.pairSteps.size(); ++i) {
+    EXPECT_EQ(plan.pairSteps[i].pairs.size(), 1u);
+  }
+}
+
+// Beyond kIsolatedRetests suspects, retests are packed into rounds of disjoint pairs.
+TEST(PairPlan, ManyRetestsArePacked) {
+  core::Plan plan;
+  std::vector<std::pair<int, int>> pairs;
+  for (int a = 0; a < 400; a += 2) pairs.emplace_back(a, a + 1);  // 200 disjoint pairs
+  ASSERT_GT(pairs.size(), kIsolatedRetests);
+  planRetests(pairwiseConfig({"--retests", "1"}), core::PairLevel::kRank, 400, pairs, plan);
+  ASSERT_EQ(plan.pairSteps.size(), 1u);
+  EXPECT_EQ(plan.pairSteps[0].pairs.size(), 200u);
+}
+
+TEST(PairPlan, QuickMode) {
+  const core::Plan plan = makePlan(pairwiseConfig({"--pairwise-mode", "quick", "--pairwise-peers", "2"}),
+                                   topologies::buildTopology(probes(32), 0));
+  std::set<std::pair<int, int>> seen;
+  for (const auto& s : plan.pairSteps) {
+    expectDisjoint(s.pairs);
+    seen.insert(s.pairs.begin(), s.pairs.end());
+  }
+  EXPECT_EQ(seen.size(), quickPairs(32, 2, 1).size());
+  EXPECT_LT(plan.pairSteps.size(), 31u);  // fewer rounds than the full matrix
+}
+
+TEST(PairPlan, PairwiseNeedsTwoRanks) {
+  EXPECT_THROW(makePlan(pairwiseConfig(), topologies::buildTopology(probes(1), 0)), core::UsageError);
+}
+
+core::PairRecord sample(const char* level, int a, int b, double ab, double ba, double lat) {
+  core::PairRecord r;
+  r.level = level;
+  r.a = a;
+  r.b = b;
+  r.bwAB = ab;
+  r.bwBA = ba;
+  r.bwBidir = ab + ba;
+  r.latencyUs = lat;
+  return r;
+}
+
+TEST(Matrices, BestAndWorstSamplesDerivedNodesAndMedians) {
+  const core::Topology t = topologies::buildTopology(probes(4), 2);  // nodes {0,1}, {2,3}
+  MatrixBuilder b(t, matrixShapeOf(pairwiseConfig()));
+  b.add(sample("rank", 0, 2, 10, 20, 5));
+  b.add(sample("rank", 1, 3, 30, 40, 7));
+  b.add(sample("rank", 0, 1, 100, 100, 1));
+  EXPECT_EQ(b.build().rankUnidirWorst.n, 0);  // no retest yet: no worst samples kept
+  core::PairRecord retest = sample("rank", 0, 2, 12, 16, 4);
+  retest.sample = 1;
+  b.add(retest);
+  const core::Matrices m = b.build();
+  EXPECT_FLOAT_EQ(m.rankUnidir.at(0, 2), 12);
+  EXPECT_FLOAT_EQ(m.rankUnidirWorst.at(0, 2), 10);
+  EXPECT_FLOAT_EQ(m.rankUnidir.at(2, 0), 20);
+  EXPECT_FLOAT_EQ(m.rankUnidirWorst.at(2, 0), 16);
+  EXPECT_FLOAT_EQ(m.rankLatency.at(0, 2), 4);
+  EXPECT_FLOAT_EQ(m.rankLatencyWorst.at(2, 0), 5);
+  EXPECT_FLOAT_EQ(m.rankBidir.at(2, 0), 30);
+  EXPECT_TRUE(std::isnan(m.rankUnidir.at(0, 3)));
+  EXPECT_EQ(m.rankLinkClass.at(0, 1), core::LinkClass::kSameNodeHost);
+  EXPECT_EQ(m.rankLinkClass.at(0, 2), core::LinkClass::kInterNode);
+  EXPECT_EQ(m.rankLinkClass.at(3, 3), core::LinkClass::kSelf);
+  // node matrix not measured: the median of the measured rank pairs between the nodes
+  EXPECT_FALSE(m.nodeMeasured);
+  EXPECT_FLOAT_EQ(m.nodeBw.at(0, 1), 30);  // of 12 and 30, the better
+  EXPECT_FLOAT_EQ(m.nodeBw.at(1, 0), 40);  // of 20 and 40
+  EXPECT_FLOAT_EQ(m.nodeLatency.at(0, 1), 4);  // of 4 and 7, the lower
+  // rank 0 sent 12, 100 and received 20, 100: of the middle two (20, 100), the better
+  EXPECT_FLOAT_EQ(m.rankPeerMedian[0], 100);
+  // a measured node pair replaces the derived matrix
+  b.add(sample("node", 0, 1, 50, 60, 3));
+  const core::Matrices n = b.build();
+  EXPECT_TRUE(n.nodeMeasured);
+  EXPECT_FLOAT_EQ(n.nodeBw.at(0, 1), 50);
+  EXPECT_FLOAT_EQ(n.nodeLatency.at(1, 0), 3);
+}
+
+// Quick mode keeps only the measured cells (16,384 ranks must not cost R x R), and everything
+// built from them (link classes, peer medians, node figures, findings, the file, JSON) is what the
+// same cells give in a dense matrix.
+TEST(Matrices, QuickModeIsSparseAndEqualToTheDenseEquivalent) {
+  const core::Topology t = topologies::buildTopology(probes(24), 3);  // 8 nodes of 3 ranks
+  const RunConfig quick = pairwiseConfig({"--pairwise-mode", "quick"});
+  MatrixBuilder sparse(t, matrixShapeOf(quick));
+  MatrixBuilder dense(t, matrixShapeOf(pairwiseConfig()));
+  std::set<std::pair<int, int>> measured;
+  for (const core::PairStep& step : makePlan(quick, t).pairSteps) {
+    if (step.level != core::PairLevel::kRank) continue;
+    for (const auto& [a, b] : core::pairsOf(step)) {
+      // node 7 (ranks 21-23) a tenth of everyone else's 10 GB/s; jitter by pair
+      const double slow = a >= 21 || b >= 21 ? 0.1 : 1.0;
+      const auto s = sample("rank", a, b, (10 + a % 3) * slow, (10 + b % 5) * slow, 5 + a % 2);
+      sparse.add(s);
+      dense.add(s);
+      measured.emplace(std::min(a, b), std::max(a, b));
+    }
+  }
+  const core::Matrices ms = sparse.build();
+  const core::Matrices md = dense.build();
+  ASSERT_TRUE(ms.rankUnidir.sparse);
+  ASSERT_FALSE(md.rankUnidir.sparse);
+  EXPECT_EQ(ms.rankUnidir.cells.size(), 2 * measured.size());
+  EXPECT_LT(measured.size(), 24u * 23u / 2u);  // quick mode: not every pair
+  for (int a = 0; a < 24; ++a) {
+    EXPECT_EQ(ms.rankPeerMedian[static_cast<std::size_t>(a)], md.rankPeerMedian[static_cast<std::size_t>(a)]) << a;
+    for (int b = 0; b < 24; ++b) {
+      const float x = ms.rankUnidir.at(a, b);
+      const float y = md.rankUnidir.at(a, b);
+      EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y))) << a << "," << b;
+      EXPECT_EQ(ms.rankLinkClass.at(a, b), md.rankLinkClass.at(a, b));
+    }
+  }
+  ASSERT_TRUE(ms.nodeBw.sparse);
+  for (int x = 0; x < 8; ++x) {
+    for (int y = 0; y < 8; ++y) {
+      const float p = ms.nodeBw.at(x, y);
+      const float q = md.nodeBw.at(x, y);
+      EXPECT_TRUE(p == q || (std::isnan(p) && std::isnan(q))) << x << "," << y;
+    }
+  }
+  const auto fs = analyze(ms, t, AnalysisConfig{});
+  const auto fd = analyze(md, t, AnalysisConfig{});
+  ASSERT_EQ(fs.size(), fd.size());
+  for (std::size_t i = 0; i < fs.size(); ++i) EXPECT_EQ(fs[i].message, fd[i].message);
+  ASSERT_FALSE(fs.empty());
+  EXPECT_EQ(fs[0].kind, "node");
+  EXPECT_EQ(fs[0].nodeA, 7);
+
+  // the file stores the measured cells and reads back sparse, equal, with the same classes
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("fabricmap-quick-" + std::to_string(getpid()) + ".h5")).string();
+  {
+    results::H5Sink sink(path);
+    core::Provenance p;
+    p.worldSize = 24;
+    sink.begin(p, t, {});
+    sink.analysis(ms, fs);
+    sink.finish(true);
+  }
+  const results::ResultsFile f = results::readResults(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(f.matrices.rankUnidir.sparse);
+  EXPECT_EQ(f.matrices.rankUnidir.n, 24);
+  EXPECT_EQ(f.matrices.rankUnidir.cells, ms.rankUnidir.cells);
+  EXPECT_EQ(f.matrices.nodeBw.cells, ms.nodeBw.cells);
+  EXPECT_EQ(f.matrices.rankLatency.cells, ms.rankLatency.cells);
+  for (const auto& [a, b] : measured) EXPECT_EQ(f.matrices.rankLinkClass.at(a, b), ms.rankLinkClass.at(a, b));
+  const auto j = results::toJson(f);
+  EXPECT_EQ(j["matrices"]["rank"]["bw_unidir"]["n"], 24);
+  EXPECT_EQ(j["matrices"]["rank"]["bw_unidir"]["cells"].size(), 2 * measured.size());
+  EXPECT_EQ(j["matrices"]["rank"]["link_class"]["cells"].size(), 2 * measured.size());
+}
+
+}  // namespace
+}  // namespace fabricmap::orchestrator
