@@ -7,9 +7,12 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/stats.h"
@@ -259,6 +262,22 @@ struct ScalingRecord {
   bool noisy = false;
   std::uint64_t wrong = 0;  // wrong output elements over every group (the all_reduce is checked)
 };
+
+// The rows one finished step measured, as the sinks get them: one alternative per step kind's row
+// type, viewing the executor's rows (no copy). A new step kind adds its row type here, its table
+// in results/schema, and its formatting where a sink shows it; sinks store every kind through the
+// schema without naming it.
+using StepRows = std::variant<std::span<const CollectiveRecord>, std::span<const CopyRecord>,
+                              std::span<const PairRecord>, std::span<const ScalingRecord>,
+                              std::span<const TrainingRecord>>;
+
+// Calls f(std::type_identity<R>{}) for each step kind's row type R, in StepRows' order.
+template <class F>
+void forEachRowType(F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (f(std::type_identity<typename std::variant_alternative_t<I, StepRows>::value_type>{}), ...);
+  }(std::make_index_sequence<std::variant_size_v<StepRows>>{});
+}
 
 // Link classes of rank pairs (the HDF5 enum of /matrix/rank/link_class).
 enum class LinkClass : std::uint8_t { kSelf, kNvswitch, kNvlink, kPcie, kSameNodeHost, kInterNode };

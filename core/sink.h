@@ -1,5 +1,6 @@
 // Where records go. Sinks (HDF5 file, console table, JSON) only format what they are given;
-// the run command feeds every sink the same records in the same order.
+// the run command feeds every sink the same records in the same order. Every call has a no-op
+// default: a sink overrides what it stores or shows, and never names what it does not.
 #pragma once
 
 #include <string>
@@ -13,31 +14,30 @@ namespace fabricmap::core {
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
-  virtual void begin(const Provenance& provenance, const Topology& topology,
-                     const std::vector<ScopeRecord>& scopes) = 0;
-  // One finished step and the rows its groups measured (none when waived).
-  virtual void step(const StepRecord& step, const std::vector<CollectiveRecord>& rows) = 0;
-  // One finished GPU-pair copy step and its rows (a pair per node and method).
-  virtual void copyStep(const StepRecord& step, const std::vector<CopyRecord>& copies) = 0;
-  // One finished pairwise round and its pairs.
-  virtual void pairStep(const StepRecord& step, const std::vector<PairRecord>& pairs) = 0;
+  virtual void begin(const Provenance& /*provenance*/, const Topology& /*topology*/,
+                     const std::vector<ScopeRecord>& /*scopes*/) {}
+  // One finished step of any kind and the rows it measured (none when waived): collectives,
+  // GPU-pair copies, a pairwise round, a scaling point, a training-pattern measurement.
+  virtual void step(const StepRecord& /*step*/, const StepRows& /*rows*/) {}
   // The training pattern's layout ("tp=2,pp=1,dp=4,ep=1") and each rank's place in it, before
   // its first step.
-  virtual void layout(const std::string& layout, const std::vector<LayoutPlace>& places) = 0;
-  // One finished scaling point (one row) and one finished training-pattern measurement (a row
-  // per traffic type).
-  virtual void scalingStep(const StepRecord& step, const std::vector<ScalingRecord>& rows) = 0;
-  virtual void trainingStep(const StepRecord& step, const std::vector<TrainingRecord>& rows) = 0;
+  virtual void layout(const std::string& /*layout*/, const std::vector<LayoutPlace>& /*places*/) {}
   // The plan grew (retests of suspect pairs are planned after the first pass).
-  virtual void planExtended(int plannedSteps) = 0;
+  virtual void planExtended(int /*plannedSteps*/) {}
   // The pairwise and copy matrices and the bottleneck findings, once all pairs are measured
   // (added to the findings recorded during the run).
-  virtual void analysis(const Matrices& matrices, const std::vector<Finding>& findings) = 0;
+  virtual void analysis(const Matrices& /*matrices*/, const std::vector<Finding>& /*findings*/) {}
   // A finding made during the run, recorded at once: data corruption, or a hang just before the
   // job ends (that one from the watchdog's thread, never at the same time as another call).
-  virtual void finding(const Finding& finding) = 0;
+  virtual void finding(const Finding& /*finding*/) {}
   // The run ended; `complete` is true only when every planned step ran.
-  virtual void finish(bool complete) = 0;
+  virtual void finish(bool /*complete*/) {}
+};
+
+// Overloads for std::visit: Overloaded{[](const A&) {...}, [](const auto&) {...}}.
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
 };
 
 }  // namespace fabricmap::core

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <functional>
+#include <memory>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 
 #include "core/units.h"
 #include "results/culprits.h"
+#include "results/schema.h"
 
 namespace fabricmap::results {
 namespace {
@@ -136,8 +139,22 @@ void ConsoleSink::flushPending() {
   pending_.reset();
 }
 
-void ConsoleSink::step(const core::StepRecord& step,
-                       const std::vector<core::CollectiveRecord>& rows) {
+void ConsoleSink::step(const core::StepRecord& step, const core::StepRows& rows) {
+  std::visit(core::Overloaded{
+                 [&](std::span<const core::CollectiveRecord> r) { collectiveStep(step, {r.begin(), r.end()}); },
+                 [&](std::span<const core::CopyRecord> r) { copyStep(step, r); },
+                 [&](std::span<const core::PairRecord> r) { pairStep(step, r); },
+                 [&](std::span<const core::ScalingRecord> r) { scalingStep(step, r); },
+                 [&](std::span<const core::TrainingRecord> r) { trainingStep(step, r); },
+                 [&](const auto&) {
+                   flushPending();
+                   ++stepsRun_;
+                 },
+             },
+             rows);
+}
+
+void ConsoleSink::collectiveStep(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
   if (step.status == "waived") {
     ++stepsWaived_;
     const std::string key = blockKeyOf(step) + "|" + step.reason;
@@ -189,7 +206,7 @@ void ConsoleSink::step(const core::StepRecord& step,
   }
 }
 
-void ConsoleSink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
+void ConsoleSink::copyStep(const core::StepRecord& step, std::span<const core::CopyRecord> copies) {
   flushPending();
   if (step.status == "waived") {
     ++stepsWaived_;
@@ -208,7 +225,7 @@ void ConsoleSink::copyStep(const core::StepRecord& step, const std::vector<core:
   std::fflush(out_);
 }
 
-void ConsoleSink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
+void ConsoleSink::pairStep(const core::StepRecord& step, std::span<const core::PairRecord> pairs) {
   flushPending();
   if (step.op == "retest") {
     ++pairRetests_;
@@ -235,7 +252,7 @@ void ConsoleSink::layout(const std::string& layout, const std::vector<core::Layo
   std::fflush(out_);
 }
 
-void ConsoleSink::scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) {
+void ConsoleSink::scalingStep(const core::StepRecord& step, std::span<const core::ScalingRecord> rows) {
   flushPending();
   ++stepsRun_;
   if (step.noisy) noisy_.push_back(fmt::format("scaling {} {}", step.scope, step.op));
@@ -256,7 +273,7 @@ void ConsoleSink::scalingStep(const core::StepRecord& step, const std::vector<co
   std::fflush(out_);
 }
 
-void ConsoleSink::trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) {
+void ConsoleSink::trainingStep(const core::StepRecord& step, std::span<const core::TrainingRecord> rows) {
   flushPending();
   ++stepsRun_;
   if (step.noisy) noisy_.push_back(fmt::format("training {} {}", step.scope, step.op));
@@ -436,17 +453,25 @@ void ConsoleSink::finish(bool complete) {
 
 namespace {
 
-template <class R>
-std::map<int, std::vector<R>> byStep(const std::vector<R>& rows) {
-  std::map<int, std::vector<R>> out;
-  for (const R& r : rows) out[r.step].push_back(r);
-  return out;
-}
-
-template <class R>
-std::vector<R> rowsOf(const std::map<int, std::vector<R>>& rows, int step) {
-  const auto it = rows.find(step);
-  return it != rows.end() ? it->second : std::vector<R>{};
+// Feeds the sink the file's steps in order, each with its rows, found through its kind's table in
+// the schema (a kind without rows of its own, such as an imported step, as collectives).
+void replaySteps(ConsoleSink& sink, const ResultsFile& file) {
+  std::map<std::string, std::function<void(const core::StepRecord&)>> feeds;
+  core::forEachRowType([&]<class R>(std::type_identity<R>) {
+    auto rows = std::make_shared<std::map<int, std::vector<R>>>();
+    for (const R& r : rowsIn<R>(file)) (*rows)[r.step].push_back(r);
+    feeds[rowTable<R>().stepKind] = [&sink, rows](const core::StepRecord& s) {
+      const auto it = rows->find(s.step);
+      sink.step(s, it != rows->end() ? std::span<const R>(it->second) : std::span<const R>());
+    };
+  });
+  bool layoutShown = false;
+  for (const auto& s : file.steps) {
+    if (s.kind == "training" && !layoutShown) sink.layout(file.layout, file.layoutPlaces);
+    layoutShown = layoutShown || s.kind == "training";
+    const auto feed = feeds.find(s.kind);
+    (feed != feeds.end() ? feed->second : feeds.at("collective"))(s);
+  }
 }
 
 }  // namespace
@@ -484,27 +509,7 @@ void printResults(std::FILE* out, const ResultsFile& file) {
     for (std::string line; std::getline(reasons, line);) fmt::print(out, "#   {}\n", line);
   }
   sink.begin(file.provenance, file.topology, file.scopes);
-  const auto rowsByStep = byStep(file.collectives);
-  const auto pairsByStep = byStep(file.pairs);
-  const auto copiesByStep = byStep(file.copies);
-  const auto scalingByStep = byStep(file.scaling);
-  const auto trainingByStep = byStep(file.training);
-  bool layoutShown = false;
-  for (const auto& s : file.steps) {
-    if (s.kind == "copy") {
-      sink.copyStep(s, rowsOf(copiesByStep, s.step));
-    } else if (s.kind == "pairwise") {
-      sink.pairStep(s, rowsOf(pairsByStep, s.step));
-    } else if (s.kind == "scaling") {
-      sink.scalingStep(s, rowsOf(scalingByStep, s.step));
-    } else if (s.kind == "training") {
-      if (!layoutShown) sink.layout(file.layout, file.layoutPlaces);
-      layoutShown = true;
-      sink.trainingStep(s, rowsOf(trainingByStep, s.step));
-    } else {
-      sink.step(s, rowsOf(rowsByStep, s.step));
-    }
-  }
+  replaySteps(sink, file);
   if (file.hasMatrices) {
     sink.analysis(file.matrices, file.findings);
   } else {

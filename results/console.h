@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,13 +22,9 @@ class ConsoleSink final : public core::RecordSink {
 
   void begin(const core::Provenance& provenance, const core::Topology& topology,
              const std::vector<core::ScopeRecord>& scopes) override;
-  void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
-  void copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) override;
-  void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
+  // Each step kind its own table; a kind without one is counted and not shown.
+  void step(const core::StepRecord& step, const core::StepRows& rows) override;
   void layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) override;
-  void scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) override;
-  void trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) override;
-  void planExtended(int) override {}
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   // A finding made during the run: said as it is found (the first of each kind and subject only),
   // and summarised by culprit with the analysis's findings, or at finish() when no analysis runs.
@@ -47,6 +44,11 @@ class ConsoleSink final : public core::RecordSink {
     std::uint64_t bytes = 0;
   };
 
+  void collectiveStep(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows);
+  void copyStep(const core::StepRecord& step, std::span<const core::CopyRecord> copies);
+  void pairStep(const core::StepRecord& step, std::span<const core::PairRecord> pairs);
+  void scalingStep(const core::StepRecord& step, std::span<const core::ScalingRecord> rows);
+  void trainingStep(const core::StepRecord& step, std::span<const core::TrainingRecord> rows);
   void printBlockHeader(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows);
   void printRows(const std::vector<core::CollectiveRecord>* outOfPlace,
                  const std::vector<core::CollectiveRecord>* inPlace);

@@ -324,14 +324,13 @@ ResultsFile readResults(const std::string& path) {
     out.topology.ranksPerNode = out.provenance.ranksPerNode;
     out.scopes = readTable(f, kScopesTable, scopeColumns());
     out.steps = readTable(f, kStepsTable, stepColumns());
-    out.collectives = readTable(f, kCollectivesTable, collectiveColumns());
-    out.pairs = readTable(f, kPairsTable, pairColumns());
+    core::forEachRowType([&]<class R>(std::type_identity<R>) {
+      const RowTable<R> table = rowTable<R>();
+      rowsIn<R>(out) = readTable(f, table.path, table.columns);
+    });
     out.findings = readTable(f, kFindingsTable, findingColumns());
-    out.copies = readTable(f, kCopiesTable, copyColumns());
     out.layoutPlaces = readTable(f, kLayoutTable, layoutColumns());
     if (!out.layoutPlaces.empty()) out.layout = attributeOr<std::string>(f, kLayoutTable, "layout", "");
-    out.training = readTable(f, kTrainingTable, trainingColumns());
-    out.scaling = readTable(f, kScalingTable, scalingColumns());
     out.imported = readTable(f, kImportedTable, importColumns());
     out.acceptance = readVerdict(f);
     const bool pairs = readMatrices(f, out.matrices);

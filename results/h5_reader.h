@@ -35,6 +35,25 @@ struct ResultsFile {
   std::optional<VerdictRecord> acceptance;  // /verdict: what `verify --record` wrote, if it did
 };
 
+// Where each step kind's rows are kept in a ResultsFile (one line per row type of core::StepRows).
+template <class R>
+std::vector<R>& rowsIn(ResultsFile& file);
+template <>
+inline std::vector<core::CollectiveRecord>& rowsIn(ResultsFile& file) { return file.collectives; }
+template <>
+inline std::vector<core::CopyRecord>& rowsIn(ResultsFile& file) { return file.copies; }
+template <>
+inline std::vector<core::PairRecord>& rowsIn(ResultsFile& file) { return file.pairs; }
+template <>
+inline std::vector<core::ScalingRecord>& rowsIn(ResultsFile& file) { return file.scaling; }
+template <>
+inline std::vector<core::TrainingRecord>& rowsIn(ResultsFile& file) { return file.training; }
+
+template <class R>
+const std::vector<R>& rowsIn(const ResultsFile& file) {
+  return rowsIn<R>(const_cast<ResultsFile&>(file));
+}
+
 // Throws UsageError when the file is missing, not HDF5, or not a fabricmap results file. While
 // the file's journal exists (the run did not end cleanly) the run is read from the journal
 // instead: every whole step, no matrices.

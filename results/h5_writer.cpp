@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <span>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -34,7 +37,7 @@ void writeUnits(hid_t file, const char* path, const std::vector<Column<R>>& colu
 // Appends the records to an existing table.
 template <class R>
 void appendRecords(hid_t file, const char* path, const std::vector<Column<R>>& columns,
-                   const std::vector<R>& records) {
+                   std::type_identity_t<std::span<const R>> records) {
   std::vector<h5::Row> rows;
   rows.reserve(records.size());
   for (const R& r : records) rows.push_back(toRow(columns, r));
@@ -44,21 +47,12 @@ void appendRecords(hid_t file, const char* path, const std::vector<Column<R>>& c
 // Creates the table with its units attribute and writes the records.
 template <class R>
 void writeTable(hid_t file, const char* path, const std::vector<Column<R>>& columns,
-                const std::vector<R>& records) {
+                std::type_identity_t<std::span<const R>> records) {
   h5::createTable(file, path, specsOf(columns));
   appendRecords(file, path, columns, records);
   writeUnits(file, path, columns);
 }
 
-// A finished step: its rows, then its /steps row (a step listed there always has its
-// measurements), flushed so a run that dies keeps it.
-template <class R>
-void appendStep(hid_t file, const core::StepRecord& step, const char* table, const std::vector<Column<R>>& columns,
-                const std::vector<R>& records) {
-  appendRecords(file, table, columns, records);
-  appendRecords(file, kStepsTable, stepColumns(), std::vector<core::StepRecord>{step});
-  h5::flush(file);
-}
 
 void writeExpected(hid_t f, const std::string& path, const std::string& prefix, const core::Expected& e) {
   h5::writeAttributeAt(f, path, prefix + "_bw", e.bandwidth);
@@ -253,13 +247,12 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
     h5::writeAttributeAt(f, path, "hostname", node.hostname);
   }
   writeTable(f, kScopesTable, scopeColumns(), scopes);
-  writeTable(f, kStepsTable, stepColumns(), std::vector<core::StepRecord>{});
-  writeTable(f, kCollectivesTable, collectiveColumns(), std::vector<core::CollectiveRecord>{});
-  writeTable(f, kCopiesTable, copyColumns(), std::vector<core::CopyRecord>{});
-  writeTable(f, kPairsTable, pairColumns(), std::vector<core::PairRecord>{});
-  writeTable(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{});
-  writeTable(f, kTrainingTable, trainingColumns(), std::vector<core::TrainingRecord>{});
-  writeTable(f, kScalingTable, scalingColumns(), std::vector<core::ScalingRecord>{});
+  writeTable(f, kStepsTable, stepColumns(), {});
+  core::forEachRowType([&]<class R>(std::type_identity<R>) {
+    const RowTable<R> table = rowTable<R>();
+    writeTable(f, table.path, table.columns, {});
+  });
+  writeTable(f, kFindingsTable, findingColumns(), {});
   h5::flush(f);
   // the file takes its name once it is a results file: a run killed before never leaves one
   // that cannot be read
@@ -275,16 +268,18 @@ void H5Sink::publish() {
   published_ = true;
 }
 
-void H5Sink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
-  appendStep(file_.get(), step, kCollectivesTable, collectiveColumns(), rows);
-}
-
-void H5Sink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
-  appendStep(file_.get(), step, kCopiesTable, copyColumns(), copies);
-}
-
-void H5Sink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
-  appendStep(file_.get(), step, kPairsTable, pairColumns(), pairs);
+// A finished step: its rows, then its /steps row (a step listed there always has its
+// measurements), flushed so a run that dies keeps it.
+void H5Sink::step(const core::StepRecord& step, const core::StepRows& rows) {
+  const hid_t f = file_.get();
+  std::visit(
+      [&]<class R>(std::span<const R> records) {
+        const RowTable<R> table = rowTable<R>();
+        appendRecords(f, table.path, table.columns, records);
+      },
+      rows);
+  appendRecords(f, kStepsTable, stepColumns(), {&step, 1});
+  h5::flush(f);
 }
 
 void H5Sink::layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) {
@@ -292,14 +287,6 @@ void H5Sink::layout(const std::string& layout, const std::vector<core::LayoutPla
   writeTable(f, kLayoutTable, layoutColumns(), places);
   h5::writeAttributeAt(f, kLayoutTable, "layout", layout);
   h5::flush(f);
-}
-
-void H5Sink::scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) {
-  appendStep(file_.get(), step, kScalingTable, scalingColumns(), rows);
-}
-
-void H5Sink::trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) {
-  appendStep(file_.get(), step, kTrainingTable, trainingColumns(), rows);
 }
 
 void H5Sink::planExtended(int plannedSteps) {
@@ -319,7 +306,7 @@ void H5Sink::analysis(const core::Matrices& m, const std::vector<core::Finding>&
 
 void H5Sink::finding(const core::Finding& finding) {
   const hid_t f = file_.get();
-  appendRecords(f, kFindingsTable, findingColumns(), std::vector<core::Finding>{finding});
+  appendRecords(f, kFindingsTable, findingColumns(), {&finding, 1});
   h5::flush(f);
 }
 

@@ -27,12 +27,8 @@ class H5Sink final : public core::RecordSink {
   void begin(const core::Provenance& provenance, const core::Topology& topology,
              const std::vector<core::ScopeRecord>& scopes) override;
   // Appends the step and its rows, then flushes, so a run that dies keeps what it measured.
-  void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
-  void copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) override;
-  void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
+  void step(const core::StepRecord& step, const core::StepRows& rows) override;
   void layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) override;
-  void scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) override;
-  void trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) override;
   void planExtended(int plannedSteps) override;
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finding(const core::Finding& finding) override;

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <span>
+#include <tuple>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -74,14 +76,40 @@ R recordOf(const std::vector<Column<R>>& columns, const json& j) {
   return fromRow(columns, row);
 }
 
-// A step's rows, then its step line: one write, kept by a reader only when the last line is whole.
-template <class R>
-std::string stepLines(const core::StepRecord& step, const char* type, const std::vector<Column<R>>& columns,
-                      const std::vector<R>& records) {
-  std::string out;
-  for (const auto& r : records) out += line(type, columns, r);
-  return out + line("step", stepColumns(), step);
-}
+
+// A journal's row lines waiting for their step line, one vector per step kind.
+class PendingRows {
+ public:
+  // Keeps the row when `type` is a step kind's journal line type; false otherwise.
+  bool add(const std::string& type, const json& j) {
+    bool kept = false;
+    core::forEachRowType([&]<class R>(std::type_identity<R>) {
+      const RowTable<R> table = rowTable<R>();
+      if (kept || type != table.journalType) return;
+      std::get<std::vector<R>>(rows_).push_back(recordOf(table.columns, j));
+      kept = true;
+    });
+    return kept;
+  }
+  // The step line came: its rows join the run.
+  void moveInto(ResultsFile& out) {
+    core::forEachRowType([&]<class R>(std::type_identity<R>) {
+      std::vector<R>& rows = std::get<std::vector<R>>(rows_);
+      std::vector<R>& to = rowsIn<R>(out);
+      to.insert(to.end(), rows.begin(), rows.end());
+      rows.clear();
+    });
+  }
+
+ private:
+  template <class V>
+  struct VectorsOf;
+  template <class... S>
+  struct VectorsOf<std::variant<S...>> {
+    using type = std::tuple<std::vector<typename S::value_type>...>;
+  };
+  VectorsOf<core::StepRows>::type rows_;
+};
 
 }  // namespace
 
@@ -121,30 +149,22 @@ void JournalSink::begin(const core::Provenance& provenance, const core::Topology
   append(out);
 }
 
-void JournalSink::step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) {
-  append(stepLines(step, "row", collectiveColumns(), rows));
-}
-
-void JournalSink::copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) {
-  append(stepLines(step, "copy", copyColumns(), copies));
-}
-
-void JournalSink::pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) {
-  append(stepLines(step, "pair", pairColumns(), pairs));
+// A step's rows, then its step line: one write, kept by a reader only when the last line is whole.
+void JournalSink::step(const core::StepRecord& step, const core::StepRows& rows) {
+  std::string out;
+  std::visit(
+      [&]<class R>(std::span<const R> records) {
+        const RowTable<R> table = rowTable<R>();
+        for (const R& r : records) out += line(table.journalType, table.columns, r);
+      },
+      rows);
+  append(out + line("step", stepColumns(), step));
 }
 
 void JournalSink::layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) {
   std::string out = json{{"t", "layout"}, {"layout", layout}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   for (const auto& p : places) out += line("place", layoutColumns(), p);
   append(out);
-}
-
-void JournalSink::scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) {
-  append(stepLines(step, "scaling", scalingColumns(), rows));
-}
-
-void JournalSink::trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) {
-  append(stepLines(step, "training", trainingColumns(), rows));
 }
 
 void JournalSink::planExtended(int plannedSteps) { append(json{{"t", "planned"}, {"steps", plannedSteps}}.dump() + "\n"); }
@@ -179,11 +199,7 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
   out.path = resultsPath;
   out.recoveredFrom = journal;
   // rows wait for their step line: a step is kept only when its step line is whole
-  std::vector<core::CollectiveRecord> rows;
-  std::vector<core::CopyRecord> copies;
-  std::vector<core::PairRecord> pairs;
-  std::vector<core::ScalingRecord> scaling;
-  std::vector<core::TrainingRecord> training;
+  PendingRows pending;
   bool started = false;
   std::string text;
   for (int number = 1; std::getline(in, text); ++number) {
@@ -205,32 +221,14 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
         out.topology.nodes.push_back(std::move(n));
       } else if (t == "scope") {
         out.scopes.push_back(recordOf(scopeColumns(), j));
-      } else if (t == "row") {
-        rows.push_back(recordOf(collectiveColumns(), j));
-      } else if (t == "copy") {
-        copies.push_back(recordOf(copyColumns(), j));
-      } else if (t == "pair") {
-        pairs.push_back(recordOf(pairColumns(), j));
-      } else if (t == "scaling") {
-        scaling.push_back(recordOf(scalingColumns(), j));
-      } else if (t == "training") {
-        training.push_back(recordOf(trainingColumns(), j));
+      } else if (pending.add(t, j)) {
       } else if (t == "layout") {
         out.layout = j.value("layout", std::string());
       } else if (t == "place") {
         out.layoutPlaces.push_back(recordOf(layoutColumns(), j));
       } else if (t == "step") {
         out.steps.push_back(recordOf(stepColumns(), j));
-        out.collectives.insert(out.collectives.end(), rows.begin(), rows.end());
-        out.copies.insert(out.copies.end(), copies.begin(), copies.end());
-        out.pairs.insert(out.pairs.end(), pairs.begin(), pairs.end());
-        out.scaling.insert(out.scaling.end(), scaling.begin(), scaling.end());
-        out.training.insert(out.training.end(), training.begin(), training.end());
-        rows.clear();
-        copies.clear();
-        pairs.clear();
-        scaling.clear();
-        training.clear();
+        pending.moveInto(out);
       } else if (t == "planned") {
         if (j.contains("steps")) out.provenance.plannedSteps = static_cast<int>(integerOf<std::int64_t>(j["steps"]));
       } else if (t == "finding") {

@@ -30,12 +30,8 @@ class JournalSink final : public core::RecordSink {
 
   void begin(const core::Provenance& provenance, const core::Topology& topology,
              const std::vector<core::ScopeRecord>& scopes) override;
-  void step(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows) override;
-  void copyStep(const core::StepRecord& step, const std::vector<core::CopyRecord>& copies) override;
-  void pairStep(const core::StepRecord& step, const std::vector<core::PairRecord>& pairs) override;
+  void step(const core::StepRecord& step, const core::StepRows& rows) override;
   void layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) override;
-  void scalingStep(const core::StepRecord& step, const std::vector<core::ScalingRecord>& rows) override;
-  void trainingStep(const core::StepRecord& step, const std::vector<core::TrainingRecord>& rows) override;
   void planExtended(int plannedSteps) override;
   void finding(const core::Finding& finding) override;
   // The matrices are not journaled (a run that dies before its end has none); the findings are.

@@ -367,4 +367,25 @@ const std::vector<Column<core::ImportRecord>>& importColumns() {
 
 #undef FM_COLUMN
 
+template <>
+RowTable<core::CollectiveRecord> rowTable() {
+  return {"collective", kCollectivesTable, "row", collectiveColumns()};
+}
+template <>
+RowTable<core::CopyRecord> rowTable() {
+  return {"copy", kCopiesTable, "copy", copyColumns()};
+}
+template <>
+RowTable<core::PairRecord> rowTable() {
+  return {"pairwise", kPairsTable, "pair", pairColumns()};
+}
+template <>
+RowTable<core::ScalingRecord> rowTable() {
+  return {"scaling", kScalingTable, "scaling", scalingColumns()};
+}
+template <>
+RowTable<core::TrainingRecord> rowTable() {
+  return {"training", kTrainingTable, "training", trainingColumns()};
+}
+
 }  // namespace fabricmap::results

@@ -55,6 +55,30 @@ const std::vector<Column<core::TrainingRecord>>& trainingColumns();
 const std::vector<Column<core::ScalingRecord>>& scalingColumns();
 const std::vector<Column<core::ImportRecord>>& importColumns();
 
+// A step kind's table: its kind in /steps, where its rows go in the file, the type of its journal
+// lines, its columns.
+// One specialization per row type of core::StepRows (results/schema.cpp); the writer, journal and
+// reader handle every step kind through it.
+template <class R>
+struct RowTable {
+  const char* stepKind;  // its steps' kind in /steps
+  const char* path;
+  const char* journalType;
+  const std::vector<Column<R>>& columns;
+};
+template <class R>
+RowTable<R> rowTable();
+template <>
+RowTable<core::CollectiveRecord> rowTable();
+template <>
+RowTable<core::CopyRecord> rowTable();
+template <>
+RowTable<core::PairRecord> rowTable();
+template <>
+RowTable<core::ScalingRecord> rowTable();
+template <>
+RowTable<core::TrainingRecord> rowTable();
+
 template <class R>
 std::vector<h5::ColumnSpec> specsOf(const std::vector<Column<R>>& columns) {
   std::vector<h5::ColumnSpec> specs;

@@ -241,7 +241,7 @@ void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& e
     worker::PairResult result = steps.run(step, executor);
     if (builder == nullptr) continue;  // not rank 0
     steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.pairStep(result.step, result.pairs); });
+    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.pairs); });
     for (const auto& p : result.pairs) {
       builder->add(p);
       if (p.wrong > 0) {
@@ -261,7 +261,7 @@ void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& ste
     worker::CopyResult result = steps.run(step, executor);
     if (builder == nullptr) continue;  // not rank 0
     steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.copyStep(result.step, result.copies); });
+    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.copies); });
     for (const auto& c : result.copies) {
       builder->add(c);
       if (c.wrong > 0) {
@@ -292,7 +292,7 @@ void runScalingSteps(const core::Plan& plan, worker::Executor& executor, Steps& 
       }
     }
     steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.scalingStep(result.step, result.rows); });
+    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
     done.insert(done.end(), result.rows.begin(), result.rows.end());
   }
   if (!root) return;
@@ -325,7 +325,7 @@ void runTrainingSteps(const core::Plan& plan, worker::Executor& executor, Steps&
       isolated.insert(isolated.end(), result.rows.begin(), result.rows.end());
     }
     steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.trainingStep(result.step, result.rows); });
+    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
   }
 }
 

@@ -22,6 +22,8 @@
 namespace fabricmap::results {
 namespace {
 
+using Rows = std::vector<core::CollectiveRecord>;
+
 namespace fs = std::filesystem;
 
 class TempDir {
@@ -158,8 +160,8 @@ TEST(ResultsFile, EveryDatasetRoundTrips) {
   {
     H5Sink sink(path);
     sink.begin(prov, topo, scopes);
-    sink.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false), sampleRow(0, 1, false)});
-    sink.step(sampleStep(1, true, "waived"), {});
+    sink.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false), sampleRow(0, 1, false)});
+    sink.step(sampleStep(1, true, "waived"), Rows{});
     sink.finish(true);
   }
   const ResultsFile f = readResults(path);
@@ -189,7 +191,7 @@ TEST(ResultsFile, UnfinishedRunIsIncompleteButReadable) {
   {
     H5Sink sink(path);
     sink.begin(sampleProvenance(), sampleTopology(), {});
-    sink.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false)});
+    sink.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false)});
     // no finish(): the process died here
   }
   const ResultsFile f = readResults(path);
@@ -217,8 +219,8 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
   {
     JournalSink journal(path);
     journal.begin(sampleProvenance(), sampleTopology(), {{"world", 1, "0-2", "active", ""}});
-    journal.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false), sampleRow(0, 1, false)});
-    journal.step(sampleStep(1, true, "waived"), {});
+    journal.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false), sampleRow(0, 1, false)});
+    journal.step(sampleStep(1, true, "waived"), Rows{});
     journal.planExtended(5);
     journal.finding(hang);
     // no finish(): killed
@@ -272,7 +274,7 @@ TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
   {
     JournalSink journal(path);
     journal.begin(p, sampleTopology(), {});
-    journal.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false)});
+    journal.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false)});
   }
   const ResultsFile f = readResults(path);
   EXPECT_EQ(f.steps.size(), 1u);
@@ -352,7 +354,7 @@ TEST(ResultsFile, JsonCarriesEveryRecord) {
   {
     H5Sink sink(path);
     sink.begin(sampleProvenance(), sampleTopology(), {{"world", 1, "0-2", "active", ""}});
-    sink.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false)});
+    sink.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false)});
     sink.finish(true);
   }
   const auto j = toJson(readResults(path));
@@ -387,8 +389,8 @@ std::string consoleOf(const std::function<void(ConsoleSink&)>& feed) {
 TEST(Console, PairsPlacementsOnOneLineAndSummarizes) {
   const std::string text = consoleOf([](ConsoleSink& s) {
     s.begin(sampleProvenance(), sampleTopology(), {{"intra", 2, "0-1;2-3", "active", ""}});
-    s.step(sampleStep(0, false, "ok"), {sampleRow(0, 0, false), sampleRow(0, 1, false)});
-    s.step(sampleStep(1, true, "ok"), {sampleRow(1, 0, true), sampleRow(1, 1, true)});
+    s.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false), sampleRow(0, 1, false)});
+    s.step(sampleStep(1, true, "ok"), Rows{sampleRow(1, 0, true), sampleRow(1, 1, true)});
     core::StepRecord waived = sampleStep(2, false, "waived");
     waived.op = "alltoall";
     s.step(waived, {});
@@ -415,7 +417,7 @@ TEST(Console, NoisyStepsAndRunFindingsAreSaid) {
     s.begin(sampleProvenance(), sampleTopology(), {});
     core::StepRecord noisy = sampleStep(0, false, "ok");
     noisy.noisy = true;
-    s.step(noisy, {sampleRow(0, 0, false)});
+    s.step(noisy, Rows{sampleRow(0, 0, false)});
     core::Finding f;
     f.kind = "data_corruption";
     f.subject = "rank 3 (gpu02)";
@@ -436,7 +438,7 @@ TEST(Console, UncheckedResultsAreNotReportedAsCorrect) {
     core::CollectiveRecord row = sampleRow(0, 0, false);
     row.checked = false;
     row.wrong = 0;
-    s.step(sampleStep(0, false, "unchecked"), {row});
+    s.step(sampleStep(0, false, "unchecked"), Rows{row});
     s.finish(true);
   });
   EXPECT_NE(text.find("9.45     N/A"), std::string::npos) << text;

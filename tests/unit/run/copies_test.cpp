@@ -255,7 +255,7 @@ TEST(CopyResults, CopiesAndGpuMatricesReadBack) {
     core::Provenance p;
     p.plannedSteps = 1;
     sink.begin(p, t, {});
-    sink.copyStep(step, rows);
+    sink.step(step, rows);
     sink.analysis(m, {});
     sink.finish(true);
   }

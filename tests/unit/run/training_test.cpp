@@ -263,12 +263,12 @@ TEST(TrainingRecords, FileAndJournalRoundTrip) {
     sink.begin(p, topology, {});
     sink.layout(core::formatLayout(layout), layoutPlaces(layout));
     step.step = 0;
-    sink.trainingStep(step, {alone});
+    sink.step(step, std::vector<core::TrainingRecord>{alone});
     step.step = 1;
-    sink.trainingStep(step, {together});
+    sink.step(step, std::vector<core::TrainingRecord>{together});
     step.step = 2;
     step.kind = "scaling";
-    sink.scalingStep(step, {scale});
+    sink.step(step, std::vector<core::ScalingRecord>{scale});
   };
   const std::string path = (dir / "t.h5").string();
   {
