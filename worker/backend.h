@@ -160,4 +160,25 @@ class Backend {
   virtual std::unique_ptr<TrafficRunner> prepareTraffic(const std::vector<TrafficSpec>& specs) = 0;
 };
 
+// What a backend is, for the orchestrator to ask instead of comparing names. Each backend
+// registers one from its own folder (worker/<name>/info.cpp, compiled in every build, so a backend
+// this build lacks is still known by name) in worker/backends.cpp's list.
+enum class MemoryKind { kHost, kCuda };
+struct BackendInfo {
+  std::string_view name;
+  // kCuda: one GPU per rank, the GPU sizes of the suite, GPU-pair copies by default.
+  MemoryKind memory = MemoryKind::kHost;
+  struct Measures {
+    bool collectives = false;
+    bool pairs = false;
+    bool copies = false;   // GPU-pair (or shared-memory) copies inside a node
+    bool traffic = false;  // the training pattern and the scaling sweep
+    bool graphs = false;   // collectives timed as captured CUDA graphs (--cuda-graph)
+  } measures;
+  // Creates it on this rank; null when this build does not have it.
+  std::unique_ptr<Backend> (*create)(const BackendContext& context) = nullptr;
+
+  bool available() const { return create != nullptr; }
+};
+
 }  // namespace fabricmap::worker

@@ -9,9 +9,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "worker/mpi/backend.h"
-#if FABRICMAP_HAVE_NCCL
 #include "worker/nccl/backend.h"
-#endif
 
 namespace fabricmap::worker {
 
@@ -26,44 +24,75 @@ LibraryVersions libraryVersions() {
   return v;
 }
 
-std::vector<std::string_view> availableBackends() {
-#if FABRICMAP_HAVE_NCCL
-  return {"mpi", "nccl"};
-#else
-  return {"mpi"};
-#endif
+const std::vector<const BackendInfo*>& registeredBackends() {
+  static const std::vector<const BackendInfo*> kBackends{&nccl::backendInfo(), &mpi::backendInfo()};
+  return kBackends;
 }
+
+std::string backendNames(bool withAuto, bool (*has)(const BackendInfo&)) {
+  std::vector<std::string> names;
+  for (const BackendInfo* b : registeredBackends()) {
+    if (has == nullptr || has(*b)) names.emplace_back(b->name);
+  }
+  std::sort(names.begin(), names.end());
+  if (withAuto) names.insert(names.begin(), "auto");
+  if (names.size() < 2) return names.empty() ? "" : names.front();
+  const std::string last = names.back();
+  names.pop_back();
+  return fmt::format("{} or {}", fmt::join(names, ", "), last);
+}
+
+const BackendInfo* findBackend(std::string_view name) {
+  for (const BackendInfo* b : registeredBackends()) {
+    if (b->name == name) return b;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::string availableNames() {
+  std::vector<std::string_view> names;
+  for (const BackendInfo* b : registeredBackends()) {
+    if (b->available()) names.push_back(b->name);
+  }
+  std::sort(names.begin(), names.end());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+const BackendInfo* firstAvailable(MemoryKind memory) {
+  for (const BackendInfo* b : registeredBackends()) {
+    if (b->available() && b->memory == memory && b->measures.collectives) return b;
+  }
+  return nullptr;
+}
+
+BackendChoice autoBackend(const std::string& gpuShortage) {
+  const BackendInfo* gpu = firstAvailable(MemoryKind::kCuda);
+  const BackendInfo* host = firstAvailable(MemoryKind::kHost);
+  if (host == nullptr) throw FM_FAULT("this build registers no host-memory backend");
+  if (gpu == nullptr) return {host, std::string(host->name), "this build has no GPU backend"};
+  if (!gpuShortage.empty()) return {host, std::string(host->name), gpuShortage};
+  return {gpu, std::string(gpu->name), "every rank has a GPU"};
+}
+
+}  // namespace
 
 BackendChoice resolveBackend(std::string_view requested, const std::string& gpuShortage) {
-  const auto available = availableBackends();
-  const bool haveNccl = std::find(available.begin(), available.end(), "nccl") != available.end();
-  if (requested == "auto") {
-    if (!haveNccl) return {"mpi", "this build has no NCCL"};
-    if (!gpuShortage.empty()) return {"mpi", gpuShortage};
-    return {"nccl", "every rank has a GPU"};
+  if (requested == "auto") return autoBackend(gpuShortage);
+  const BackendInfo* found = findBackend(requested);
+  if (found == nullptr) {
+    throw core::UsageError(fmt::format("unknown backend '{}' (available: auto, {})", requested, availableNames()));
   }
-  if (requested == "mpi") return {"mpi", ""};
-  if (requested == "nccl") {
-    if (!haveNccl) {
-      throw core::UsageError(fmt::format("backend 'nccl' is not available in this build (available: {})",
-                                         fmt::join(available, ", ")));
-    }
-    if (!gpuShortage.empty()) {
-      throw core::UsageError("backend 'nccl' needs one GPU per rank: " + gpuShortage);
-    }
-    return {"nccl", ""};
+  const BackendInfo& info = *found;
+  if (!info.available()) {
+    throw core::UsageError(fmt::format("backend '{}' is not available in this build (available: {})", info.name,
+                                       availableNames()));
   }
-  throw core::UsageError(fmt::format("unknown backend '{}' (available: auto, {})", requested,
-                                     fmt::join(available, ", ")));
-}
-
-std::unique_ptr<Backend> createBackend(std::string_view name, const BackendContext& context) {
-#if FABRICMAP_HAVE_NCCL
-  if (name == "nccl") return nccl::createBackend(context);
-#endif
-  (void)context;
-  if (name == "mpi") return mpi::createBackend();
-  throw core::UsageError(fmt::format("backend '{}' is not available in this build", name));
+  if (info.memory == MemoryKind::kCuda && !gpuShortage.empty()) {
+    throw core::UsageError(fmt::format("backend '{}' needs one GPU per rank: {}", info.name, gpuShortage));
+  }
+  return {&info, std::string(info.name), ""};
 }
 
 }  // namespace fabricmap::worker

@@ -19,18 +19,27 @@ struct LibraryVersions {
 
 LibraryVersions libraryVersions();
 
-// Backends that can run collectives in this build ("mpi", and "nccl" with the GPU path).
-std::vector<std::string_view> availableBackends();
+// Every backend fabricmap knows, in the order `auto` prefers them, whether this build has it or
+// not: adding a backend is one line in backends.cpp.
+const std::vector<const BackendInfo*>& registeredBackends();
+
+// The backend named `name`, built here or not; null when no backend has that name.
+const BackendInfo* findBackend(std::string_view name);
+
+// The names of the known backends that `has` (every one when null), for messages: "mpi or nccl",
+// with "auto" first when asked.
+std::string backendNames(bool withAuto, bool (*has)(const BackendInfo&) = nullptr);
 
 struct BackendChoice {
+  const BackendInfo* info = nullptr;
   std::string name;
   std::string reason;  // why `auto` chose it; empty when named explicitly
 };
 
-// `auto` resolves to nccl when every rank has a GPU and this build has the NCCL backend, else
-// mpi (saying why). Throws UsageError for an unknown or unavailable name, and for nccl when some
-// node has fewer GPUs than ranks (`gpuShortage` names it; empty when every rank has one).
+// `auto` resolves to the first available GPU backend when every rank has a GPU, else to the first
+// host-memory one (saying why). Throws UsageError for an unknown or unavailable name, and for a
+// GPU backend when some node has fewer GPUs than ranks (`gpuShortage` names it; empty when every
+// rank has one).
 BackendChoice resolveBackend(std::string_view requested, const std::string& gpuShortage);
-std::unique_ptr<Backend> createBackend(std::string_view name, const BackendContext& context);
 
 }  // namespace fabricmap::worker

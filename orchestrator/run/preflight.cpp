@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "worker/backends.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -45,6 +46,8 @@ std::vector<std::string> versionProblems(const std::vector<core::HostProbe>& pro
 
 std::vector<std::string> gpuProblems(const std::vector<core::HostProbe>& probes, const core::Topology& topology,
                                      const RunConfig& config, std::string_view backend) {
+  const worker::BackendInfo* info = worker::findBackend(backend);
+  const bool gpuPerRank = info != nullptr && info->memory == worker::MemoryKind::kCuda;
   std::vector<std::string> problems;
   const auto nodes = ranksByNode(topology);
   std::vector<int> seen(nodes.size(), 0);  // GPUs per node (its first rank's view)
@@ -63,7 +66,7 @@ std::vector<std::string> gpuProblems(const std::vector<core::HostProbe>& probes,
     const int ranks = static_cast<int>(nodes[n].size());
     if (config.gpusPerNode > 0 && seen[n] < config.gpusPerNode) {
       problems.push_back(fmt::format("{} sees {} GPU(s), --gpus-per-node asks for {}", node.name, seen[n], config.gpusPerNode));
-    } else if (backend == "nccl" && config.gpusPerNode == 0 && seen[n] < ranks) {
+    } else if (gpuPerRank && config.gpusPerNode == 0 && seen[n] < ranks) {
       problems.push_back(fmt::format("{} runs {} ranks but sees {} GPU(s): start one rank per GPU", node.name, ranks, seen[n]));
     }
   }

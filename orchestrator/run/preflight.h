@@ -18,7 +18,7 @@ namespace fabricmap::orchestrator {
 std::vector<std::string> versionProblems(const std::vector<core::HostProbe>& probes, const core::Topology& topology);
 
 // What the GPUs would not carry: a node whose ranks see different GPU counts, a node that sees
-// fewer than the others, fewer GPUs than --gpus-per-node, or (nccl backend) fewer GPUs than ranks.
+// fewer than the others, fewer GPUs than --gpus-per-node, or (a GPU backend) fewer GPUs than ranks.
 std::vector<std::string> gpuProblems(const std::vector<core::HostProbe>& probes, const core::Topology& topology,
                                      const RunConfig& config, std::string_view backend);
 

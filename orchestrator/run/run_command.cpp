@@ -459,14 +459,14 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     applyBackendDefaults(config, backendName);
     core::Plan plan = makePlan(config, topology);  // grows when retests are planned
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
-    if (backendName == "mpi") checkMemory(plan, topology);
+    if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);
 
     worker::BackendContext context;
     context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
     context.gpusPerNode = config.gpusPerNode;
     context.cudaGraph = config.cudaGraph;
     if (config.stepTimeout > 0) context.stepTimeoutSeconds = config.stepTimeout;
-    std::unique_ptr<worker::Backend> backend = worker::createBackend(backendName, context);
+    std::unique_ptr<worker::Backend> backend = choice.info->create(context);
     describeGpus(topology, *backend);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/layout.h"
 #include "orchestrator/commands.h"
+#include "worker/backends.h"
 #include "core/units.h"
 
 namespace fabricmap::orchestrator {
@@ -320,8 +321,8 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   c.suite = vm["suite"].as<std::string>();
   const Suite* suite = &suiteNamed(c.suite);
   c.backend = vm["backend"].as<std::string>();
-  if (c.backend != "auto" && c.backend != "mpi" && c.backend != "nccl") {
-    throw core::UsageError("unknown --backend '" + c.backend + "' (auto, mpi or nccl)");
+  if (c.backend != "auto" && worker::findBackend(c.backend) == nullptr) {
+    throw core::UsageError(fmt::format("unknown --backend '{}' ({})", c.backend, worker::backendNames(true)));
   }
 
   const auto str = [&](const char* name, const char* fallback) {
@@ -549,10 +550,15 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
 }
 
 void applyBackendDefaults(RunConfig& c, std::string_view backend) {
-  if (c.cudaGraph && backend != "nccl") {
-    throw core::UsageError(fmt::format("--cuda-graph needs the nccl backend (this run uses {})", backend));
+  const worker::BackendInfo* info = worker::findBackend(backend);
+  if (info == nullptr) throw core::UsageError(fmt::format("unknown backend '{}'", backend));
+  if (c.cudaGraph && !info->measures.graphs) {
+    const auto graphs = [](const worker::BackendInfo& b) { return b.measures.graphs; };
+    throw core::UsageError(fmt::format("--cuda-graph needs the {} backend (this run uses {})",
+                                       worker::backendNames(false, graphs), backend));
   }
-  if (backend != "nccl") return;
+  // GPU memory: the suite's GPU sizes, and the GPU-pair copies unless phases were chosen
+  if (info->memory != worker::MemoryKind::kCuda) return;
   const Suite& suite = suiteNamed(c.suite);
   if (!c.phasesGiven) c.copies = true;
   if (!c.copyBytesGiven) c.copyBytes = core::parseBytes(suite.gpuCopyBytes, "suite size");

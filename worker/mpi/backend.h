@@ -14,4 +14,7 @@ std::unique_ptr<Backend> createBackend();
 // The library this backend measures, for the results file's provenance.
 std::string libraryVersion();
 
+// This backend for the registry (worker/backends.cpp); info.cpp, built in every build.
+const BackendInfo& backendInfo();
+
 }  // namespace fabricmap::worker::mpi
