@@ -1,10 +1,12 @@
 // `fabricmap show FILE.h5 [--json]`: what a results file holds, as text or as JSON.
+// `fabricmap show --rules`: the analysis's rules, in the order they run.
 #include <boost/program_options.hpp>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "orchestrator/analysis/analysis.h"
 #include "orchestrator/commands.h"
 #include "results/console.h"
 #include "results/h5_reader.h"
@@ -16,6 +18,7 @@ int showCommand(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
   po::options_description opts("fabricmap show options");
   opts.add_options()("help,h", "show this help")("json", "print JSON (documented in results/SCHEMA.md)")(
+      "rules", "list the analysis's rules, in the order they run, and what each names")(
       "file", po::value<std::string>(), "results file");
   po::positional_options_description positional;
   positional.add("file", 1);
@@ -25,13 +28,17 @@ int showCommand(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw core::UsageError(std::string(e.what()) + " (usage: fabricmap show FILE.h5 [--json])");
+    throw core::UsageError(std::string(e.what()) + " (usage: fabricmap show FILE.h5 [--json] | --rules)");
   }
   if (vm.count("help")) {
-    std::cout << "usage: fabricmap show FILE.h5 [--json]\n\n" << opts;
+    std::cout << "usage: fabricmap show FILE.h5 [--json] | --rules\n\n" << opts;
     return 0;
   }
-  if (!vm.count("file")) throw core::UsageError("no results file given (usage: fabricmap show FILE.h5 [--json])");
+  if (vm.count("rules")) {
+    for (const AnalysisRule& rule : analysisRules()) fmt::print("{:<20} {}\n", rule.name, rule.description);
+    return 0;
+  }
+  if (!vm.count("file")) throw core::UsageError("no results file given (usage: fabricmap show FILE.h5 [--json] | --rules)");
   const results::ResultsFile file = results::readResults(vm["file"].as<std::string>());
   if (vm.count("json")) {
     // invalid UTF-8 (a path or command line in another encoding) is replaced, not fatal

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -90,8 +91,25 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
 // claimed-vs-measured findings: a pair whose GPUs report NVLink but that moves no more than a
 // PCIe x16 link carries, a FULL_NVSWITCH node whose GPUs each have one fast partner, and what a
 // class other than FULL_NVSWITCH means for tensor parallelism.
+//
+// The analysis is an ordered list of named rules (analysisRules(); `fabricmap show --rules`), each
+// a function of the matrices, the topology and the thresholds that adds its findings; a later rule
+// sees what the earlier ones explained.
 std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology& topology,
                                    const AnalysisConfig& c);
+
+// analyze() with only the named rules, in the list's order (a rule tested alone). Throws
+// core::UsageError for a name no rule has.
+std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology& topology, const AnalysisConfig& c,
+                                   const std::vector<std::string_view>& rules);
+
+// One rule of the analysis: its name and one line on what it names.
+struct AnalysisRule {
+  std::string_view name;
+  std::string_view description;
+};
+// Every rule, in the order analyze() runs them.
+const std::vector<AnalysisRule>& analysisRules();
 
 // The finding of a step that overran its deadline (kind `hang`, severity error): who held it up,
 // on which hosts, and who waited. `what` describes the step.
@@ -126,9 +144,5 @@ void fillEfficiency(core::ScalingRecord& row, const std::vector<core::ScalingRec
 // below c.minScalingEfficiency is a warning (kind `scaling`), or only an info finding when that
 // point or its baseline was noisy (not judged without a steady measurement).
 std::vector<core::Finding> scalingFindings(const std::vector<core::ScalingRecord>& rows, const AnalysisConfig& c);
-
-// The claimed-vs-measured part of analyze(), appended to `findings`.
-void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topology, const AnalysisConfig& c,
-                           std::vector<core::Finding>& findings);
 
 }  // namespace fabricmap::orchestrator

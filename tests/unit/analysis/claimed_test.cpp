@@ -7,65 +7,6 @@
 namespace fabricmap::orchestrator {
 namespace {
 
-// One node of G GPUs, one rank per GPU, with the given link codes (G x G), class and GPU name;
-// every ordered pair measured at bw(a, b) GB/s (twice, identical samples).
-struct GpuNode {
-  core::Topology topology;
-  core::Matrices m;
-};
-
-GpuNode gpuNode(int g, const std::function<std::string(int, int)>& code, const std::string& cls,
-                const std::string& nvswitch, const std::function<double(int, int)>& bw,
-                const std::string& gpuName = "NVIDIA H100 80GB HBM3") {
-  std::vector<core::HostProbe> probes;
-  for (int r = 0; r < g; ++r) {
-    core::HostProbe p{.hostname = std::string("gpu01")};
-    p.sharedLeader = 0;
-    p.cpus = 64;
-    p.gpuCount = g;
-    probes.push_back(p);
-  }
-  GpuNode n;
-  n.topology = topologies::buildTopology(probes, 0);
-  core::NodeRecord& node = n.topology.nodes[0];
-  node.topologyClass = cls;
-  node.nvswitch = nvswitch;
-  for (int a = 0; a < g; ++a) {
-    for (int b = 0; b < g; ++b) node.gpuLinks.push_back(a == b ? "X" : code(a, b));
-  }
-  for (auto& r : n.topology.ranks) {
-    r.gpuIndex = r.rank;
-    r.gpuName = gpuName;
-  }
-  MatrixBuilder builder(n.topology, MatrixShape{});
-  for (int sample = 0; sample < 2; ++sample) {
-    for (int a = 0; a < g; ++a) {
-      for (int b = a + 1; b < g; ++b) {
-        core::PairRecord s;
-        s.level = "rank";
-        s.a = a;
-        s.b = b;
-        s.sample = sample;
-        s.bwAB = bw(a, b);
-        s.bwBA = bw(b, a);
-        s.latencyUs = 3;
-        builder.add(s);
-      }
-    }
-  }
-  n.m = builder.build();
-  fixBaselines(n.m, n.topology);
-  return n;
-}
-
-std::vector<core::Finding> ofKind(const std::vector<core::Finding>& all, const std::string& kind) {
-  std::vector<core::Finding> out;
-  for (const auto& f : all) {
-    if (f.kind == kind) out.push_back(f);
-  }
-  return out;
-}
-
 const auto kNv18 = [](int, int) { return std::string("NV18"); };
 
 TEST(ClaimedVsMeasured, GpuLinkClassesComeFromTheNodesLinks) {

@@ -1,0 +1,147 @@
+// Latency between nodes (a node most of whose peers see it high, else single pairs) and bandwidth
+// inside nodes (slow same-node pairs per node and link class); see rules.h.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/stats.h"
+#include "core/units.h"
+#include "orchestrator/analysis/rules.h"
+
+namespace fabricmap::orchestrator::internal {
+namespace {
+
+// Latency: a node most of whose peers see high latency, else single pairs.
+void latencyFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+                     const core::Expected& nb, NoisyPairs& noisy, std::vector<Finding>& findings) {
+  if (!std::isfinite(nb.latency) || nb.latency <= 0) return;
+  const JudgedMatrix v = viewOf(m.nodeLatency, m.nodeLatencyWorst, m.nodeCv, &judgeLatency, Baseline{nb, nb}, c, noisy, topo);
+  std::set<int> named;
+  for (const auto& [x, y] : slowPairs(v, [](int, int) { return true; })) {
+    for (int end : {x, y}) {
+      if (named.count(end)) continue;
+      const Evidence e = directionOf(v, end, true);
+      if (e.judged < 2 || e.share() < c.attributeShare) continue;
+      named.insert(end);
+      Finding f;
+      f.kind = "node_latency";
+      f.nodeA = end;
+      f.subject = nodeName(topo, end);
+      f.measured = core::median(e.values);
+      f.expected = nb.latency;
+      f.ratio = f.measured / f.expected;
+      f.unit = "us";
+      f.severity = latencySeverity(f.ratio, c.latencyFactor);
+      f.message = fmt::format("{}: latency to {} of {} peers {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject,
+                              e.slow, e.judged, f.measured, f.expected, f.ratio);
+      // the latency matrix is symmetric: the rest of the fabric is the pairs without `end`, once each way
+      setConfidence(f, e, restIsClean(v, e, e), true);
+      findings.push_back(std::move(f));
+    }
+  }
+  // A single pair's latency must stand out of the final figures' own variation: ping-pongs on a
+  // busy host vary several-fold without a fault.
+  std::vector<float> finalLatencies;
+  m.nodeLatency.forEachCell([&](int x, int y, float l) {
+    if (x < y) finalLatencies.push_back(l);
+  });
+  const Robust finalFigures = robustStats(std::move(finalLatencies), false);
+  for (const auto& [x, y] : slowPairs(v, [](int a, int b) { return a < b; })) {
+    if (named.count(x) || named.count(y)) continue;
+    Evidence e;
+    e.add(v.at(x, y), m.nodeLatency.at(x, y));
+    Finding f;
+    f.kind = "link_latency";
+    f.nodeA = x;
+    f.nodeB = y;
+    f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
+    f.measured = m.nodeLatency.at(x, y);
+    f.expected = nb.latency;
+    f.ratio = f.measured / f.expected;
+    f.unit = "us";
+    f.severity = latencySeverity(f.ratio, c.latencyFactor);
+    f.message = fmt::format("{}: latency {:.1f} us vs {:.1f} us baseline ({:.1f}x)", f.subject, f.measured, f.expected,
+                            f.ratio);
+    setConfidence(f, e, outsideVariation(f.measured, finalFigures, false), false);
+    findings.push_back(std::move(f));
+  }
+}
+
+// Inside nodes: slow same-node pairs, one finding per node and link class (each class is judged
+// against its own baseline: NVLink pairs against NVLink pairs, PCIe against PCIe).
+void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+                       const std::array<Baseline, core::kLinkClasses>& classJudge, NoisyPairs& noisy,
+                       std::vector<Finding>& findings) {
+  // The class's own variation in the final (best) figures: a node's pairs within it are as likely
+  // the host's scheduling as its links (a class measures few pairs per node, and its first
+  // samples, which fixed the bar, may have been steadier than its retests).
+  std::array<Robust, core::kLinkClasses> finalFigures{};
+  for (std::size_t cls = 1; cls < core::kLinkClasses; ++cls) {
+    std::vector<float> v;
+    sampleOf(m.rankUnidir, [&](int a, int b, float x) {
+      if (m.rankLinkClass.at(a, b) == static_cast<LinkClass>(cls)) v.push_back(x);
+    });
+    finalFigures[cls] = robustStats(std::move(v), true);
+  }
+  if (m.rankLinkClass.n != m.rankUnidir.n || m.rankUnidir.n != static_cast<int>(topo.ranks.size())) return;
+  std::map<std::pair<int, LinkClass>, Evidence> intra;
+  std::map<std::pair<int, LinkClass>, std::set<std::pair<int, int>>> slowPairsOf;
+  for (std::size_t node = 0; node < topo.nodes.size(); ++node) {
+    const std::vector<int> ranks = ranksOn(topo, static_cast<int>(node));
+    for (int a : ranks) {
+      for (int b : ranks) {
+        const LinkClass cls = m.rankLinkClass.at(a, b);
+        const float val = m.rankUnidir.at(a, b);
+        if (a == b || cls == LinkClass::kInterNode || cls == LinkClass::kSelf || !std::isfinite(val)) continue;
+        const float worst = core::worstAt(m.rankUnidirWorst, m.rankUnidir, a, b);
+        const float cv = core::cellOr(m.rankCv, a, b);
+        const Judged j = judgeBw(val, worst, cv, classJudge[static_cast<std::size_t>(cls)].forCell(cv), c);
+        intra[{static_cast<int>(node), cls}].add(j, val);
+        if (j.verdict == Verdict::kSlow) slowPairsOf[{static_cast<int>(node), cls}].emplace(a, b);
+        if (j.verdict == Verdict::kNoisy) noisy.note(fmt::format("rank {} -> {}", a, b), val, worst, "GB/s");
+      }
+    }
+  }
+  for (const auto& [key, e] : intra) {
+    const auto& [node, cls] = key;
+    if (e.slow == 0) continue;
+    const core::Expected& base = classJudge[static_cast<std::size_t>(cls)].fixed;
+    Finding f;
+    f.kind = "intra_node";
+    f.nodeA = node;
+    f.subject = nodeName(topo, node);
+    f.measured = core::median(e.slowValues);
+    f.expected = base.bandwidth;
+    f.ratio = f.measured / f.expected;
+    f.unit = "GB/s";
+    f.severity = severityFor(f.ratio);
+    f.message = fmt::format(
+        "{}: {} of {} directed {} pairs inside the node at {} vs {} baseline ({:.2f}x) - check its intra-node path "
+        "(NVLink state, PCIe topology, NUMA placement, CPU binding)",
+        f.subject, e.slow, e.judged, core::name(cls), core::formatRate(f.measured), core::formatRate(f.expected),
+        f.ratio);
+    // A GPU link that is down or trained low is slow both ways; one direction slow alone is as
+    // likely the host's scheduling: half the margin.
+    const auto& slowPairs = slowPairsOf[key];
+    const auto bothWays = std::count_if(slowPairs.begin(), slowPairs.end(),
+                                        [&](const auto& p) { return slowPairs.count({p.second, p.first}) > 0; });
+    const double outside = outsideVariation(f.measured, finalFigures[static_cast<std::size_t>(cls)], true);
+    setConfidence(f, e, outside * (0.5 + 0.5 * static_cast<double>(bothWays) / static_cast<double>(slowPairs.size())),
+                  false);
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+void latencyRule(RuleContext& ctx, std::vector<Finding>& findings) {
+  latencyFindings(ctx.m, ctx.topo, ctx.c, ctx.nodeBase, ctx.noisyNodes, findings);
+}
+
+void intraNodeRule(RuleContext& ctx, std::vector<Finding>& findings) {
+  intraNodeFindings(ctx.m, ctx.topo, ctx.c, ctx.classJudge, ctx.noisyRanks, findings);
+}
+
+}  // namespace fabricmap::orchestrator::internal

@@ -1,0 +1,88 @@
+// The analysis's rules (internal to orchestrator/analysis/): what every rule sees, and each rule's
+// function. The ordered list, with each rule's name and one line on what it names, is in
+// analysis.cpp; analysis.h has the contract.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "orchestrator/analysis/judging.h"
+
+namespace fabricmap::orchestrator::internal {
+
+// What the inter-node rules share: the judged node matrix, which directed node pairs a finding
+// already explains, and which nodes were named whole (their ranks are covered).
+struct InterNode {
+  const core::Matrices& m;
+  const core::Topology& topo;
+  const AnalysisConfig& c;
+  core::Expected base;      // node pairs
+  Baseline rankJudge;       // what an inter-node rank pair is judged against
+  JudgedMatrix view;
+  std::unordered_set<std::uint64_t> explained;  // directed node pairs, as index(x, y)
+  std::vector<char> named;                      // per node
+  // Ranks a slow node's pairs come from while its other ranks are fine: the rank rule names them
+  // on the node's evidence (the node's pairs, which directions).
+  struct SlowRank {
+    int rank = -1;
+    bool outgoing = false;
+    bool incoming = false;
+    Evidence node;  // the node's slow pairs in those directions
+    double ratio = 0;  // its inter-node median over the best of its node's ranks
+  };
+  std::vector<SlowRank> slowRanks;
+
+  bool isExplained(int x, int y) const { return explained.count(view.values.index(x, y)) > 0; }
+  void explain(int x, bool outgoing, bool incoming) {
+    forEachPeer(view.values, x, [&](int y) {
+      if (outgoing) explained.insert(view.values.index(x, y));
+      if (incoming) explained.insert(view.values.index(y, x));
+    });
+  }
+  bool interNode(int a, int b) const { return m.rankLinkClass.at(a, b) == LinkClass::kInterNode; }
+  Judged rankAt(int from, int to) const {
+    return judgeBw(m.rankUnidir.at(from, to), core::worstAt(m.rankUnidirWorst, m.rankUnidir, from, to),
+                   core::cellOr(m.rankCv, from, to), rankJudge.forCell(core::cellOr(m.rankCv, from, to)), c);
+  }
+};
+
+// What every rule sees: the matrices, topology and thresholds, the baselines they are judged
+// against, the noisy pairs met so far (reported by the `noisy` rule), and the inter-node rules'
+// shared state. Built once per analysis, in analysis.cpp.
+struct RuleContext {
+  RuleContext(const core::Matrices& matrices, const core::Topology& topology, const AnalysisConfig& config);
+
+  const core::Matrices& m;
+  const core::Topology& topo;
+  const AnalysisConfig& c;
+  core::Expected nodeBase;
+  std::array<core::Expected, core::kLinkClasses> classBase;
+  std::array<Baseline, core::kLinkClasses> classJudge;
+  NoisyPairs noisyNodes;
+  NoisyPairs noisyRanks;
+  InterNode inter;
+};
+
+// A rule adds its findings (or, the last ones, adjusts those before it).
+using RuleFn = void (*)(RuleContext& ctx, std::vector<Finding>& findings);
+
+// inter_node_rules.cpp: the node matrix and the inter-node rank pairs
+void nodeRule(RuleContext& ctx, std::vector<Finding>& findings);
+void linkRule(RuleContext& ctx, std::vector<Finding>& findings);
+void rankRule(RuleContext& ctx, std::vector<Finding>& findings);
+void slowRankRule(RuleContext& ctx, std::vector<Finding>& findings);
+// node_rules.cpp: latency between nodes, bandwidth inside them
+void latencyRule(RuleContext& ctx, std::vector<Finding>& findings);
+void intraNodeRule(RuleContext& ctx, std::vector<Finding>& findings);
+// gpu_link_rules.cpp: what the GPU links claim against what they move
+void claimedVsMeasuredRule(RuleContext& ctx, std::vector<Finding>& findings);
+void topologyRule(RuleContext& ctx, std::vector<Finding>& findings);
+// fabric_rules.cpp: what holds for the whole fabric, and the findings' last adjustments
+void minConfidenceRule(RuleContext& ctx, std::vector<Finding>& findings);
+void noiseRule(RuleContext& ctx, std::vector<Finding>& findings);
+void oversubscribedRule(RuleContext& ctx, std::vector<Finding>& findings);
+void noisyRule(RuleContext& ctx, std::vector<Finding>& findings);
+
+}  // namespace fabricmap::orchestrator::internal
