@@ -8,6 +8,8 @@
 #include <exception>
 #include <thread>
 
+#include "worker/mpi_check.h"
+
 namespace fabricmap::worker {
 
 Communicator& Communicator::operator=(Communicator&& other) noexcept {
@@ -40,31 +42,31 @@ void waitSleeping(MPI_Request& request) {
   using namespace std::chrono_literals;
   auto pause = std::chrono::microseconds(20);
   int done = 0;
-  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  FM_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
   while (!done) {
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2, 1000us);
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    FM_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
   }
 }
 
 void sleepingBarrier(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Ibarrier(comm, &request);
+  FM_MPI(MPI_Ibarrier(comm, &request));
   waitSleeping(request);
 }
 
 bool sharesMemory(MPI_Comm comm) {
   MPI_Comm shared = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+  FM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
   int size = 0;
   int all = 0;
-  MPI_Comm_size(shared, &size);
-  MPI_Comm_free(&shared);
-  MPI_Comm_size(comm, &all);
+  FM_MPI(MPI_Comm_size(shared, &size));
+  FM_MPI(MPI_Comm_free(&shared));
+  FM_MPI(MPI_Comm_size(comm, &all));
   int together = size == all ? 1 : 0;
   int everywhere = 0;
-  MPI_Allreduce(&together, &everywhere, 1, MPI_INT, MPI_MIN, comm);
+  FM_MPI(MPI_Allreduce(&together, &everywhere, 1, MPI_INT, MPI_MIN, comm));
   return everywhere == 1;
 }
 
@@ -89,15 +91,15 @@ struct WireProbe {
 std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine) {
   int rank = 0;
   int size = 0;
-  MPI_Comm_rank(world, &rank);
-  MPI_Comm_size(world, &size);
+  FM_MPI(MPI_Comm_rank(world, &rank));
+  FM_MPI(MPI_Comm_size(world, &size));
 
   // The node leader is the lowest world rank of this rank's shared-memory domain.
   MPI_Comm shared = MPI_COMM_NULL;
-  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+  FM_MPI(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
   Communicator sharedComm(shared);
   int leader = rank;
-  MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, sharedComm.get());
+  FM_MPI(MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, sharedComm.get()));
   mine.sharedLeader = leader;
 
   WireProbe w{};
@@ -113,7 +115,7 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
   w.visibleGpus = mine.visibleGpus;
   std::strncpy(w.tool.data(), mine.tool.c_str(), w.tool.size() - 1);
   std::vector<WireProbe> all(static_cast<std::size_t>(size));
-  MPI_Allgather(&w, sizeof(WireProbe), MPI_BYTE, all.data(), sizeof(WireProbe), MPI_BYTE, world);
+  FM_MPI(MPI_Allgather(&w, sizeof(WireProbe), MPI_BYTE, all.data(), sizeof(WireProbe), MPI_BYTE, world));
 
   std::vector<core::HostProbe> probes;
   probes.reserve(all.size());
@@ -137,15 +139,15 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
 std::vector<std::string> gatherStrings(MPI_Comm comm, const std::string& mine) {
   int rank = 0;
   int size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  FM_MPI(MPI_Comm_rank(comm, &rank));
+  FM_MPI(MPI_Comm_size(comm, &size));
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(rank == 0 ? static_cast<std::size_t>(size) : 0);
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  FM_MPI(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm));
   std::vector<int> offsets(lengths.size(), 0);
   for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
   std::string all(rank == 0 && size > 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, '\0');
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
+  FM_MPI(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
     out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
@@ -155,12 +157,12 @@ std::vector<std::string> gatherStrings(MPI_Comm comm, const std::string& mine) {
 
 void broadcastBytes(MPI_Comm comm, std::vector<char>& bytes) {
   long long length = static_cast<long long>(bytes.size());
-  MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm);
+  FM_MPI(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm));
   bytes.resize(static_cast<std::size_t>(length));
   // MPI counts are ints: in chunks, for any length
   constexpr long long kChunk = 1 << 30;
   for (long long done = 0; done < length; done += kChunk) {
-    MPI_Bcast(bytes.data() + done, static_cast<int>(std::min(kChunk, length - done)), MPI_CHAR, 0, comm);
+    FM_MPI(MPI_Bcast(bytes.data() + done, static_cast<int>(std::min(kChunk, length - done)), MPI_CHAR, 0, comm));
   }
 }
 
@@ -173,7 +175,7 @@ std::string broadcastString(MPI_Comm comm, std::string value) {
 std::string mpiLibraryVersion() {
   std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> buf{};
   int len = 0;
-  MPI_Get_library_version(buf.data(), &len);
+  FM_MPI(MPI_Get_library_version(buf.data(), &len));
   std::string v(buf.data(), static_cast<std::size_t>(std::max(len, 0)));
   // Open MPI appends build details after the first line; keep the first line.
   if (auto nl = v.find('\n'); nl != std::string::npos) v.resize(nl);

@@ -20,6 +20,7 @@
 
 #include "core/error.h"
 #include "core/pattern_for.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::worker {
 namespace {
@@ -166,8 +167,8 @@ core::StepRecord stepHeader(const core::Plan& plan, const core::TrainingStep& st
 Executor::Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
                    const core::Topology& topology, std::vector<core::Fault> faults)
     : world_(world), backend_(backend), plan_(plan), topology_(topology), faults_(std::move(faults)) {
-  MPI_Comm_rank(world_, &rank_);
-  MPI_Comm_size(world_, &size_);
+  FM_MPI(MPI_Comm_rank(world_, &rank_));
+  FM_MPI(MPI_Comm_size(world_, &size_));
 }
 
 void Executor::enterScope(int scopeIndex) {
@@ -183,7 +184,7 @@ void Executor::enterScope(int scopeIndex) {
     }
   }
   MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Comm_split(world_, group_ >= 0 ? group_ : MPI_UNDEFINED, key, &comm);
+  FM_MPI(MPI_Comm_split(world_, group_ >= 0 ? group_ : MPI_UNDEFINED, key, &comm));
   groupComm_ = Communicator(comm);
   scopeIndex_ = scopeIndex;
 }
@@ -208,11 +209,11 @@ Executor::RankReport Executor::measureCollective(const core::CollectiveStep& ste
   report(step.index, StepPhase::kMeasuring);
   sleepingBarrier(comm);  // slow fillers must not make the others spin
   for (int i = 0; i < step.warmup; ++i) runner->runOnce();
-  MPI_Barrier(comm);
+  FM_MPI(MPI_Barrier(comm));
   std::vector<double> completion = runner->timeIterations(step.iters);
   std::vector<double> slowest(completion.size());
-  MPI_Reduce(completion.data(), slowest.data(), static_cast<int>(completion.size()), MPI_DOUBLE,
-             MPI_MAX, 0, comm);
+  FM_MPI(MPI_Reduce(completion.data(), slowest.data(), static_cast<int>(completion.size()), MPI_DOUBLE,
+             MPI_MAX, 0, comm));
   if (step.check) {
     runner->fill();
     runner->runOnce();
@@ -260,8 +261,8 @@ StepResult Executor::run(const core::CollectiveStep& step) {
   // blocking call while the groups still measure.)
   sleepingBarrier(world_);
   std::vector<RankReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-  MPI_Gather(&mine, sizeof(RankReport), MPI_BYTE, all.data(), sizeof(RankReport), MPI_BYTE, 0,
-             world_);
+  FM_MPI(MPI_Gather(&mine, sizeof(RankReport), MPI_BYTE, all.data(), sizeof(RankReport), MPI_BYTE, 0,
+             world_));
   if (rank_ != 0) return result;
 
   bool anyWrong = false;
@@ -357,7 +358,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
   const bool inPair = (me.localRank == step.a || me.localRank == step.b) &&
                       localRankOf(me.node, step.a) >= 0 && localRankOf(me.node, step.b) >= 0;
   MPI_Comm pairComm = MPI_COMM_NULL;
-  MPI_Comm_split(world_, inPair ? me.node : MPI_UNDEFINED, me.localRank, &pairComm);
+  FM_MPI(MPI_Comm_split(world_, inPair ? me.node : MPI_UNDEFINED, me.localRank, &pairComm));
   Communicator pair(pairComm);
 
   CopyReport mine;
@@ -391,7 +392,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
   report(step.index, StepPhase::kDone);
   sleepingBarrier(world_);
   std::vector<CopyReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-  MPI_Gather(&mine, sizeof(CopyReport), MPI_BYTE, all.data(), sizeof(CopyReport), MPI_BYTE, 0, world_);
+  FM_MPI(MPI_Gather(&mine, sizeof(CopyReport), MPI_BYTE, all.data(), sizeof(CopyReport), MPI_BYTE, 0, world_));
   if (rank_ != 0) return result;
 
   const double volume = static_cast<double>(step.bytes) * step.iters;
@@ -519,8 +520,8 @@ PairResult Executor::run(const core::PairStep& step) {
   report(step.index, StepPhase::kDone);
   sleepingBarrier(world_);
   std::vector<PairReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-  MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0,
-             world_);
+  FM_MPI(MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0,
+             world_));
   PairResult result;
   if (rank_ != 0) return result;
 
@@ -579,7 +580,7 @@ std::pair<int, int> placeIn(const std::vector<std::vector<int>>& groups, int ran
 Communicator splitInto(MPI_Comm world, const std::vector<std::vector<int>>& groups, int rank) {
   const auto [group, key] = placeIn(groups, rank);
   MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Comm_split(world, group >= 0 ? group : MPI_UNDEFINED, key, &comm);
+  FM_MPI(MPI_Comm_split(world, group >= 0 ? group : MPI_UNDEFINED, key, &comm));
   return Communicator(comm);
 }
 
@@ -603,7 +604,7 @@ ScalingResult Executor::run(const core::ScalingStep& step) {
   report(step.index, StepPhase::kDone);
   sleepingBarrier(world_);
   std::vector<RankReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-  MPI_Gather(&mine, sizeof(RankReport), MPI_BYTE, all.data(), sizeof(RankReport), MPI_BYTE, 0, world_);
+  FM_MPI(MPI_Gather(&mine, sizeof(RankReport), MPI_BYTE, all.data(), sizeof(RankReport), MPI_BYTE, 0, world_));
   if (rank_ != 0) return result;
 
   core::ScalingRecord row;
@@ -661,19 +662,19 @@ TrainingResult Executor::run(const core::TrainingStep& step) {
   for (std::size_t t = 0; t < types; ++t) active[t] = step.traffic < 0 || static_cast<std::size_t>(step.traffic) == t;
   report(step.index, StepPhase::kMeasuring);
   for (int i = 0; i < step.warmup; ++i) {
-    MPI_Barrier(world_);
+    FM_MPI(MPI_Barrier(world_));
     runner.step(active);
   }
   // seconds[t * iters + i]: type t in training step i, on this rank
   const std::size_t iters = static_cast<std::size_t>(step.iters);
   std::vector<double> seconds(types * iters);
   for (std::size_t i = 0; i < iters; ++i) {
-    MPI_Barrier(world_);  // every type of every group starts together
+    FM_MPI(MPI_Barrier(world_));  // every type of every group starts together
     const std::vector<double> s = runner.step(active);
     for (std::size_t t = 0; t < types; ++t) seconds[t * iters + i] = s[t];
   }
   std::vector<double> slowest(rank_ == 0 ? seconds.size() : 0);
-  MPI_Reduce(seconds.data(), slowest.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, 0, world_);
+  FM_MPI(MPI_Reduce(seconds.data(), slowest.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, 0, world_));
   report(step.index, StepPhase::kDone);
   if (rank_ != 0) return result;
 

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::worker {
 namespace {
@@ -74,15 +75,15 @@ Listener openListener(int& fd) {
 
 Watchdog::Watchdog(MPI_Comm world, double graceSeconds, OnHang onHang)
     : grace_(graceSeconds), onHang_(std::move(onHang)) {
-  MPI_Comm_rank(world, &rank_);
-  MPI_Comm_size(world, &size_);
+  FM_MPI(MPI_Comm_rank(world, &rank_));
+  FM_MPI(MPI_Comm_size(world, &size_));
   Listener listener;
   if (rank_ == 0) {
     listener = openListener(socket_);
     heard_.assign(static_cast<std::size_t>(size_), RankProgress{});
     heardAt_.assign(static_cast<std::size_t>(size_), nowNs());
   }
-  MPI_Bcast(&listener, sizeof listener, MPI_BYTE, 0, world);
+  FM_MPI(MPI_Bcast(&listener, sizeof listener, MPI_BYTE, 0, world));
   if (rank_ != 0) socket_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   for (int i = 0; i < listener.count && listener.port != 0; ++i) {
     sockaddr_in to{};

@@ -35,6 +35,7 @@
 #include "worker/backends.h"
 #include "worker/comm.h"
 #include "worker/executor.h"
+#include "worker/mpi_check.h"
 #include "worker/watchdog.h"
 
 namespace fabricmap::orchestrator {
@@ -48,7 +49,7 @@ class MpiSession {
   // Funneled: the watchdog's thread runs beside the main thread but never calls MPI.
   MpiSession(int argc, char** argv) {
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    FM_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
   }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
@@ -83,7 +84,7 @@ void onRootAgreeing(int rank, F&& action) {
       message = e.what();
     }
   }
-  MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  FM_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
   if (failed) throw core::UsageError(message);
 }
 
@@ -122,7 +123,7 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
 // rank measures with, in `topology` (other ranks' copy stays as it was). Collective.
 void describeGpus(core::Topology& topology, const worker::Backend& backend) {
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   std::string mine;
   if (topology.ranks.at(static_cast<std::size_t>(rank)).localRank == 0) {
     const topologies::GpuTopology gpus = topologies::discoverLocalNode();
@@ -336,7 +337,7 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
                  std::vector<WrongResult>& wrong) {
   const RunConfig& config = steps.config;
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   const AnalysisConfig analysisConfig = analysisConfigOf(config);
   // only rank 0 holds the matrices (R x R each)
   std::optional<MatrixBuilder> builder;
@@ -360,9 +361,9 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
       for (const auto& [a, b] : suspectNodePairs(m, analysisConfig)) suspects.insert(suspects.end(), {1, a, b});
     }
     int count = static_cast<int>(suspects.size());
-    MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    FM_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD));
     suspects.resize(static_cast<std::size_t>(count));
-    MPI_Bcast(suspects.data(), count, MPI_INT, 0, MPI_COMM_WORLD);
+    FM_MPI(MPI_Bcast(suspects.data(), count, MPI_INT, 0, MPI_COMM_WORLD));
     std::vector<std::pair<int, int>> rankPairs;
     std::vector<std::pair<int, int>> nodePairs;
     for (std::size_t i = 0; i + 2 < suspects.size(); i += 3) {
@@ -398,7 +399,7 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
 int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, const core::Topology& topology,
               const std::string& backend) {
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   std::vector<std::string> problems = gpuProblems(probes, topology, config, backend);
   std::string unwritable;
   if (rank == 0) {
@@ -427,7 +428,7 @@ int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, cons
 int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
   MpiSession session(argc, argv);
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   const bool root = rank == 0;
 
   try {
@@ -588,7 +589,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
         code = static_cast<int>(core::ExitCode::kMeasuredFailure);
       }
     }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    FM_MPI(MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD));
     return code;
   } catch (const core::UsageError& e) {
     // Usage errors are reached by every rank together (parsing and planning are deterministic,

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "worker/host_check.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::worker::mpi {
 
@@ -47,8 +48,8 @@ class MpiCollective final : public CollectiveRunner {
   MpiCollective(MPI_Comm group, const CollectiveSpec& spec, std::byte* input, std::byte* output)
       : comm_(group), spec_(spec), in_(input), out_(output), type_(mpiType(spec.dtype)),
         op_(mpiOp(spec.redop)) {
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &n_);
+    FM_MPI(MPI_Comm_rank(comm_, &rank_));
+    FM_MPI(MPI_Comm_size(comm_, &n_));
     ts_ = core::traits(spec.dtype).size;
     block_ = static_cast<int>(spec.shape.block);
   }
@@ -112,39 +113,39 @@ class MpiCollective final : public CollectiveRunner {
     void* send = ip ? MPI_IN_PLACE : static_cast<void*>(in_);
     switch (spec_.op) {
       case core::Op::kAllReduce:
-        MPI_Allreduce(send, out_, count, type_, op_, comm_);
+        FM_MPI(MPI_Allreduce(send, out_, count, type_, op_, comm_));
         break;
       case core::Op::kAllGather:
-        MPI_Allgather(send, ip ? 0 : block_, ip ? MPI_DATATYPE_NULL : type_, out_, block_, type_,
-                      comm_);
+        FM_MPI(MPI_Allgather(send, ip ? 0 : block_, ip ? MPI_DATATYPE_NULL : type_, out_, block_, type_,
+                      comm_));
         break;
       case core::Op::kReduceScatter:
-        MPI_Reduce_scatter_block(send, out_, block_, type_, op_, comm_);
+        FM_MPI(MPI_Reduce_scatter_block(send, out_, block_, type_, op_, comm_));
         break;
       case core::Op::kBroadcast:
-        MPI_Bcast(broadcastRootOutOfPlace() ? in_ : out_, count, type_, spec_.root, comm_);
+        FM_MPI(MPI_Bcast(broadcastRootOutOfPlace() ? in_ : out_, count, type_, spec_.root, comm_));
         break;
       case core::Op::kReduce:
         if (ip && rank_ != spec_.root) {
-          MPI_Reduce(out_, nullptr, count, type_, op_, spec_.root, comm_);
+          FM_MPI(MPI_Reduce(out_, nullptr, count, type_, op_, spec_.root, comm_));
         } else {
-          MPI_Reduce(send, out_, count, type_, op_, spec_.root, comm_);
+          FM_MPI(MPI_Reduce(send, out_, count, type_, op_, spec_.root, comm_));
         }
         break;
       case core::Op::kAllToAll:
-        MPI_Alltoall(send, ip ? 0 : block_, ip ? MPI_DATATYPE_NULL : type_, out_, block_, type_,
-                     comm_);
+        FM_MPI(MPI_Alltoall(send, ip ? 0 : block_, ip ? MPI_DATATYPE_NULL : type_, out_, block_, type_,
+                     comm_));
         break;
       case core::Op::kSendRecv: {
         const int next = (rank_ + 1) % n_;
         const int prev = (rank_ - 1 + n_) % n_;
         constexpr int kTag = 0x5e;
         if (ip) {
-          MPI_Sendrecv_replace(out_, count, type_, next, kTag, prev, kTag, comm_,
-                               MPI_STATUS_IGNORE);
+          FM_MPI(MPI_Sendrecv_replace(out_, count, type_, next, kTag, prev, kTag, comm_,
+                               MPI_STATUS_IGNORE));
         } else {
-          MPI_Sendrecv(in_, count, type_, next, kTag, out_, count, type_, prev, kTag, comm_,
-                       MPI_STATUS_IGNORE);
+          FM_MPI(MPI_Sendrecv(in_, count, type_, next, kTag, out_, count, type_, prev, kTag, comm_,
+                       MPI_STATUS_IGNORE));
         }
         break;
       }

@@ -11,6 +11,7 @@
 #include "core/pattern_for.h"
 #include "worker/comm.h"
 #include "worker/host_check.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::worker::mpi {
 namespace {
@@ -18,26 +19,26 @@ namespace {
 class HostCopies final : public CopyRunner {
  public:
   HostCopies(MPI_Comm pair, const CopySpec& spec) : comm_(pair), spec_(spec) {
-    MPI_Comm_rank(comm_, &rank_);
+    FM_MPI(MPI_Comm_rank(comm_, &rank_));
     MPI_Info info = MPI_INFO_NULL;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    FM_MPI(MPI_Info_create(&info));
+    FM_MPI(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
     std::byte* mine = nullptr;
     const auto bytes = static_cast<MPI_Aint>(2 * spec_.bytes);
     const int rc = MPI_Win_allocate_shared(bytes, 1, info, comm_, &mine, &win_);
-    MPI_Info_free(&info);
+    FM_MPI(MPI_Info_free(&info));
     if (rc != MPI_SUCCESS) throw FM_FAULT("MPI_Win_allocate_shared failed for a host copy pair");
     std::memset(mine, 0, 2 * spec_.bytes);  // first touch: the pages land on this rank's NUMA node
     MPI_Aint size = 0;
     int unit = 1;
     std::byte* theirs = nullptr;
-    MPI_Win_shared_query(win_, 1 - rank_, &size, &unit, &theirs);
-    MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);  // a passive epoch, for MPI_Win_sync below
+    FM_MPI(MPI_Win_shared_query(win_, 1 - rank_, &size, &unit, &theirs));
+    FM_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));  // a passive epoch, for MPI_Win_sync below
     src_ = mine;
     dst_ = mine + spec_.bytes;
     peerSrc_ = theirs;
     peerDst_ = theirs + spec_.bytes;
-    MPI_Barrier(comm_);
+    FM_MPI(MPI_Barrier(comm_));
   }
   HostCopies(const HostCopies&) = delete;
   HostCopies& operator=(const HostCopies&) = delete;
@@ -54,7 +55,7 @@ class HostCopies final : public CopyRunner {
 
   double transfer(core::CopyMethod, bool active, bool write) override {
     for (int i = 0; active && i < spec_.warmup; ++i) copy(write, spec_.bytes);
-    MPI_Barrier(comm_);  // both busy or about to be: a plain barrier starts them closest together
+    FM_MPI(MPI_Barrier(comm_));  // both busy or about to be: a plain barrier starts them closest together
     double seconds = 0;
     if (active) {
       const double start = MPI_Wtime();
@@ -83,9 +84,9 @@ class HostCopies final : public CopyRunner {
  private:
   // Both ranks' stores so far are visible to both (the shared-memory window's sync rule).
   void settle() {
-    MPI_Win_sync(win_);
-    MPI_Barrier(comm_);
-    MPI_Win_sync(win_);
+    FM_MPI(MPI_Win_sync(win_));
+    FM_MPI(MPI_Barrier(comm_));
+    FM_MPI(MPI_Win_sync(win_));
   }
 
   // write: my source into the peer's destination; read: the peer's source into my destination

@@ -14,6 +14,7 @@
 #include "core/pattern_for.h"
 #include "core/stats.h"
 #include "worker/host_check.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::worker::mpi {
 namespace {
@@ -50,11 +51,11 @@ class MpiPairs final : public PairRunner {
     for (int i = 0; i < skip + spec_.latencyIters; ++i) {
       if (i == skip) start = MPI_Wtime();
       if (initiator) {
-        MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_);
-        MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE);
+        FM_MPI(MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_));
+        FM_MPI(MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE));
       } else {
-        MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE);
-        MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_);
+        FM_MPI(MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE));
+        FM_MPI(MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_));
       }
     }
     return (MPI_Wtime() - start) / (2.0 * std::max(spec_.latencyIters, 1));
@@ -67,19 +68,19 @@ class MpiPairs final : public PairRunner {
     const std::uint64_t elems = spec_.bytes / sizeof(std::uint32_t);
     if (sender) {
       fillInput(core::DType::kUint32, send_, elems, pattern, 0);
-      MPI_Send(send_, static_cast<int>(elems), MPI_UINT32_T, peer, kTagCheck, comm_);
+      FM_MPI(MPI_Send(send_, static_cast<int>(elems), MPI_UINT32_T, peer, kTagCheck, comm_));
       return 0;
     }
     fillValue(core::DType::kUint32, recv_, elems, pattern.poison());
-    MPI_Recv(recv_, static_cast<int>(elems), MPI_UINT32_T, peer, kTagCheck, comm_, MPI_STATUS_IGNORE);
+    FM_MPI(MPI_Recv(recv_, static_cast<int>(elems), MPI_UINT32_T, peer, kTagCheck, comm_, MPI_STATUS_IGNORE));
     const OutputCheck check{&core::traits(core::Op::kSendRecv), &pattern, 1, 2, 0, elems};
     return countWrong(core::DType::kUint32, recv_, elems, check);
   }
 
  private:
   void sync(int peer) {
-    MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, kTagSync, nullptr, 0, MPI_BYTE, peer, kTagSync, comm_,
-                 MPI_STATUS_IGNORE);
+    FM_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, kTagSync, nullptr, 0, MPI_BYTE, peer, kTagSync, comm_,
+                 MPI_STATUS_IGNORE));
   }
 
   // One iteration: a window of messages (the same buffer each time, as OSU's), receives posted
@@ -87,17 +88,17 @@ class MpiPairs final : public PairRunner {
   void window(int peer, bool send, bool receive) {
     int n = 0;
     for (int w = 0; receive && w < spec_.window; ++w) {
-      MPI_Irecv(recv_, count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]);
+      FM_MPI(MPI_Irecv(recv_, count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]));
     }
     for (int w = 0; send && w < spec_.window; ++w) {
-      MPI_Isend(send_, count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]);
+      FM_MPI(MPI_Isend(send_, count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]));
     }
-    MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE);
+    FM_MPI(MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE));
     if (send == receive) return;
     if (send) {
-      MPI_Recv(ack_.data(), kAckBytes, MPI_CHAR, peer, kTagAck, comm_, MPI_STATUS_IGNORE);
+      FM_MPI(MPI_Recv(ack_.data(), kAckBytes, MPI_CHAR, peer, kTagAck, comm_, MPI_STATUS_IGNORE));
     } else {
-      MPI_Send(ack_.data(), kAckBytes, MPI_CHAR, peer, kTagAck, comm_);
+      FM_MPI(MPI_Send(ack_.data(), kAckBytes, MPI_CHAR, peer, kTagAck, comm_));
     }
   }
 

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "worker/host_buffer.h"
 #include "worker/mpi/collective.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::worker::mpi {
 namespace {
@@ -32,8 +33,8 @@ class MpiTraffic final : public TrafficRunner {
     for (std::size_t i = 0; i < specs.size(); ++i) {
       Type& t = types_[i];
       t.spec = specs[i];
-      MPI_Comm_rank(t.spec.group, &t.rank);
-      MPI_Comm_size(t.spec.group, &t.n);
+      FM_MPI(MPI_Comm_rank(t.spec.group, &t.rank));
+      FM_MPI(MPI_Comm_size(t.spec.group, &t.n));
       t.type = trafficType(t.spec.dtype);
       const std::size_t ts = core::traits(t.spec.dtype).size;
       std::uint64_t largest = 0;
@@ -69,7 +70,7 @@ class MpiTraffic final : public TrafficRunner {
         Type& t = types_[i];
         if (!t.running) continue;
         int done = 0;
-        MPI_Testall(t.pending, t.requests.data(), &done, MPI_STATUSES_IGNORE);
+        FM_MPI(MPI_Testall(t.pending, t.requests.data(), &done, MPI_STATUSES_IGNORE));
         if (!done) continue;
         if (++t.op == static_cast<int>(t.spec.ops.size())) {
           t.op = 0;
@@ -113,16 +114,16 @@ class MpiTraffic final : public TrafficRunner {
     t.pending = 1;
     switch (op) {
       case core::Op::kAllReduce:
-        MPI_Iallreduce(in, out, block, t.type, MPI_SUM, comm, &t.requests[0]);
+        FM_MPI(MPI_Iallreduce(in, out, block, t.type, MPI_SUM, comm, &t.requests[0]));
         break;
       case core::Op::kAllGather:
-        MPI_Iallgather(in, block, t.type, out, block, t.type, comm, &t.requests[0]);
+        FM_MPI(MPI_Iallgather(in, block, t.type, out, block, t.type, comm, &t.requests[0]));
         break;
       case core::Op::kReduceScatter:
-        MPI_Ireduce_scatter_block(in, out, block, t.type, MPI_SUM, comm, &t.requests[0]);
+        FM_MPI(MPI_Ireduce_scatter_block(in, out, block, t.type, MPI_SUM, comm, &t.requests[0]));
         break;
       case core::Op::kAllToAll:
-        MPI_Ialltoall(in, block, t.type, out, block, t.type, comm, &t.requests[0]);
+        FM_MPI(MPI_Ialltoall(in, block, t.type, out, block, t.type, comm, &t.requests[0]));
         break;
       case core::Op::kSendRecv: {
         // a pipeline, not a ring: forward to the next stage on even messages, back on odd ones

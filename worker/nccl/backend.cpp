@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "worker/mpi_check.h"
 #include "worker/nccl/collective.h"
 #include "worker/nccl/copies.h"
 #include "worker/nccl/device.h"
@@ -29,16 +30,16 @@ std::string cudaVersionString(int v) {
 std::vector<int> worldRanksOf(MPI_Comm group) {
   MPI_Group g = MPI_GROUP_NULL;
   MPI_Group world = MPI_GROUP_NULL;
-  MPI_Comm_group(group, &g);
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  FM_MPI(MPI_Comm_group(group, &g));
+  FM_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
   int n = 0;
-  MPI_Group_size(g, &n);
+  FM_MPI(MPI_Group_size(g, &n));
   std::vector<int> local(static_cast<std::size_t>(n));
   std::iota(local.begin(), local.end(), 0);
   std::vector<int> ranks(static_cast<std::size_t>(n));
-  MPI_Group_translate_ranks(g, n, local.data(), world, ranks.data());
-  MPI_Group_free(&g);
-  MPI_Group_free(&world);
+  FM_MPI(MPI_Group_translate_ranks(g, n, local.data(), world, ranks.data()));
+  FM_MPI(MPI_Group_free(&g));
+  FM_MPI(MPI_Group_free(&world));
   return ranks;
 }
 
@@ -115,10 +116,10 @@ class NcclBackend final : public Backend {
     std::vector<int> ranks = worldRanksOf(group);
     if (const auto it = comms_.find(ranks); it != comms_.end()) return it->second;
     int rank = 0;
-    MPI_Comm_rank(group, &rank);
+    FM_MPI(MPI_Comm_rank(group, &rank));
     ncclUniqueId id{};
     if (rank == 0) FM_CHECK_NCCL(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, group);
+    FM_MPI(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, group));
     ncclComm_t comm = nullptr;
     FM_CHECK_NCCL(ncclCommInitRank(&comm, static_cast<int>(ranks.size()), id, rank));
     comms_.emplace(std::move(ranks), comm);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/patterns.h"
+#include "worker/mpi_check.h"
 #include "worker/nccl/device.h"
 
 namespace fabricmap::worker::nccl {
@@ -27,8 +28,8 @@ class NcclCollective final : public CollectiveRunner {
                  std::byte* input, std::byte* output, double timeoutSeconds, bool cudaGraph)
       : comm_(comm), stream_(stream), spec_(spec), in_(input), out_(output), timeout_(timeoutSeconds),
         graph_(cudaGraph), op_(ncclOp(spec.redop)) {
-    MPI_Comm_rank(group, &rank_);
-    MPI_Comm_size(group, &n_);
+    FM_MPI(MPI_Comm_rank(group, &rank_));
+    FM_MPI(MPI_Comm_size(group, &n_));
     ts_ = core::traits(spec.dtype).size;
     what_ = fmt::format("{} of {} B on {} ranks", core::traits(spec.op).name, spec.shape.bytes, n_);
   }

@@ -32,6 +32,7 @@
 #include "kernels/copy.h"
 #include "kernels/patterns.h"
 #include "worker/comm.h"
+#include "worker/mpi_check.h"
 #include "worker/nccl/device.h"
 
 namespace fabricmap::worker::nccl {
@@ -65,7 +66,7 @@ class GpuCopies final : public CopyRunner {
  public:
   GpuCopies(MPI_Comm pair, const CopySpec& spec, int device, double timeoutSeconds)
       : comm_(pair), spec_(spec), device_(device), timeout_(timeoutSeconds) {
-    MPI_Comm_rank(comm_, &rank_);
+    FM_MPI(MPI_Comm_rank(comm_, &rank_));
     src_.reserve(spec_.bytes);
     dst_.reserve(spec_.bytes);
     mapHostSegment();
@@ -101,16 +102,16 @@ class GpuCopies final : public CopyRunner {
       for (int i = 0; i < spec_.warmup; ++i) copy(method, write, spec_.bytes, stream_.get());
       wait(stream_.get(), "copy warm-up");
     }
-    MPI_Barrier(comm_);  // the previous phase is over everywhere: close the gate
+    FM_MPI(MPI_Barrier(comm_));  // the previous phase is over everywhere: close the gate
     if (rank_ == 0) shared(control_->gate).store(0, std::memory_order_release);
-    MPI_Barrier(comm_);
+    FM_MPI(MPI_Barrier(comm_));
     if (active) {
       FM_CHECK_CUDA(kernels::startGate(deviceGate_, stream_.get()));
       FM_CHECK_CUDA(cudaEventRecord(start_, stream_.get()));
       for (int i = 0; i < spec_.iters; ++i) copy(method, write, spec_.bytes, stream_.get());
       FM_CHECK_CUDA(cudaEventRecord(end_, stream_.get()));
     }
-    MPI_Barrier(comm_);  // everything is queued: open the gate
+    FM_MPI(MPI_Barrier(comm_));  // everything is queued: open the gate
     if (rank_ == 0) shared(control_->gate).store(1, std::memory_order_release);
     double seconds = 0;
     if (active) {
@@ -133,7 +134,7 @@ class GpuCopies final : public CopyRunner {
       FM_CHECK_CUDA(kernels::fillValue(core::DType::kUint32, dst_.data(), elems, pattern.poison(), s));
     }
     wait(s, "filling copy buffers");
-    MPI_Barrier(comm_);
+    FM_MPI(MPI_Barrier(comm_));
     if (peer_) {
       if (source == write) {
         copy(method, write, elems * sizeof(std::uint32_t), s);
@@ -142,7 +143,7 @@ class GpuCopies final : public CopyRunner {
     } else {
       staged(source, elems * sizeof(std::uint32_t), 1, 0);
     }
-    MPI_Barrier(comm_);
+    FM_MPI(MPI_Barrier(comm_));
     if (source) return 0;
     const kernels::DeviceCheck check{core::SourceRule::kFromPreviousRank, pattern, 1, 2, 0, elems};
     cudaError_t error = cudaSuccess;
@@ -165,12 +166,12 @@ class GpuCopies final : public CopyRunner {
     }
     MPI_Aint size = 0;
     int unit = 1;
-    MPI_Win_shared_query(win_, 0, &size, &unit, &base);
+    FM_MPI(MPI_Win_shared_query(win_, 0, &size, &unit, &base));
     // page-aligned for cudaHostRegister
     const auto address = reinterpret_cast<std::uintptr_t>(base);
     segment_ = reinterpret_cast<std::byte*>((address + kPage - 1) / kPage * kPage);
     if (rank_ == 0) std::memset(segment_, 0, segmentBytes_);
-    MPI_Barrier(comm_);
+    FM_MPI(MPI_Barrier(comm_));
     FM_CHECK_CUDA(cudaHostRegister(segment_, segmentBytes_, cudaHostRegisterMapped | cudaHostRegisterPortable));
     registered_ = true;
     control_ = reinterpret_cast<Control*>(segment_);
@@ -187,8 +188,8 @@ class GpuCopies final : public CopyRunner {
     FM_CHECK_CUDA(cudaIpcGetMemHandle(&mine.src, src_.data()));
     FM_CHECK_CUDA(cudaIpcGetMemHandle(&mine.dst, dst_.data()));
     FM_CHECK_CUDA(cudaDeviceGetPCIBusId(mine.busId, sizeof mine.busId, device_));
-    MPI_Sendrecv(&mine, sizeof mine, MPI_BYTE, 1 - rank_, 0x75, &theirs, sizeof theirs, MPI_BYTE, 1 - rank_,
-                 0x75, comm_, MPI_STATUS_IGNORE);
+    FM_MPI(MPI_Sendrecv(&mine, sizeof mine, MPI_BYTE, 1 - rank_, 0x75, &theirs, sizeof theirs, MPI_BYTE, 1 - rank_,
+                 0x75, comm_, MPI_STATUS_IGNORE));
     theirs.busId[sizeof theirs.busId - 1] = '\0';
     // A peer GPU this process can see must report peer access; one it cannot see (another
     // CUDA_VISIBLE_DEVICES) is tried through IPC, which fails where no mapping is possible.
@@ -211,7 +212,7 @@ class GpuCopies final : public CopyRunner {
       cudaGetLastError();
     }
     int both = 0;
-    MPI_Allreduce(&opened, &both, 1, MPI_INT, MPI_MIN, comm_);
+    FM_MPI(MPI_Allreduce(&opened, &both, 1, MPI_INT, MPI_MIN, comm_));
     peer_ = both == 1;
     if (!peer_) {
       if (peerSrc_ != nullptr) cudaIpcCloseMemHandle(peerSrc_);
@@ -238,7 +239,7 @@ class GpuCopies final : public CopyRunner {
   double staged(bool active, std::size_t bytes, int iters, int warmup) {
     const int mine = active ? 1 : 0;
     int roles[2] = {0, 0};
-    MPI_Allgather(&mine, 1, MPI_INT, roles, 1, MPI_INT, comm_);
+    FM_MPI(MPI_Allgather(&mine, 1, MPI_INT, roles, 1, MPI_INT, comm_));
     const bool sending = roles[rank_] == 1;
     const bool receiving = roles[1 - rank_] == 1;
     const std::uint64_t perPass = (bytes + slotBytes_ - 1) / slotBytes_;
@@ -255,14 +256,14 @@ class GpuCopies final : public CopyRunner {
   // Both ranks start it together; returns when it started.
   std::chrono::steady_clock::time_point pump(bool sending, bool receiving, std::size_t bytes,
                                              std::uint64_t chunks) {
-    MPI_Barrier(comm_);  // the previous pass is over everywhere: reset the counters
+    FM_MPI(MPI_Barrier(comm_));  // the previous pass is over everywhere: reset the counters
     if (rank_ == 0) {
       for (int d = 0; d < 2; ++d) {
         shared(control_->produced[d]).store(0);
         shared(control_->consumed[d]).store(0);
       }
     }
-    MPI_Barrier(comm_);
+    FM_MPI(MPI_Barrier(comm_));
     const auto start = std::chrono::steady_clock::now();
     const int out = rank_;
     const int in = 1 - rank_;

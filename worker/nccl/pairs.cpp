@@ -17,6 +17,7 @@
 #include "core/pattern_for.h"
 #include "core/stats.h"
 #include "kernels/patterns.h"
+#include "worker/mpi_check.h"
 #include "worker/nccl/device.h"
 
 namespace fabricmap::worker::nccl {
@@ -100,8 +101,8 @@ class NcclPairs final : public PairRunner {
  private:
   // Host-side handshake, so both sides start their timed work together.
   void sync(int peer) {
-    MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, 0x72, nullptr, 0, MPI_BYTE, peer, 0x72, world_,
-                 MPI_STATUS_IGNORE);
+    FM_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, 0x72, nullptr, 0, MPI_BYTE, peer, 0x72, world_,
+                 MPI_STATUS_IGNORE));
   }
 
   void wait(int peer, const char* what) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "worker/mpi_check.h"
 #include "worker/nccl/collective.h"
 #include "worker/nccl/device.h"
 
@@ -25,8 +26,8 @@ class NcclTraffic final : public TrafficRunner {
       auto t = std::make_unique<Type>();
       t->spec = specs[i];
       t->comm = comms.at(i);
-      MPI_Comm_rank(t->spec.group, &t->rank);
-      MPI_Comm_size(t->spec.group, &t->n);
+      FM_MPI(MPI_Comm_rank(t->spec.group, &t->rank));
+      FM_MPI(MPI_Comm_size(t->spec.group, &t->n));
       t->type = ncclType(t->spec.dtype);
       const std::size_t ts = core::traits(t->spec.dtype).size;
       std::size_t largest = 1;
