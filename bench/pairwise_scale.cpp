@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/analysis/matrices.h"
 #include "orchestrator/run/planner.h"
@@ -149,7 +151,8 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &u);
   std::string first;  // the first few, for a reader to see that only the slow node is named
   for (std::size_t i = 0; i < findings.size() && i < 3; ++i) {
-    first += (i ? "; " : "") + findings[i].severity + " " + findings[i].kind + " " + findings[i].subject;
+    first += fmt::format("{}{} {} {}", i ? "; " : "", fm::core::name(findings[i].severity), fm::core::name(findings[i].kind),
+                         findings[i].subject);
   }
   if (first.empty()) first = "none";
   std::printf("ranks %d nodes %d %s: plan %zu rounds / %zu pairs in %.3f s; synthetic fill %.3f s; "

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/findings.h"
 #include "core/stats.h"
 
 namespace fabricmap::core {
@@ -133,7 +134,7 @@ struct ScopeRecord {
 // One planned step, written when it ends.
 struct StepRecord {
   int step = 0;
-  std::string kind;  // "collective"
+  StepKind kind = StepKind::kCollective;
   std::string scope;
   std::string op;
   std::string dtype;
@@ -462,8 +463,8 @@ struct Matrices {
 
 // A bottleneck the analysis found: a row of /findings.
 struct Finding {
-  std::string severity;  // "error", "warning", "info"
-  std::string kind;      // node, node_egress, node_ingress, link, rank, intra_node, latency, ...
+  Severity severity = Severity::kInfo;
+  FindingKind kind = FindingKind::kNode;  // named in the file, JSON and console (core/findings.h)
   std::string subject;   // "node3 (host-3)", "node1 -> node2", "rank 5 (node2)"
   double measured = 0;
   double expected = 0;

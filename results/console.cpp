@@ -44,10 +44,10 @@ std::string upper(std::string text) {
 // highest confidence), then its evidence indented, the worst few only (the file has every row).
 void printCulprit(std::FILE* out, const Culprit& c) {
   constexpr std::size_t kEvidenceShown = 3;
-  const std::string_view level = severityLevel(c.severity);
+  const std::string_view level = core::name(c.severity);
   const std::string figure = figureText(c.worst());
-  fmt::print(out, "#   {:<7} {} {}: {} finding{}{}, confidence {:.2f}\n", level == "info" ? "note" : upper(std::string(level)),
-             c.kind, c.subject, c.count(), c.count() == 1 ? "" : "s",
+  fmt::print(out, "#   {:<7} {} {}: {} finding{}{}, confidence {:.2f}\n",
+             c.severity == core::Severity::kInfo ? "note" : upper(std::string(level)), core::name(c.kind), c.subject, c.count(), c.count() == 1 ? "" : "s",
              figure.empty() ? "" : (c.count() == 1 ? ", " : ", worst ") + figure, c.confidence);
   for (std::size_t i = 0; i < c.count() && i < kEvidenceShown; ++i) {
     fmt::print(out, "#             {}\n", c.evidence[i].message);
@@ -380,7 +380,7 @@ void ConsoleSink::printCulprits(const std::vector<core::Finding>& findings, bool
   std::size_t serious = 0;
   std::size_t seriousRows = 0;
   for (const auto& c : culprits) {
-    if (severityLevel(c.severity) == "info") continue;
+    if (c.severity == core::Severity::kInfo) continue;
     ++serious;
     seriousRows += c.count();
   }
@@ -400,7 +400,7 @@ void ConsoleSink::finding(const core::Finding& finding) {
   runFindings_.push_back(finding);
   if (!noticed_.emplace(finding.kind, finding.subject).second) return;
   flushPending();
-  std::string kind = finding.kind;
+  std::string kind(core::name(finding.kind));
   std::replace(kind.begin(), kind.end(), '_', ' ');
   fmt::print(out_, "#\n# {} ({}): {}\n", upper(kind), finding.subject, finding.message);
   std::fflush(out_);
@@ -454,9 +454,9 @@ void ConsoleSink::finish(bool complete) {
 namespace {
 
 // Feeds the sink the file's steps in order, each with its rows, found through its kind's table in
-// the schema (a kind without rows of its own, such as an imported step, as collectives).
+// the schema.
 void replaySteps(ConsoleSink& sink, const ResultsFile& file) {
-  std::map<std::string, std::function<void(const core::StepRecord&)>> feeds;
+  std::map<core::StepKind, std::function<void(const core::StepRecord&)>> feeds;
   core::forEachRowType([&]<class R>(std::type_identity<R>) {
     auto rows = std::make_shared<std::map<int, std::vector<R>>>();
     for (const R& r : rowsIn<R>(file)) (*rows)[r.step].push_back(r);
@@ -467,10 +467,10 @@ void replaySteps(ConsoleSink& sink, const ResultsFile& file) {
   });
   bool layoutShown = false;
   for (const auto& s : file.steps) {
-    if (s.kind == "training" && !layoutShown) sink.layout(file.layout, file.layoutPlaces);
-    layoutShown = layoutShown || s.kind == "training";
-    const auto feed = feeds.find(s.kind);
-    (feed != feeds.end() ? feed->second : feeds.at("collective"))(s);
+    const bool training = s.kind == core::StepKind::kTraining;
+    if (training && !layoutShown) sink.layout(file.layout, file.layoutPlaces);
+    layoutShown = layoutShown || training;
+    feeds.at(s.kind)(s);
   }
 }
 

@@ -62,7 +62,7 @@ class ConsoleSink final : public core::RecordSink {
   std::vector<std::string> nodeNames_;
   core::Topology topology_;                  // names the rank a corruption culprit is charged to
   std::vector<core::Finding> runFindings_;   // made during the run, not yet summarised
-  std::set<std::pair<std::string, std::string>> noticed_;  // (kind, subject) said as found
+  std::set<std::pair<core::FindingKind, std::string>> noticed_;  // (kind, subject) said as found
   std::set<std::string> pairLevelsShown_;
   void printCopies(const core::Matrices& m);
 

@@ -15,8 +15,6 @@
 namespace fabricmap::results {
 namespace {
 
-constexpr std::string_view kCorruption = "data_corruption";
-
 // "0-3,5" (core::formatRanks' form) -> {0, 1, 2, 3, 5}; empty when it does not parse.
 std::vector<int> rankList(std::string_view text) {
   constexpr int kMostRanks = 1 << 20;  // a damaged file must not make us count forever
@@ -66,7 +64,7 @@ std::vector<int> corruptedRanks(std::string_view subject) {
 std::vector<int> chargedRanks(const std::vector<core::Finding>& findings) {
   std::vector<std::vector<int>> named(findings.size());
   for (std::size_t i = 0; i < findings.size(); ++i) {
-    if (findings[i].kind != kCorruption) continue;
+    if (findings[i].kind != core::FindingKind::kDataCorruption) continue;
     named[i] = corruptedRanks(findings[i].subject);
     std::sort(named[i].begin(), named[i].end());
     named[i].erase(std::unique(named[i].begin(), named[i].end()), named[i].end());
@@ -113,10 +111,6 @@ std::string rankSubject(int rank, const std::vector<core::Finding>& evidence, co
   return fmt::format("rank {}", rank);
 }
 
-int severityOrder(std::string_view severity) {
-  return severity == "error" ? 0 : severity == "warning" ? 1 : 2;
-}
-
 // NaN (no figure) sorts after every figure.
 double sortable(double standingValue) {
   return std::isnan(standingValue) ? std::numeric_limits<double>::infinity() : standingValue;
@@ -157,14 +151,10 @@ std::string figureText(const core::Finding& f) {
   return text(f.measured);
 }
 
-std::string_view severityLevel(std::string_view severity) {
-  return severity == "error" ? "error" : severity == "warning" ? "warning" : "info";
-}
-
 std::vector<Culprit> groupCulprits(const std::vector<core::Finding>& findings, const core::Topology& topology) {
   const std::vector<int> charged = chargedRanks(findings);
   std::vector<Culprit> culprits;
-  std::map<std::pair<std::string, std::string>, std::size_t> index;  // (kind, key) -> culprit
+  std::map<std::pair<core::FindingKind, std::string>, std::size_t> index;  // (kind, key) -> culprit
   std::vector<int> rankOf;                                           // per culprit: the charged rank or -1
   for (std::size_t i = 0; i < findings.size(); ++i) {
     const core::Finding& f = findings[i];
@@ -175,7 +165,7 @@ std::vector<Culprit> groupCulprits(const std::vector<core::Finding>& findings, c
       rankOf.push_back(charged[i]);
     }
     Culprit& c = culprits[it->second];
-    if (severityOrder(f.severity) < severityOrder(c.severity)) c.severity = f.severity;
+    c.severity = std::min(c.severity, f.severity);  // most severe first
     c.confidence = std::max(c.confidence, f.confidence);
     c.evidence.push_back(f);
   }
@@ -185,7 +175,7 @@ std::vector<Culprit> groupCulprits(const std::vector<core::Finding>& findings, c
     if (rankOf[i] >= 0) c.subject = rankSubject(rankOf[i], c.evidence, topology);
   }
   std::stable_sort(culprits.begin(), culprits.end(), [](const Culprit& a, const Culprit& b) {
-    if (severityOrder(a.severity) != severityOrder(b.severity)) return severityOrder(a.severity) < severityOrder(b.severity);
+    if (a.severity != b.severity) return a.severity < b.severity;
     return sortable(standing(a.worst())) < sortable(standing(b.worst()));
   });
   return culprits;

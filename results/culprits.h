@@ -13,8 +13,8 @@ namespace fabricmap::results {
 
 // One culprit: the findings that name the same thing.
 struct Culprit {
-  std::string severity;  // the worst of its findings': "error", "warning", else as the finding says
-  std::string kind;
+  core::Severity severity = core::Severity::kInfo;  // the worst of its findings'
+  core::FindingKind kind = core::FindingKind::kNode;
   std::string subject;
   std::vector<core::Finding> evidence;  // worst first; never empty
   double confidence = 0;                // the highest of its findings'
@@ -46,8 +46,5 @@ double standing(const core::Finding& f);
 // The figure of a finding for a person: "40 GB/s = 0.11x of 360 GB/s", "12 elements", "" when
 // it has none (or no unit).
 std::string figureText(const core::Finding& f);
-
-// "error" -> "error", "warning" -> "warning", anything else -> "info": the three levels shown.
-std::string_view severityLevel(std::string_view severity);
 
 }  // namespace fabricmap::results

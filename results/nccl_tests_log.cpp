@@ -741,7 +741,7 @@ std::pair<core::StepRecord, std::vector<core::CollectiveRecord>> stepOf(const Nc
   const NcclTestsFigures& f = inPlace ? row.inPlace : row.outOfPlace;
   core::StepRecord s;
   s.step = step;
-  s.kind = "collective";
+  s.kind = core::StepKind::kCollective;
   s.scope = "world";
   s.op = table.op;
   s.dtype = row.dtype;

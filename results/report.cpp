@@ -209,10 +209,9 @@ void renderVerdict(Out out, const ResultsFile& f) {
   std::size_t warnings = 0;
   std::size_t notes = 0;
   for (const auto& c : culprits) {
-    const std::string_view level = severityLevel(c.severity);
-    errors += level == "error";
-    warnings += level == "warning";
-    notes += level == "info";
+    errors += c.severity == core::Severity::kError;
+    warnings += c.severity == core::Severity::kWarning;
+    notes += c.severity == core::Severity::kInfo;
   }
   const char* cls = errors > 0 ? "v-fail" : warnings > 0 ? "v-warn" : "v-ok";
   fmt::format_to(out, "<section id=\"verdict\"><h2>Verdict</h2>\n<div class=\"verdict {}\">{}, {}{}{}</div>\n", cls,
@@ -248,10 +247,10 @@ void renderVerdict(Out out, const ResultsFile& f) {
   constexpr std::size_t kShown = 300;  // a broken 512-node fabric can name thousands of links
   for (std::size_t i = 0; i < culprits.size() && i < kShown; ++i) {
     const Culprit& c = culprits[i];
-    const std::string_view level = severityLevel(c.severity);
+    const std::string_view level = core::name(c.severity);
     fmt::format_to(out, "<tr><td class=\"sev-{}\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>{}"
                         "<td class=\"n\">{}</td><td>",
-                   level, esc(c.severity), esc(c.kind), esc(c.subject), c.count(), figureCells(c.worst()),
+                   level, level, core::name(c.kind), esc(c.subject), c.count(), figureCells(c.worst()),
                    finite(c.confidence) ? fmt::format("{:.2f}", c.confidence) : "-");
     renderEvidence(out, c);
     fmt::format_to(out, "</td></tr>\n");
@@ -616,15 +615,15 @@ Heatmap nodeLatencyHeatmap(const ResultsFile& f, const std::vector<std::string>&
   const core::Matrix& worst = f.matrices.nodeLatencyWorst;
   const int n = lat.n;
   std::vector<int> named(cellIndex(n, n, 0), 0);
-  const auto name = [&](int a, int b, const std::string& severity) {
-    const int m = severity == "error" ? 2 : severity == "warning" ? 1 : 0;
+  const auto name = [&](int a, int b, core::Severity severity) {
+    const int m = severity == core::Severity::kError ? 2 : severity == core::Severity::kWarning ? 1 : 0;
     if (a < 0 || b < 0 || a >= n || b >= n) return;
     named[cellIndex(n, a, b)] = std::max(named[cellIndex(n, a, b)], m);
     named[cellIndex(n, b, a)] = std::max(named[cellIndex(n, b, a)], m);
   };
   for (const auto& x : f.findings) {
-    if (x.kind == "link_latency") name(x.nodeA, x.nodeB, x.severity);
-    if (x.kind == "node_latency") {
+    if (x.kind == core::FindingKind::kLinkLatency) name(x.nodeA, x.nodeB, x.severity);
+    if (x.kind == core::FindingKind::kNodeLatency) {
       for (int y = 0; y < n; ++y) {
         if (y != x.nodeA) name(x.nodeA, y, x.severity);
       }
@@ -717,7 +716,7 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
     s.slowShare = slowShareOf(f);
     s.barByClass = {slowBar(m.nodeExpected, s.slowShare)};
     for (const auto& x : f.findings) {
-      if (x.nodeA >= 0 && x.nodeB >= 0 && x.nodeA < m.nodeBw.n && x.nodeB < m.nodeBw.n && x.severity != "info") {
+      if (x.nodeA >= 0 && x.nodeB >= 0 && x.nodeA < m.nodeBw.n && x.nodeB < m.nodeBw.n && x.severity != core::Severity::kInfo) {
         s.named.emplace_back(x.nodeA, x.nodeB);
         s.named.emplace_back(x.nodeB, x.nodeA);
       }

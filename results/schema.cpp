@@ -2,7 +2,11 @@
 #include "results/schema.h"
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <type_traits>
+
+#include "core/error.h"
 
 namespace fabricmap::results {
 namespace {
@@ -10,11 +14,34 @@ namespace {
 using h5::ColumnType;
 using h5::Value;
 
+// Enums stored by their names (core/findings.h): a text column.
+std::optional<core::Severity> parseNamed(std::string_view text, const core::Severity*) {
+  return core::parseSeverity(text);
+}
+std::optional<core::FindingKind> parseNamed(std::string_view text, const core::FindingKind*) {
+  return core::parseFindingKind(text);
+}
+std::optional<core::StepKind> parseNamed(std::string_view text, const core::StepKind*) {
+  return core::parseStepKind(text);
+}
+template <class F>
+constexpr bool kNamedEnum =
+    std::is_same_v<F, core::Severity> || std::is_same_v<F, core::FindingKind> || std::is_same_v<F, core::StepKind>;
+
 // Converts between a record field and its column value. Numbers read from a file may come back
-// as another numeric alternative (an old file, an attribute); convert rather than fail.
+// as another numeric alternative (an old file, an attribute); convert rather than fail. A named
+// enum's text must be one of its names.
 template <class T>
 T as(const Value& v) {
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (kNamedEnum<T>) {
+    const auto* text = std::get_if<std::string>(&v);
+    const auto value = text != nullptr ? parseNamed(*text, static_cast<const T*>(nullptr)) : std::nullopt;
+    if (!value) {
+      throw core::UsageError("'" + (text != nullptr ? *text : std::string()) +
+                             "' is not a finding severity, finding kind or step kind fabricmap knows");
+    }
+    return *value;
+  } else if constexpr (std::is_same_v<T, std::string>) {
     if (const auto* s = std::get_if<std::string>(&v)) return *s;
     return {};
   } else {
@@ -33,7 +60,9 @@ T as(const Value& v) {
 
 template <class F>
 Value store(const F& field) {
-  if constexpr (std::is_same_v<F, bool>) {
+  if constexpr (kNamedEnum<F>) {
+    return std::string(core::name(field));
+  } else if constexpr (std::is_same_v<F, bool>) {
     return field;
   } else if constexpr (std::is_same_v<F, std::string>) {
     return field;
@@ -48,7 +77,9 @@ Value store(const F& field) {
 
 template <class F>
 constexpr ColumnType typeOf() {
-  if constexpr (std::is_same_v<F, bool>) {
+  if constexpr (kNamedEnum<F>) {
+    return ColumnType::kText;
+  } else if constexpr (std::is_same_v<F, bool>) {
     return ColumnType::kBool;
   } else if constexpr (std::is_same_v<F, std::string>) {
     return ColumnType::kText;
@@ -369,23 +400,23 @@ const std::vector<Column<core::ImportRecord>>& importColumns() {
 
 template <>
 RowTable<core::CollectiveRecord> rowTable() {
-  return {"collective", kCollectivesTable, "row", collectiveColumns()};
+  return {core::StepKind::kCollective, kCollectivesTable, "row", collectiveColumns()};
 }
 template <>
 RowTable<core::CopyRecord> rowTable() {
-  return {"copy", kCopiesTable, "copy", copyColumns()};
+  return {core::StepKind::kCopy, kCopiesTable, "copy", copyColumns()};
 }
 template <>
 RowTable<core::PairRecord> rowTable() {
-  return {"pairwise", kPairsTable, "pair", pairColumns()};
+  return {core::StepKind::kPairwise, kPairsTable, "pair", pairColumns()};
 }
 template <>
 RowTable<core::ScalingRecord> rowTable() {
-  return {"scaling", kScalingTable, "scaling", scalingColumns()};
+  return {core::StepKind::kScaling, kScalingTable, "scaling", scalingColumns()};
 }
 template <>
 RowTable<core::TrainingRecord> rowTable() {
-  return {"training", kTrainingTable, "training", trainingColumns()};
+  return {core::StepKind::kTraining, kTrainingTable, "training", trainingColumns()};
 }
 
 }  // namespace fabricmap::results

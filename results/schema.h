@@ -61,7 +61,7 @@ const std::vector<Column<core::ImportRecord>>& importColumns();
 // reader handle every step kind through it.
 template <class R>
 struct RowTable {
-  const char* stepKind;  // its steps' kind in /steps
+  core::StepKind stepKind;  // its steps' kind in /steps
   const char* path;
   const char* journalType;
   const std::vector<Column<R>>& columns;

@@ -98,7 +98,7 @@ core::StepRecord stepHeader(const core::Plan& plan, const core::CollectiveStep& 
   const core::ScopePlan& scope = plan.scopes.at(static_cast<std::size_t>(step.scopeIndex));
   core::StepRecord rec;
   rec.step = step.index;
-  rec.kind = "collective";
+  rec.kind = core::StepKind::kCollective;
   rec.scope = std::string(core::name(scope.scope));
   rec.op = std::string(core::traits(step.op).name);
   rec.dtype = std::string(core::traits(step.dtype).name);
@@ -112,7 +112,7 @@ core::StepRecord stepHeader(const core::Plan& plan, const core::CollectiveStep& 
 core::StepRecord stepHeader(const core::CopyStep& step) {
   core::StepRecord rec;
   rec.step = step.index;
-  rec.kind = "copy";
+  rec.kind = core::StepKind::kCopy;
   rec.scope = "intra";
   rec.op = fmt::format("gpu_pair {}-{}", step.a, step.b);
   rec.dtype = "uint8";
@@ -124,7 +124,7 @@ core::StepRecord stepHeader(const core::CopyStep& step) {
 core::StepRecord stepHeader(const core::PairStep& step) {
   core::StepRecord rec;
   rec.step = step.index;
-  rec.kind = "pairwise";
+  rec.kind = core::StepKind::kPairwise;
   rec.scope = std::string(core::name(step.level));
   rec.op = step.sample == 0 ? "round" : "retest";
   rec.dtype = "uint8";
@@ -136,7 +136,7 @@ core::StepRecord stepHeader(const core::PairStep& step) {
 core::StepRecord stepHeader(const core::ScalingStep& step) {
   core::StepRecord rec;
   rec.step = step.index;
-  rec.kind = "scaling";
+  rec.kind = core::StepKind::kScaling;
   rec.scope = std::string(core::name(step.level));
   rec.op = fmt::format("all_reduce n={}", step.n);
   rec.dtype = std::string(core::traits(step.dtype).name);
@@ -149,7 +149,7 @@ core::StepRecord stepHeader(const core::ScalingStep& step) {
 core::StepRecord stepHeader(const core::Plan& plan, const core::TrainingStep& step) {
   core::StepRecord rec;
   rec.step = step.index;
-  rec.kind = "training";
+  rec.kind = core::StepKind::kTraining;
   rec.scope = step.traffic < 0 ? "concurrent" : "isolated";
   for (std::size_t t = 0; t < plan.traffic.size(); ++t) {
     if (step.traffic >= 0 && static_cast<std::size_t>(step.traffic) != t) continue;

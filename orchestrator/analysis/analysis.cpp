@@ -95,9 +95,7 @@ const std::vector<Rule>& rules() {
 // Most severe first, then the lowest ratio.
 void sortFindings(std::vector<core::Finding>& findings) {
   std::stable_sort(findings.begin(), findings.end(), [](const core::Finding& a, const core::Finding& b) {
-    if (severityRank(a.severity) != severityRank(b.severity)) {
-      return severityRank(a.severity) < severityRank(b.severity);
-    }
+    if (a.severity != b.severity) return a.severity < b.severity;  // Severity: most severe first
     return a.ratio < b.ratio;
   });
 }

@@ -14,8 +14,8 @@ namespace fabricmap::orchestrator::internal {
 // Verdicts the evidence does not carry become information, said so in their message.
 void minConfidenceRule(RuleContext& ctx, std::vector<Finding>& findings) {
   for (Finding& f : findings) {
-    if (f.severity == "info" || !(f.confidence < ctx.c.minConfidence)) continue;
-    f.severity = "info";
+    if (f.severity == core::Severity::kInfo || !(f.confidence < ctx.c.minConfidence)) continue;
+    f.severity = core::Severity::kInfo;
     f.message += fmt::format(" [below --min-confidence {:.2f}: information only]", ctx.c.minConfidence);
   }
 }
@@ -33,8 +33,8 @@ void noiseRule(RuleContext& ctx, std::vector<Finding>& findings) {
     // with one rank per node the node pairs are the inter-node rank pairs: say it once
     if (!ctx.m.nodeMeasured && what == "inter_node rank-pair") continue;
     Finding f;
-    f.severity = "info";
-    f.kind = "noise";
+    f.severity = core::Severity::kInfo;
+    f.kind = core::FindingKind::kNoise;
     f.subject = what;
     f.measured = e.bandwidthSpread;
     f.expected = e.bandwidth;
@@ -64,8 +64,8 @@ void oversubscribedRule(RuleContext& ctx, std::vector<Finding>& findings) {
   };
   bool downgraded = false;
   for (Finding& f : findings) {
-    if (f.severity != "info" && (oversubscribed(f.nodeA) || oversubscribed(f.nodeB))) {
-      f.severity = "info";
+    if (f.severity != core::Severity::kInfo && (oversubscribed(f.nodeA) || oversubscribed(f.nodeB))) {
+      f.severity = core::Severity::kInfo;
       f.message += " [not judged: oversubscribed host]";
       downgraded = true;
     }
@@ -74,8 +74,8 @@ void oversubscribedRule(RuleContext& ctx, std::vector<Finding>& findings) {
     const auto& [ranksOnHost, cpus] = use;
     if (cpus <= 0 || ranksOnHost <= cpus) continue;
     Finding f;
-    f.severity = "info";
-    f.kind = "oversubscribed";
+    f.severity = core::Severity::kInfo;
+    f.kind = core::FindingKind::kOversubscribed;
     f.subject = host;
     f.measured = ranksOnHost;
     f.expected = cpus;
@@ -93,8 +93,8 @@ void noisyRule(RuleContext& ctx, std::vector<Finding>& findings) {
   for (const auto& [noisy, level] : {std::pair{&ctx.noisyNodes, "node"}, std::pair{&ctx.noisyRanks, "rank"}}) {
     if (noisy->count == 0) continue;
     Finding f;
-    f.severity = "info";
-    f.kind = "noisy";
+    f.severity = core::Severity::kInfo;
+    f.kind = core::FindingKind::kNoisy;
     f.subject = fmt::format("{} {} pair(s)", noisy->count, level);
     f.message = fmt::format(
         "{} {} pair measurement(s) were noisy: some of their samples were below the bar and some above "

@@ -90,8 +90,8 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
         const double pcie = topologies::pcieX16GBps(generation).value_or(64.0);
         if (measured > pcie) continue;
         Finding f;
-        f.severity = "error";
-        f.kind = "claimed_vs_measured";
+        f.severity = core::Severity::kError;
+        f.kind = core::FindingKind::kClaimedVsMeasured;
         f.nodeA = node.node;
         f.subject = fmt::format("{} GPU{}-GPU{}", node.name, a, b);
         f.measured = measured;
@@ -133,8 +133,8 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
       }
       if (measuredGpus >= 4 && withOnePartner == measuredGpus) {
         Finding f;
-        f.severity = "error";
-        f.kind = "claimed_vs_measured";
+        f.severity = core::Severity::kError;
+        f.kind = core::FindingKind::kClaimedVsMeasured;
         f.nodeA = node.node;
         f.subject = node.name;
         f.measured = others;
@@ -167,8 +167,8 @@ void topologyRule(RuleContext& ctx, std::vector<Finding>& findings) {
     const std::string meaning = tensorParallelMeaning(cls);
     if (meaning.empty()) continue;
     Finding f;
-    f.severity = cls == "NVLINK_DIRECT_MESH" ? "info" : "warning";
-    f.kind = "topology";
+    f.severity = cls == "NVLINK_DIRECT_MESH" ? core::Severity::kInfo : core::Severity::kWarning;
+    f.kind = core::FindingKind::kTopology;
     const std::vector<std::string> named(nodes.begin(), nodes.begin() + static_cast<long>(std::min<std::size_t>(nodes.size(), 3)));
     f.subject = nodes.size() == 1 ? nodes.front()
                                   : fmt::format("{} nodes ({}{})", nodes.size(), fmt::join(named, ", "),

@@ -112,18 +112,18 @@ Finding nodeFinding(const InterNode& in, const NodeCulprit& n, double rest) {
   const std::string base = core::formatRate(f.expected);
   double margin = rest;
   if (n.outgoing && n.incoming) {
-    f.kind = "node";
+    f.kind = core::FindingKind::kNode;
     f.message = fmt::format("{}: {} of {} peers see it slow both ways, {} vs {} baseline ({:.2f}x) - check its NIC, "
                             "cable or host",
                             f.subject, std::max(n.out.slow, n.in.slow), n.out.judged, rate, base, f.ratio);
   } else if (n.outgoing) {
-    f.kind = "node_egress";
+    f.kind = core::FindingKind::kNodeEgress;
     margin *= 1.0 - n.in.share();
     f.message = fmt::format("{} egress: sending to {} of {} peers at {} vs {} baseline ({:.2f}x) while receiving "
                             "normally - check its transmit path (NIC port, cable, egress shaping)",
                             f.subject, n.out.slow, n.out.judged, rate, base, f.ratio);
   } else {
-    f.kind = "node_ingress";
+    f.kind = core::FindingKind::kNodeIngress;
     margin *= 1.0 - n.out.share();
     f.message = fmt::format("{} ingress: receiving from {} of {} peers at {} vs {} baseline ({:.2f}x) while sending "
                             "normally - check its receive path (NIC port, cable, switch port towards it)",
@@ -164,7 +164,7 @@ void linkFindings(InterNode& in, std::vector<Finding>& findings) {
     if (xy) e.add(in.view.at(x, y), bw.at(x, y));
     if (yx) e.add(in.view.at(y, x), bw.at(y, x));
     Finding f;
-    f.kind = "link";
+    f.kind = core::FindingKind::kLink;
     f.nodeA = xy ? x : y;
     f.nodeB = xy ? y : x;
     f.expected = in.base.bandwidth;
@@ -260,7 +260,7 @@ void rankFindings(InterNode& in, std::vector<Finding>& findings) {
       if (i) others.merge(rankEvidence(in, q, false));
     }
     Finding f;
-    f.kind = "rank";
+    f.kind = core::FindingKind::kRank;
     f.rank = r;
     f.nodeA = rec.node;
     f.subject = fmt::format("rank {} on {}", r, nodeName(in.topo, rec.node));
@@ -289,7 +289,7 @@ void slowRankFindings(const InterNode& in, std::vector<Finding>& findings) {
     if (s.outgoing) own.merge(rankEvidence(in, s.rank, true));
     if (s.incoming) own.merge(rankEvidence(in, s.rank, false));
     Finding f;
-    f.kind = "rank";
+    f.kind = core::FindingKind::kRank;
     f.rank = s.rank;
     f.nodeA = rec.node;
     f.subject = fmt::format("rank {} on {}", s.rank, nodeName(in.topo, rec.node));

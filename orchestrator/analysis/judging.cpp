@@ -127,13 +127,11 @@ void setConfidence(Finding& f, const Evidence& e, double margin, bool byShare) {
                            f.confidence, e.slow, e.judged, e.samples, clarity, margin);
 }
 
-std::string severityFor(double ratio) { return ratio < 0.5 ? "error" : "warning"; }
+core::Severity severityFor(double ratio) { return ratio < 0.5 ? core::Severity::kError : core::Severity::kWarning; }
 
-std::string latencySeverity(double ratio, double factor) {
-  return ratio > 2 * factor ? "error" : "warning";
+core::Severity latencySeverity(double ratio, double factor) {
+  return ratio > 2 * factor ? core::Severity::kError : core::Severity::kWarning;
 }
-
-int severityRank(const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : 2; }
 
 std::string nodeName(const core::Topology& t, int node) {
   return t.nodes[static_cast<std::size_t>(node)].name;

@@ -154,11 +154,10 @@ struct NoisyPairs {
   }
 };
 
-std::string severityFor(double ratio);
+core::Severity severityFor(double ratio);
 
-std::string latencySeverity(double ratio, double factor);
+core::Severity latencySeverity(double ratio, double factor);
 
-int severityRank(const std::string& s);
 
 std::string nodeName(const core::Topology& t, int node);
 

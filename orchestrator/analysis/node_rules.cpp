@@ -26,7 +26,7 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
       if (e.judged < 2 || e.share() < c.attributeShare) continue;
       named.insert(end);
       Finding f;
-      f.kind = "node_latency";
+      f.kind = core::FindingKind::kNodeLatency;
       f.nodeA = end;
       f.subject = nodeName(topo, end);
       f.measured = core::median(e.values);
@@ -53,7 +53,7 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
     Evidence e;
     e.add(v.at(x, y), m.nodeLatency.at(x, y));
     Finding f;
-    f.kind = "link_latency";
+    f.kind = core::FindingKind::kLinkLatency;
     f.nodeA = x;
     f.nodeB = y;
     f.subject = nodeName(topo, x) + " <-> " + nodeName(topo, y);
@@ -109,7 +109,7 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
     if (e.slow == 0) continue;
     const core::Expected& base = classJudge[static_cast<std::size_t>(cls)].fixed;
     Finding f;
-    f.kind = "intra_node";
+    f.kind = core::FindingKind::kIntraNode;
     f.nodeA = node;
     f.subject = nodeName(topo, node);
     f.measured = core::median(e.slowValues);

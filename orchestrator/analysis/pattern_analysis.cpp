@@ -37,8 +37,8 @@ std::vector<core::Finding> layoutFindings(const core::Layout& layout, const core
   int smallest = std::numeric_limits<int>::max();
   for (const auto& n : topology.nodes) smallest = std::min(smallest, n.ranks);
   core::Finding f;
-  f.severity = "warning";
-  f.kind = "layout";
+  f.severity = core::Severity::kWarning;
+  f.kind = core::FindingKind::kLayout;
   f.subject = fmt::format("tensor-parallel groups of {}", core::formatLayout(layout));
   f.measured = static_cast<double>(crossing.size());
   f.expected = 0;
@@ -82,21 +82,21 @@ std::vector<core::Finding> scalingFindings(const std::vector<core::ScalingRecord
   }
   if (full == nullptr || full == base || !(full->efficiency < c.minScalingEfficiency)) return {};
   core::Finding f;
-  f.kind = "scaling";
+  f.kind = core::FindingKind::kScaling;
   f.subject = fmt::format("all_reduce on {} GPUs per node", full->n);
   f.measured = full->efficiency;
   f.expected = c.minScalingEfficiency;
   f.ratio = full->efficiency / c.minScalingEfficiency;
   f.unit = "efficiency";
   if (full->noisy || base->noisy) {
-    f.severity = "info";
+    f.severity = core::Severity::kInfo;
     f.message = fmt::format(
         "all_reduce busbw on {} GPUs per node is {:.2f} of the {}-GPU figure, but the measurement was noisy "
         "(iteration times varied beyond --noise-cv): not judged; measure again on a quiet machine",
         full->n, full->efficiency, base->n);
     return {f};
   }
-  f.severity = "warning";
+  f.severity = core::Severity::kWarning;
   f.message = fmt::format(
       "all_reduce busbw falls from {:.2f} GB/s on {} GPUs to {:.2f} GB/s on {} GPUs per node (efficiency {:.2f}, "
       "below {:.2f}): the node's GPUs do not scale together - on GPU servers the mark of bridged pairs or PCIe "

@@ -49,8 +49,8 @@ std::string hostsOf(const std::vector<int>& ranks, const core::Topology& topolog
 
 Finding corruption(double wrong) {
   Finding f;
-  f.severity = "error";
-  f.kind = "data_corruption";
+  f.severity = core::Severity::kError;
+  f.kind = core::FindingKind::kDataCorruption;
   f.measured = wrong;
   f.expected = 0;
   f.ratio = 0;
@@ -117,8 +117,8 @@ core::Finding hangFinding(int step, const std::string& what, double waitedSecond
     if (std::find(hosts.begin(), hosts.end(), where) == hosts.end()) hosts.push_back(where);
   }
   Finding f;
-  f.severity = "error";
-  f.kind = "hang";
+  f.severity = core::Severity::kError;
+  f.kind = core::FindingKind::kHang;
   const std::string ranks = core::formatRanks(verdict.culprits);
   f.subject = fmt::format("rank{} {} ({})", verdict.culprits.size() == 1 ? "" : "s", ranks, fmt::join(hosts, ", "));
   if (verdict.culprits.empty()) f.subject = "all ranks";

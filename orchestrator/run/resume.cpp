@@ -18,8 +18,8 @@ core::UsageError cannotResume(const std::string& path, const std::string& why) {
 }
 
 std::string describe(const core::StepRecord& s) {
-  std::string text = fmt::format("{} {} {}", s.kind, s.scope, s.op);
-  if (s.kind == "collective") {
+  std::string text = fmt::format("{} {} {}", core::name(s.kind), s.scope, s.op);
+  if (s.kind == core::StepKind::kCollective) {
     text += fmt::format(" {}{} {} B {}", s.dtype, s.redop == "none" ? "" : " " + s.redop, s.bytes,
                         s.inPlace ? "in-place" : "out-of-place");
   } else {
@@ -145,7 +145,7 @@ Replay::Replay(const results::ResultsFile& file)
       scaling_(byStep(file.scaling)), training_(byStep(file.training)) {
   for (const auto& s : file.steps) steps_[s.step] = s;
   for (const auto& f : file.findings) {
-    if (f.kind == "hang") carried_.push_back(f);
+    if (f.kind == core::FindingKind::kHang) carried_.push_back(f);
   }
 }
 
@@ -155,7 +155,7 @@ std::string Replay::mismatch(const core::StepRecord& planned, const std::vector<
       r.redop != planned.redop || r.bytes != planned.bytes || r.inPlace != planned.inPlace) {
     return fmt::format("step {} of the file is {}, this plan's is {}", planned.step, describe(r), describe(planned));
   }
-  if (planned.kind != "pairwise") return {};
+  if (planned.kind != core::StepKind::kPairwise) return {};
   const std::set<std::pair<int, int>> wanted(pairs.begin(), pairs.end());
   for (const auto& p : rowsOf(pairs_, planned.step)) {
     if (!wanted.contains({p.a, p.b}) && !wanted.contains({p.b, p.a})) {

@@ -199,7 +199,7 @@ FileSummary summarize(const results::ResultsFile& file, std::string label, const
   std::stable_sort(s.peaks.begin(), s.peaks.end(), byScope);
   if (file.hasMatrices) summarizePairs(file.matrices, s);
   s.findings = {{"error", 0}, {"warning", 0}, {"info", 0}};
-  for (const core::Finding& f : file.findings) ++s.findings[f.severity];
+  for (const core::Finding& f : file.findings) ++s.findings[std::string(core::name(f.severity))];
   if (predictConfig != nullptr) {
     try {
       s.prediction = predict(*predictConfig, file);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/analysis/matrices.h"
 #include "topologies/rank_map.h"
@@ -88,21 +90,23 @@ inline void setBw(core::Matrices& m, int a, int b, float v) {
 inline std::vector<core::Finding> serious(const std::vector<core::Finding>& all) {
   std::vector<core::Finding> out;
   for (const auto& f : all) {
-    if (f.severity != "info") out.push_back(f);
+    if (f.severity != core::Severity::kInfo) out.push_back(f);
   }
   return out;
 }
 
 inline std::string describe(const std::vector<core::Finding>& all) {
   std::string s;
-  for (const auto& f : all) s += "[" + f.severity + " " + f.kind + " " + f.subject + ": " + f.message + "] ";
+  for (const auto& f : all) {
+    s += fmt::format("[{} {} {}: {}] ", core::name(f.severity), core::name(f.kind), f.subject, f.message);
+  }
   return s.empty() ? "none" : s;
 }
 
 inline const AnalysisConfig kDefaults{};
 
 inline int ofKindIn(const std::vector<core::Finding>& all, const std::string& kind) {
-  return static_cast<int>(std::count_if(all.begin(), all.end(), [&](const auto& f) { return f.kind == kind; }));
+  return static_cast<int>(std::count_if(all.begin(), all.end(), [&](const auto& f) { return core::name(f.kind) == kind; }));
 }
 
 // One node of G GPUs, one rank per GPU, with the given link codes (G x G), class and GPU name;
@@ -159,7 +163,7 @@ inline GpuNode gpuNode(int g, const std::function<std::string(int, int)>& code, 
 inline std::vector<core::Finding> ofKind(const std::vector<core::Finding>& all, const std::string& kind) {
   std::vector<core::Finding> out;
   for (const auto& f : all) {
-    if (f.kind == kind) out.push_back(f);
+    if (core::name(f.kind) == kind) out.push_back(f);
   }
   return out;
 }

@@ -45,8 +45,8 @@ TEST(Analysis, AFaultyMajorityDoesNotBecomeTheBaseline) {
   EXPECT_LT(nodeBaseline(f.m).bandwidthSpread, 0.05);
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 2u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node");
-  EXPECT_EQ(found[1].kind, "node");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNode);
+  EXPECT_EQ(found[1].kind, core::FindingKind::kNode);
   EXPECT_EQ(std::min(found[0].nodeA, found[1].nodeA), 2);
   EXPECT_EQ(std::max(found[0].nodeA, found[1].nodeA), 5);
 }
@@ -70,7 +70,7 @@ TEST(Analysis, AWideGapSetsTheBarOnANoisyFabric) {
   EXPECT_GT(nodeBaseline(gap.m).bandwidthGapBar, 0.2);
   const auto found = serious(analyze(gap.m, gap.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNode);
   EXPECT_EQ(found[0].nodeA, 5);
   const Fabric within = fabric(6, 1, 64, plant(5.0f));
   EXPECT_EQ(nodeBaseline(within.m).bandwidthGapBar, 0.0);
@@ -99,7 +99,7 @@ TEST(Analysis, RetestedCellsAreJudgedAgainstTheGapTheyShow) {
   f.m.classExpected[static_cast<std::size_t>(core::LinkClass::kInterNode)] = f.m.nodeExpected;
   auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNode);
   EXPECT_EQ(found[0].nodeA, 7);
   for (float& v : f.m.nodeCv.values) v = std::isnan(v) ? v : 0.05f;  // measured once: the fixed bar
   found = serious(analyze(f.m, f.topology, kDefaults));
@@ -115,10 +115,10 @@ TEST(Analysis, NamesASlowNode) {
   });
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNode);
   EXPECT_EQ(found[0].nodeA, 3);
   EXPECT_EQ(found[0].subject, "host3");
-  EXPECT_EQ(found[0].severity, "error");
+  EXPECT_EQ(found[0].severity, core::Severity::kError);
   EXPECT_NEAR(found[0].ratio, 0.0024, 0.0005);
   EXPECT_NE(found[0].message.find("3 of 3 peers"), std::string::npos) << found[0].message;
   EXPECT_NE(found[0].message.find("24.0 MB/s"), std::string::npos) << found[0].message;
@@ -132,7 +132,7 @@ TEST(Analysis, NamesEgressAndIngress) {
   });
   auto found = serious(analyze(egress.m, egress.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node_egress");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNodeEgress);
   EXPECT_EQ(found[0].nodeA, 1);
   const Fabric ingress = fabric(5, 1, 64, [](core::Matrices& m, const core::Topology&) {
     for (int x = 0; x < 5; ++x) {
@@ -141,16 +141,16 @@ TEST(Analysis, NamesEgressAndIngress) {
   });
   found = serious(analyze(ingress.m, ingress.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node_ingress");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNodeIngress);
   EXPECT_EQ(found[0].nodeA, 4);
-  EXPECT_EQ(found[0].severity, "warning");
+  EXPECT_EQ(found[0].severity, core::Severity::kWarning);
 }
 
 TEST(Analysis, NamesASingleLinkNotItsNodes) {
   const Fabric oneWay = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) { setBw(m, 0, 3, 0.02f); });
   auto found = serious(analyze(oneWay.m, oneWay.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "link");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kLink);
   EXPECT_EQ(found[0].nodeA, 0);
   EXPECT_EQ(found[0].nodeB, 3);
   EXPECT_EQ(found[0].subject, "host0 -> host3");
@@ -171,7 +171,7 @@ TEST(Analysis, TwoNodesCannotTellANodeFromALink) {
   });
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "link");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kLink);
 }
 
 TEST(Analysis, NamesASlowRankOnAnOtherwiseHealthyNode) {
@@ -185,7 +185,7 @@ TEST(Analysis, NamesASlowRankOnAnOtherwiseHealthyNode) {
   });
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "rank");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kRank);
   EXPECT_EQ(found[0].rank, 5);
   EXPECT_EQ(found[0].nodeA, 2);
 }
@@ -197,7 +197,7 @@ TEST(Analysis, NamesASlowPathInsideANode) {
   });
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "intra_node");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kIntraNode);
   EXPECT_EQ(found[0].nodeA, 1);
   EXPECT_NE(found[0].message.find("2 of 12"), std::string::npos) << found[0].message;
   // one direction alone is as likely the host's scheduling: half the margin, information only
@@ -229,7 +229,7 @@ TEST(Analysis, ARankFarSlowerThanItsNodeMateIsTheCulprit) {
   EXPECT_LT(classBaseline(f.m, core::LinkClass::kInterNode).bandwidthBar(0.9), 0.25);  // 2.5 is not below it
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "rank");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kRank);
   EXPECT_EQ(found[0].rank, 5);
   EXPECT_NE(found[0].message.find("its node's best rank"), std::string::npos) << found[0].message;
   EXPECT_GT(found[0].confidence, 0.5) << found[0].message;
@@ -260,7 +260,7 @@ TEST(Analysis, AnIntraNodePathWithinItsClassVariationIsOnlyInformation) {
   const auto steady = run({4.7f, 4.6f, 2.81f, 2.81f, 4.75f, 4.66f, 4.7f, 4.72f, 4.6f, 4.69f, 4.68f, 4.71f});
   const auto found = serious(steady);
   ASSERT_EQ(found.size(), 1u) << describe(steady);
-  EXPECT_EQ(found[0].kind, "intra_node");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kIntraNode);
   EXPECT_EQ(found[0].nodeA, 1);
 }
 
@@ -283,7 +283,7 @@ TEST(Analysis, ALinkLatencyMustStandOutOfTheFabricsVariation) {
   EXPECT_TRUE(serious(busy).empty()) << describe(busy);
   const auto found = serious(run(5000.0f));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "link_latency");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kLinkLatency);
   EXPECT_EQ(found[0].nodeA, 1);
   EXPECT_EQ(found[0].nodeB, 3);
 }
@@ -299,7 +299,7 @@ TEST(Analysis, NamesANodeWithHighLatency) {
   });
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node_latency");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNodeLatency);
   EXPECT_EQ(found[0].nodeA, 3);
   EXPECT_EQ(found[0].unit, "us");
 }

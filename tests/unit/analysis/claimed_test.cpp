@@ -42,7 +42,7 @@ TEST(ClaimedVsMeasured, AnNvLinkPairAtPcieSpeedIsNamed) {
   const auto found = ofKind(analyze(n.m, n.topology, kDefaults), "claimed_vs_measured");
   ASSERT_EQ(found.size(), 1u) << describe(analyze(n.m, n.topology, kDefaults));
   EXPECT_EQ(found[0].subject, "gpu01 GPU0-GPU4");
-  EXPECT_EQ(found[0].severity, "error");
+  EXPECT_EQ(found[0].severity, core::Severity::kError);
   EXPECT_NE(found[0].message.find("GPU0-GPU4 reported NV18 but measured 24.00 GB/s"), std::string::npos)
       << found[0].message;
 }
@@ -69,7 +69,7 @@ TEST(ClaimedVsMeasured, ClassesOtherThanNvSwitchAreSaidPlainly) {
                             [](int a, int b) { return (a ^ b) == 1 ? 50.0 : 10.0; }, "NVIDIA RTX A6000");
   const auto found = ofKind(analyze(n.m, n.topology, kDefaults), "topology");
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].severity, "warning");
+  EXPECT_EQ(found[0].severity, core::Severity::kWarning);
   EXPECT_NE(found[0].message.find("gpu01 is NVLINK_PAIRS: NVLink only within pairs"), std::string::npos)
       << found[0].message;
 }

@@ -16,7 +16,7 @@ TEST(Analysis, SamplesOnBothSidesOfTheBarAreNoisyNotSlow) {
   const auto all = analyze(f.m, f.topology, kDefaults);
   EXPECT_TRUE(serious(all).empty()) << describe(all);
   bool noted = false;
-  for (const auto& x : all) noted = noted || (x.kind == "noisy" && x.severity == "info");
+  for (const auto& x : all) noted = noted || (x.kind == core::FindingKind::kNoisy && x.severity == core::Severity::kInfo);
   EXPECT_TRUE(noted) << describe(all);
 }
 
@@ -33,7 +33,7 @@ TEST(Analysis, SamplesAllBelowTheBarAreSlowHoweverTheyDiffer) {
   });
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNode);
   EXPECT_EQ(found[0].nodeA, 3);
   // 6 of 6 pairs slow, 3 samples each (retested), far below the bar, the rest of the fabric clean
   EXPECT_NEAR(found[0].confidence, 18.0 / 19.0, 1e-9) << found[0].message;
@@ -52,7 +52,7 @@ TEST(Analysis, AnEgressWithErraticSamplesIsStillTheEgress) {
   });
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "node_egress");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNodeEgress);
   EXPECT_EQ(found[0].nodeA, 3);
   EXPECT_GT(found[0].confidence, 0.7) << found[0].message;
 }
@@ -63,7 +63,7 @@ TEST(Analysis, AMarginalSlowLinkHasLowConfidence) {
   const Fabric f = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) { setBw(m, 0, 2, 8.8f); });
   const auto all = analyze(f.m, f.topology, kDefaults);
   EXPECT_TRUE(serious(all).empty()) << describe(all);
-  const auto link = std::find_if(all.begin(), all.end(), [](const auto& x) { return x.kind == "link"; });
+  const auto link = std::find_if(all.begin(), all.end(), [](const auto& x) { return x.kind == core::FindingKind::kLink; });
   ASSERT_NE(link, all.end()) << describe(all);
   EXPECT_LT(link->confidence, kDefaults.minConfidence);
   EXPECT_NE(link->message.find("below --min-confidence"), std::string::npos) << link->message;
@@ -71,7 +71,7 @@ TEST(Analysis, AMarginalSlowLinkHasLowConfidence) {
   anything.minConfidence = 0;
   const auto found = serious(analyze(f.m, f.topology, anything));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "link");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kLink);
   EXPECT_DOUBLE_EQ(found[0].confidence, link->confidence);
   // a clearly slow link is sure: 1 pair, 3 samples, clear, both ends fine with everyone else
   const Fabric clear = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) { setBw(m, 0, 2, 2.0f); });
@@ -94,7 +94,7 @@ TEST(Analysis, ANodeSlowThroughOneOfItsRanksNamesTheRank) {
   }
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "rank");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kRank);
   EXPECT_EQ(found[0].rank, 5);
   EXPECT_NE(found[0].message.find("sending"), std::string::npos) << found[0].message;
 }
@@ -130,7 +130,7 @@ TEST(Analysis, ANoisySlowPairIsNotJudgedWithoutARetest) {
   completeMatrices(f.m, f.topology);
   all = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(all.size(), 1u) << describe(all);
-  EXPECT_EQ(all[0].kind, "link");
+  EXPECT_EQ(all[0].kind, core::FindingKind::kLink);
 }
 
 TEST(Analysis, ANoisyFabricOnlyNamesGrossSlowdowns) {
@@ -149,12 +149,12 @@ TEST(Analysis, ANoisyFabricOnlyNamesGrossSlowdowns) {
   const auto mildAll = analyze(mild.m, mild.topology, kDefaults);
   EXPECT_TRUE(serious(mildAll).empty()) << describe(mildAll);
   bool explained = false;
-  for (const auto& x : mildAll) explained = explained || x.kind == "noise";
+  for (const auto& x : mildAll) explained = explained || x.kind == core::FindingKind::kNoise;
   EXPECT_TRUE(explained) << "an info finding must say the bar moved: " << describe(mildAll);
   const Fabric gross = fabric(6, 1, 64, plant(0.1));
   const auto found = serious(analyze(gross.m, gross.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
-  EXPECT_EQ(found[0].kind, "link");
+  EXPECT_EQ(found[0].kind, core::FindingKind::kLink);
 }
 
 TEST(Analysis, OversubscribedHostsOnlyGetInformation) {
@@ -162,7 +162,7 @@ TEST(Analysis, OversubscribedHostsOnlyGetInformation) {
   const auto all = analyze(f.m, f.topology, kDefaults);
   EXPECT_TRUE(serious(all).empty()) << describe(all);
   bool said = false;
-  for (const auto& x : all) said = said || x.kind == "oversubscribed";
+  for (const auto& x : all) said = said || x.kind == core::FindingKind::kOversubscribed;
   EXPECT_TRUE(said) << describe(all);
 }
 

@@ -124,8 +124,8 @@ TEST(AnalysisRules, EachRuleAloneNamesItsFault) {
     const RuleCase& c = it->second;
     const auto found = analyze(c.m, c.topology, c.config, c.run);
     ASSERT_EQ(found.size(), 1u) << rule.name << ": " << describe(found);
-    EXPECT_EQ(found[0].kind, c.kind) << rule.name << ": " << describe(found);
-    EXPECT_EQ(found[0].severity, c.severity) << rule.name << ": " << describe(found);
+    EXPECT_EQ(core::name(found[0].kind), c.kind) << rule.name << ": " << describe(found);
+    EXPECT_EQ(core::name(found[0].severity), c.severity) << rule.name << ": " << describe(found);
   }
 }
 

@@ -40,8 +40,8 @@ core::Topology twoNodes() {
 
 core::Finding corruption(const std::string& subject, double wrong, const std::string& what) {
   core::Finding f;
-  f.severity = "error";
-  f.kind = "data_corruption";
+  f.severity = core::Severity::kError;
+  f.kind = core::FindingKind::kDataCorruption;
   f.subject = subject;
   f.measured = wrong;
   f.unit = "elements";
@@ -52,8 +52,8 @@ core::Finding corruption(const std::string& subject, double wrong, const std::st
 core::Finding finding(const char* severity, const char* kind, const char* subject, double measured, double expected,
                       const char* unit, double confidence, const char* message) {
   core::Finding f;
-  f.severity = severity;
-  f.kind = kind;
+  f.severity = core::parseSeverity(severity).value();
+  f.kind = core::parseFindingKind(kind).value();
   f.subject = subject;
   f.measured = measured;
   f.expected = expected;
@@ -87,23 +87,23 @@ TEST(Culprits, OneRankCorruptingEveryGroupIsOneCulprit) {
   const std::vector<Culprit> c = groupCulprits(corruptedRun(), twoNodes());
   ASSERT_EQ(c.size(), 5u);
   // errors first (wrong data has no baseline: it stands below any slow figure), then warnings, notes
-  EXPECT_EQ(c[0].kind, "data_corruption");
+  EXPECT_EQ(c[0].kind, core::FindingKind::kDataCorruption);
   EXPECT_EQ(c[0].subject, "rank 5 (gpu-b)");
   EXPECT_EQ(c[0].count(), 36u);
   EXPECT_EQ(c[0].worst().measured, 17);  // the most wrong elements of one row
   EXPECT_EQ(c[0].worst().message, "all_reduce step 11: 17 wrong elements on rank 5 (gpu-b)");
-  EXPECT_EQ(c[1].kind, "node");
+  EXPECT_EQ(c[1].kind, core::FindingKind::kNode);
   EXPECT_EQ(c[1].count(), 1u);
   EXPECT_DOUBLE_EQ(c[1].confidence, 0.87);
-  EXPECT_EQ(c[2].kind, "link_latency");
-  EXPECT_EQ(c[2].severity, "warning");
+  EXPECT_EQ(c[2].kind, core::FindingKind::kLinkLatency);
+  EXPECT_EQ(c[2].severity, core::Severity::kWarning);
   EXPECT_EQ(c[2].count(), 2u);
   EXPECT_EQ(c[2].worst().measured, 20);  // latency: the highest
   EXPECT_DOUBLE_EQ(c[2].confidence, 0.7);  // the group's highest
   // notes: 2x oversubscribed stands at 0.5 of its bar, the slow rank at 0.67
-  EXPECT_EQ(c[3].kind, "oversubscribed");
-  EXPECT_EQ(c[4].kind, "rank");
-  EXPECT_EQ(c[4].severity, "info");
+  EXPECT_EQ(c[3].kind, core::FindingKind::kOversubscribed);
+  EXPECT_EQ(c[4].kind, core::FindingKind::kRank);
+  EXPECT_EQ(c[4].severity, core::Severity::kInfo);
 }
 
 TEST(Culprits, WorstFigureFollowsTheUnit) {
@@ -112,7 +112,7 @@ TEST(Culprits, WorstFigureFollowsTheUnit) {
                                   finding("warning", "link", "a -> b", 20, 45, "GB/s", 0.95, "20")};
   std::vector<Culprit> c = groupCulprits(rows, {});
   ASSERT_EQ(c.size(), 1u);
-  EXPECT_EQ(c[0].severity, "error");       // the worst of the group
+  EXPECT_EQ(c[0].severity, core::Severity::kError);       // the worst of the group
   EXPECT_EQ(c[0].worst().measured, 10);    // bandwidth: the lowest ratio
   EXPECT_DOUBLE_EQ(c[0].confidence, 0.95);
   EXPECT_EQ(c[0].evidence[1].measured, 20);  // evidence worst first
@@ -229,7 +229,7 @@ TEST(Console, RunFindingsJoinTheSummaryOnce) {
     s.begin(provenance(), twoNodes(), {});
     std::vector<core::Finding> analysed;
     for (const auto& f : rows) {
-      if (f.kind == "data_corruption") {
+      if (f.kind == core::FindingKind::kDataCorruption) {
         s.finding(f);
       } else {
         analysed.push_back(f);

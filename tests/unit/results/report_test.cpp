@@ -110,8 +110,8 @@ void addPairwise(ResultsFile& f, int slowNode = -1) {
   }
   if (slowNode >= 0) {
     core::Finding x;
-    x.severity = "error";
-    x.kind = "node";
+    x.severity = core::Severity::kError;
+    x.kind = core::FindingKind::kNode;
     x.subject = fmt::format("node{}", slowNode);
     x.measured = 40;
     x.expected = 360;
@@ -196,14 +196,14 @@ TEST(Report, EverySectionOfAFullRunVerdictFirst) {
   addPairwise(f, 1);
   addPatterns(f);
   core::Finding w;
-  w.severity = "warning";
-  w.kind = "scaling";
+  w.severity = core::Severity::kWarning;
+  w.kind = core::FindingKind::kScaling;
   w.subject = "nodes n=2";
   w.message = "scaling drops";
   f.findings.push_back(w);
   core::Finding l;
-  l.severity = "error";
-  l.kind = "link_latency";
+  l.severity = core::Severity::kError;
+  l.kind = core::FindingKind::kLinkLatency;
   l.subject = "gpu-000 <-> gpu-001";
   l.nodeA = 0;
   l.nodeB = 1;
@@ -247,8 +247,8 @@ TEST(Report, FindingsAreOneRowPerCulprit) {
   f.findings[0].confidence = 0.87;  // the slow node
   for (int i = 0; i < 36; ++i) {
     core::Finding x;
-    x.severity = "error";
-    x.kind = "data_corruption";
+    x.severity = core::Severity::kError;
+    x.kind = core::FindingKind::kDataCorruption;
     x.subject = i < 34 ? "rank 5 (gpu-001)" : "rank 5 <-> rank 2 (gpu-001, gpu-000)";
     x.measured = i == 20 ? 17 : 1;
     x.unit = "elements";
@@ -256,8 +256,8 @@ TEST(Report, FindingsAreOneRowPerCulprit) {
     f.findings.push_back(x);
   }
   core::Finding note;
-  note.severity = "info";
-  note.kind = "oversubscribed";
+  note.severity = core::Severity::kInfo;
+  note.kind = core::FindingKind::kOversubscribed;
   note.subject = "gpu-000";
   note.confidence = 1;
   note.message = "gpu-000 runs 4 ranks on 2 CPUs";
@@ -304,8 +304,6 @@ TEST(Report, HostileTextFromTheFileIsEscapedEverywhere) {
   f.training[0].ops = evil;
   f.scaling[0].level = evil;
   core::Finding x;
-  x.severity = evil;
-  x.kind = evil;
   x.subject = evil;
   x.unit = evil;
   x.message = evil;

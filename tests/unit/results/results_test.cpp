@@ -131,7 +131,7 @@ core::CollectiveRecord sampleRow(int step, int group, bool inPlace) {
 core::StepRecord sampleStep(int step, bool inPlace, const char* status) {
   core::StepRecord s;
   s.step = step;
-  s.kind = "collective";
+  s.kind = core::StepKind::kCollective;
   s.scope = "intra";
   s.op = "all_reduce";
   s.dtype = "float";
@@ -213,7 +213,7 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
   TempDir dir;
   const std::string path = dir.file("died.h5");
   core::Finding hang;
-  hang.kind = "hang";
+  hang.kind = core::FindingKind::kHang;
   hang.rank = 2;
   hang.measured = std::nan("");
   {
@@ -246,7 +246,7 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
   ASSERT_EQ(f.collectives.size(), 2u);  // step 2's row is not kept without its step line
   expectSameRecords(collectiveColumns(), f.collectives[1], sampleRow(0, 1, false));
   ASSERT_EQ(f.findings.size(), 1u);
-  EXPECT_EQ(f.findings[0].kind, "hang");
+  EXPECT_EQ(f.findings[0].kind, core::FindingKind::kHang);
   EXPECT_TRUE(std::isnan(f.findings[0].measured));
   // a clean end removes the journal: the HDF5 file is read again
   {
@@ -265,7 +265,8 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
 }
 
 // Found by fuzzing: numbers of the wrong kind and a type that is not text are a damaged journal
-// (a UsageError naming the line), and text that is not UTF-8 (a command line) is journaled anyway.
+// (a UsageError naming the line), so is a finding kind or severity fabricmap does not know, and
+// text that is not UTF-8 (a command line) is journaled anyway.
 TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
   TempDir dir;
   const std::string path = dir.file("odd.h5");
@@ -280,7 +281,9 @@ TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
   EXPECT_EQ(f.steps.size(), 1u);
   EXPECT_NE(f.provenance.commandLine.find("fabricmap run -o "), std::string::npos);
   for (const char* bad : {R"({"t":"step","step":5.5e46})", R"({"t":"step","step":-1,"bytes":-5})",
-                          R"({"t":"planned","steps":"many"})", R"({"t":7})", R"({"t":"node","gpu_links":3})"}) {
+                          R"({"t":"planned","steps":"many"})", R"({"t":7})", R"({"t":"node","gpu_links":3})",
+                          R"({"t":"finding","severity":"error","kind":"gremlin"})",
+                          R"({"t":"finding","severity":"fatal","kind":"node"})"}) {
     std::ofstream(journalPath(path), std::ios::app) << bad << "\n";
     try {
       readResults(path);
@@ -419,7 +422,7 @@ TEST(Console, NoisyStepsAndRunFindingsAreSaid) {
     noisy.noisy = true;
     s.step(noisy, Rows{sampleRow(0, 0, false)});
     core::Finding f;
-    f.kind = "data_corruption";
+    f.kind = core::FindingKind::kDataCorruption;
     f.subject = "rank 3 (gpu02)";
     f.message = "17 wrong elements";
     s.finding(f);

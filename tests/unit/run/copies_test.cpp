@@ -202,12 +202,12 @@ CopiedNode copiedNode(const std::function<double(int, int)>& bw) {
 TEST(CopyAnalysis, AnNvLinkPairCopyingAtPcieSpeedIsNamed) {
   const CopiedNode healthy = copiedNode([](int, int) { return 390.0; });
   for (const auto& f : analyze(healthy.m, healthy.topology, AnalysisConfig{})) {
-    EXPECT_NE(f.kind, "claimed_vs_measured") << f.message;
+    EXPECT_NE(f.kind, core::FindingKind::kClaimedVsMeasured) << f.message;
   }
   const CopiedNode broken = copiedNode([](int a, int b) { return a + b == 3 && (a == 1 || b == 1) ? 22.0 : 390.0; });
   std::vector<std::string> subjects;
   for (const auto& f : analyze(broken.m, broken.topology, AnalysisConfig{})) {
-    if (f.kind == "claimed_vs_measured") subjects.push_back(f.subject);
+    if (f.kind == core::FindingKind::kClaimedVsMeasured) subjects.push_back(f.subject);
   }
   EXPECT_EQ(subjects, (std::vector<std::string>{"h GPU1-GPU2"}));
 }
@@ -229,7 +229,7 @@ TEST(CopyAnalysis, FastCopiesOutweighASlowNcclTransfer) {
   }
   core::Matrices m = b.build();
   fixBaselines(m, n.topology);
-  for (const auto& f : analyze(m, n.topology, AnalysisConfig{})) EXPECT_NE(f.kind, "claimed_vs_measured") << f.message;
+  for (const auto& f : analyze(m, n.topology, AnalysisConfig{})) EXPECT_NE(f.kind, core::FindingKind::kClaimedVsMeasured) << f.message;
 }
 
 namespace fs = std::filesystem;
@@ -242,7 +242,7 @@ TEST(CopyResults, CopiesAndGpuMatricesReadBack) {
   MatrixBuilder b(t, matrixShapeOf(parse({"--copies"})));
   core::StepRecord step;
   step.step = 0;
-  step.kind = "copy";
+  step.kind = core::StepKind::kCopy;
   step.scope = "intra";
   step.op = "gpu_pair 0-1";
   step.status = "ok";

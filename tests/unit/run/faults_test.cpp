@@ -82,8 +82,8 @@ TEST(HangFinding, NamesRanksHostsAndWaiters) {
   const core::Topology t = topologies::buildTopology(probes, 0);
   const core::HangVerdict v{{3}, {0, 1, 2}, "stopped responding"};
   const core::Finding f = hangFinding(5, "world all_reduce float sum 1 MiB out-of-place", 12.4, 10, v, t);
-  EXPECT_EQ(f.kind, "hang");
-  EXPECT_EQ(f.severity, "error");
+  EXPECT_EQ(f.kind, core::FindingKind::kHang);
+  EXPECT_EQ(f.severity, core::Severity::kError);
   EXPECT_EQ(f.subject, "rank 3 (gpu-b)");
   EXPECT_EQ(f.rank, 3);
   EXPECT_EQ(f.nodeA, 1);
@@ -120,8 +120,8 @@ TEST(CorruptionFinding, NamesTheRanksTheLinkOrTheGpuPair) {
   row.wrong = 17;
   row.wrongRanks = "2-3";
   const core::Finding c = corruptionFinding(row, t);
-  EXPECT_EQ(c.kind, "data_corruption");
-  EXPECT_EQ(c.severity, "error");
+  EXPECT_EQ(c.kind, core::FindingKind::kDataCorruption);
+  EXPECT_EQ(c.severity, core::Severity::kError);
   EXPECT_EQ(c.subject, "ranks 2-3 (gpu-b)");
   EXPECT_EQ(c.rank, 2);
   EXPECT_EQ(c.nodeA, 1);

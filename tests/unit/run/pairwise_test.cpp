@@ -282,7 +282,7 @@ TEST(Matrices, QuickModeIsSparseAndEqualToTheDenseEquivalent) {
   ASSERT_EQ(fs.size(), fd.size());
   for (std::size_t i = 0; i < fs.size(); ++i) EXPECT_EQ(fs[i].message, fd[i].message);
   ASSERT_FALSE(fs.empty());
-  EXPECT_EQ(fs[0].kind, "node");
+  EXPECT_EQ(fs[0].kind, core::FindingKind::kNode);
   EXPECT_EQ(fs[0].nodeA, 7);
 
   // the file stores the measured cells and reads back sparse, equal, with the same classes

@@ -141,9 +141,9 @@ results::ResultsFile stoppedAfter(const core::Plan& plan, int kept) {
     }
   }
   core::Finding hang;
-  hang.kind = "hang";
+  hang.kind = core::FindingKind::kHang;
   core::Finding corrupt;
-  corrupt.kind = "data_corruption";
+  corrupt.kind = core::FindingKind::kDataCorruption;
   f.findings = {hang, corrupt};
   return f;
 }
@@ -171,7 +171,7 @@ TEST(Resume, ReplaysTheRecordedStepsOfTheSamePlan) {
   EXPECT_EQ(replay.result(plan.pairSteps[0]).pairs.size(), core::pairsOf(plan.pairSteps[0]).size());
   // only the hang is carried: corruption comes back with the replayed rows
   ASSERT_EQ(replay.carriedFindings().size(), 1u);
-  EXPECT_EQ(replay.carriedFindings()[0].kind, "hang");
+  EXPECT_EQ(replay.carriedFindings()[0].kind, core::FindingKind::kHang);
 }
 
 TEST(Resume, RefusesAFileOfAnotherPlan) {
@@ -202,7 +202,7 @@ core::Provenance someProvenance() {
 
 core::StepRecord someStep() {
   core::StepRecord s;
-  s.kind = "collective";
+  s.kind = core::StepKind::kCollective;
   s.status = "waived";
   return s;
 }

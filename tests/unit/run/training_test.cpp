@@ -121,8 +121,8 @@ TEST(TrainingPlan, DefaultLayoutAndRefusals) {
   const core::Plan wide = makePlan(trainingConfig({"--layout", "tp=8"}), two);
   const auto findings = layoutFindings(wide.layout, two);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].kind, "layout");
-  EXPECT_EQ(findings[0].severity, "warning");
+  EXPECT_EQ(findings[0].kind, core::FindingKind::kLayout);
+  EXPECT_EQ(findings[0].severity, core::Severity::kWarning);
   EXPECT_NE(findings[0].message.find("ranks 0-7"), std::string::npos) << findings[0].message;
   EXPECT_TRUE(layoutFindings(plan.layout, two).empty());
   EXPECT_THROW(makePlan(trainingConfig({"--layout", "tp=8", "--strict-layout"}), two), core::UsageError);
@@ -195,15 +195,15 @@ TEST(ScalingAnalysis, EfficiencyAndFindings) {
   const AnalysisConfig c;
   auto findings = scalingFindings(rows, c);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].kind, "scaling");
-  EXPECT_EQ(findings[0].severity, "warning");
+  EXPECT_EQ(findings[0].kind, core::FindingKind::kScaling);
+  EXPECT_EQ(findings[0].severity, core::Severity::kWarning);
   EXPECT_DOUBLE_EQ(findings[0].measured, 0.3);
   EXPECT_NE(findings[0].message.find("8 GPUs"), std::string::npos);
   // a noisy full node is not judged
   rows[2].noisy = true;
   findings = scalingFindings(rows, c);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].severity, "info");
+  EXPECT_EQ(findings[0].severity, core::Severity::kInfo);
   // a node that scales has no finding
   rows[2] = point("gpus", 8, 85);
   fillEfficiency(rows[2], rows);
@@ -256,7 +256,7 @@ TEST(TrainingRecords, FileAndJournalRoundTrip) {
   scale.step = 2;
   scale.efficiency = 1.0;
   core::StepRecord step;
-  step.kind = "training";
+  step.kind = core::StepKind::kTraining;
   const auto feed = [&](core::RecordSink& sink) {
     core::Provenance p;
     p.plannedSteps = 3;
@@ -267,7 +267,7 @@ TEST(TrainingRecords, FileAndJournalRoundTrip) {
     step.step = 1;
     sink.step(step, std::vector<core::TrainingRecord>{together});
     step.step = 2;
-    step.kind = "scaling";
+    step.kind = core::StepKind::kScaling;
     sink.step(step, std::vector<core::ScalingRecord>{scale});
   };
   const std::string path = (dir / "t.h5").string();

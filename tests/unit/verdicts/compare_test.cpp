@@ -74,7 +74,7 @@ results::ResultsFile run(int nodes, int perNode, double intra, double world, con
       f.matrices.rankUnidir.at(a, b) = same ? 380.f : 45.f;
     }
   }
-  f.findings.push_back({"warning", "link", "x", 1, 2, 0.5, "GB/s", "m"});
+  f.findings.push_back({core::Severity::kWarning, core::FindingKind::kLink, "x", 1, 2, 0.5, "GB/s", "m"});
   return f;
 }
 
