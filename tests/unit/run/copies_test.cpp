@@ -265,7 +265,7 @@ TEST(CopyResults, CopiesAndGpuMatricesReadBack) {
   EXPECT_EQ(f.copies[1].wrong, 7u);
   EXPECT_DOUBLE_EQ(f.copies[0].writeAB, 10);
   EXPECT_TRUE(std::isnan(f.copies[0].readBidir));
-  EXPECT_EQ(f.steps.at(0).kind, "copy");
+  EXPECT_EQ(f.steps.at(0).kind, core::StepKind::kCopy);
   ASSERT_TRUE(f.hasMatrices);
   EXPECT_FALSE(f.matrices.pairsMeasured);
   ASSERT_EQ(f.matrices.copies.size(), 2u);
