@@ -145,12 +145,43 @@ NearestNic nearestNic(const GpuTopology& topo, int gpu) {
   return best;
 }
 
-Classification classify(const GpuTopology& topo) {
-  Classification c;
-  c.warnings = topo.warnings;
-  const int n = topo.gpuCount();
-  c.linkBound = linkBoundFor(topo);
+namespace {
 
+// What the link matrix says: NVLink pairs, their counts, each GPU's summed count.
+struct LinkCensus {
+  int pairs = 0;
+  int nvPairs = 0;
+  int unknownPairs = 0;
+  std::set<int> counts;       // NVLink counts of the NVLink pairs
+  std::vector<int> linkSum;   // per GPU, its NVLinks summed over its peers
+  std::vector<std::string> noP2p;
+};
+
+LinkCensus censusOf(const GpuTopology& topo) {
+  const int n = topo.gpuCount();
+  LinkCensus k;
+  k.linkSum.assign(static_cast<std::size_t>(n), 0);
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const Link& link = topo.gpuLinks[a][b];
+      if (isNvLink(link)) k.linkSum[a] += link.nvlinks;
+      if (b < a) continue;
+      ++k.pairs;
+      if (isNvLink(link)) {
+        ++k.nvPairs;
+        k.counts.insert(link.nvlinks);
+      }
+      if (link.kind == LinkKind::kUnknown) ++k.unknownPairs;
+      if (link.p2p == Tristate::kNo) k.noP2p.push_back(fmt::format("GPU{}-GPU{}", a, b));
+    }
+  }
+  return k;
+}
+
+// Warnings about each GPU's nearest NIC and its inactive NVLinks.
+void gpuWarnings(const GpuTopology& topo, Classification& c) {
+  const int n = topo.gpuCount();
   for (int g = 0; g < n; ++g) {
     NearestNic nic = nearestNic(topo, g);
     if (nic.nic >= 0 &&
@@ -167,58 +198,13 @@ Classification classify(const GpuTopology& topo) {
     }
   }
 
-  if (n == 0) {
-    c.topologyClass = TopologyClass::kNoGpu;
-    c.nvswitch = topo.nvswitch;
-    c.nvswitchEvidence = "no GPUs";
-    c.summary = "no GPUs";
-    return c;
-  }
-  if (n == 1) {
-    c.topologyClass = TopologyClass::kSingleGpu;
-    c.nvswitch = topo.nvswitch;
-    c.nvswitchEvidence = topo.nvswitch == Tristate::kUnknown ? "one GPU, no NVLink peers" : "NVML";
-    c.summary = "one GPU";
-    return c;
-  }
+}
 
-  // What the link matrix says: NVLink pairs, their counts, each GPU's summed count.
-  int pairs = 0;
-  int nvPairs = 0;
-  int unknownPairs = 0;
-  std::set<int> counts;
-  std::vector<int> linkSum(static_cast<std::size_t>(n), 0);
-  std::vector<std::string> noP2p;
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      const Link& link = topo.gpuLinks[a][b];
-      if (isNvLink(link)) linkSum[a] += link.nvlinks;
-      if (b < a) continue;
-      ++pairs;
-      if (isNvLink(link)) {
-        ++nvPairs;
-        counts.insert(link.nvlinks);
-      }
-      if (link.kind == LinkKind::kUnknown) ++unknownPairs;
-      if (link.p2p == Tristate::kNo) noP2p.push_back(fmt::format("GPU{}-GPU{}", a, b));
-    }
-  }
-  if (unknownPairs > 0) {
-    c.warnings.push_back(
-        fmt::format("{} of {} GPU pairs have no link information; they are counted as not NVLink",
-                    unknownPairs, pairs));
-  }
-  if (!noP2p.empty()) {
-    c.warnings.push_back(fmt::format(
-        "no CUDA peer-to-peer access between {}: their traffic goes through host memory",
-        fmt::join(noP2p, ", ")));
-  }
-
-  // Is there an NVSwitch? NVML knows; otherwise only link counts that no GPU could have alone
-  // prove one. Sums that fit are a direct mesh or a switch the text cannot show, so "unknown".
-  const auto exceeding = std::max_element(linkSum.begin(), linkSum.end());
-  const int maxGpu = static_cast<int>(exceeding - linkSum.begin());
+// Is there an NVSwitch? NVML knows; otherwise only link counts that no GPU could have alone
+// prove one. Sums that fit are a direct mesh or a switch the text cannot show, so "unknown".
+void judgeNvswitch(const GpuTopology& topo, const LinkCensus& k, Classification& c) {
+  const auto exceeding = std::max_element(k.linkSum.begin(), k.linkSum.end());
+  const int maxGpu = static_cast<int>(exceeding - k.linkSum.begin());
   if (topo.nvswitch == Tristate::kYes) {
     c.nvswitch = Tristate::kYes;
     c.nvswitchEvidence = "NVML reports NVLinks to an NVSwitch";
@@ -233,7 +219,7 @@ Classification classify(const GpuTopology& topo) {
   } else if (topo.nvswitch == Tristate::kNo) {
     c.nvswitch = Tristate::kNo;
     c.nvswitchEvidence = "NVML reports no NVLink to an NVSwitch";
-  } else if (nvPairs == 0) {
+  } else if (k.nvPairs == 0) {
     c.nvswitch = Tristate::kNo;
     c.nvswitchEvidence = "no NVLink";
   } else {
@@ -243,8 +229,53 @@ Classification classify(const GpuTopology& topo) {
         "the source cannot show",
         c.linkBound);
   }
-  const bool switched = c.nvswitch == Tristate::kYes;
+}
 
+// Some GPU pairs NVLink without a switch: NVLink pairs (cliques, PCIe between them) or a partial mesh.
+void classifyUnswitchedPartial(const GpuTopology& topo, const LinkCensus& k, Classification& c) {
+  const int n = topo.gpuCount();
+  const int pairs = k.pairs;
+  const int nvPairs = k.nvPairs;
+  const std::set<int>& counts = k.counts;
+  const std::vector<int>& linkSum = k.linkSum;
+  const bool cliques =
+      std::all_of(c.nvlinkGroups.begin(), c.nvlinkGroups.end(),
+                  [&topo](const std::vector<int>& g) { return isClique(topo, g); });
+  std::vector<std::string> groupNames;
+  for (const std::vector<int>& g : c.nvlinkGroups) {
+    groupNames.push_back(fmt::format("{{{}}}", fmt::join(g, ",")));
+  }
+  if (cliques) {
+    c.topologyClass = TopologyClass::kNvLinkPairs;
+    c.summary = fmt::format("NVLink ({}) only inside {} ({} of {} pairs), PCIe elsewhere",
+                            countsText(counts), fmt::join(groupNames, " "), nvPairs, pairs);
+    std::vector<int> alone;
+    for (int g = 0; g < n; ++g) {
+      if (linkSum[g] == 0) alone.push_back(g);
+    }
+    if (!alone.empty()) {
+      c.warnings.push_back(
+          fmt::format("{} without an NVLink partner: PCIe to every peer", gpuList(alone)));
+    }
+  } else {
+    c.topologyClass = TopologyClass::kNvLinkPartialMesh;
+    c.summary = fmt::format(
+        "{} of {} GPU pairs NVLink ({}), the NVLink graph {} but not complete", nvPairs, pairs,
+        countsText(counts),
+        c.nvlinkGroups.size() == 1 && c.nvlinkGroups[0].size() == static_cast<std::size_t>(n)
+            ? "connected"
+            : "partly connected");
+  }
+}
+
+// The class from the NVLink graph: none, all pairs (switched, a direct mesh, or one bridge), or
+// some (pairs, or a partial mesh), with the warnings a degraded node gets.
+void classifyShape(const GpuTopology& topo, const LinkCensus& k, Classification& c) {
+  const int n = topo.gpuCount();
+  const int pairs = k.pairs;
+  const int nvPairs = k.nvPairs;
+  const std::set<int>& counts = k.counts;
+  const bool switched = c.nvswitch == Tristate::kYes;
   c.nvlinkGroups = nvlinkComponents(topo);
   if (nvPairs == 0) {
     c.topologyClass = TopologyClass::kPcieOnly;
@@ -289,35 +320,47 @@ Classification classify(const GpuTopology& topo) {
         "down, or GPUs outside the NVLink fabric)",
         gpuList(gpusWith(without, worst)), worst, n - 1));
   } else {
-    const bool cliques =
-        std::all_of(c.nvlinkGroups.begin(), c.nvlinkGroups.end(),
-                    [&topo](const std::vector<int>& g) { return isClique(topo, g); });
-    std::vector<std::string> groupNames;
-    for (const std::vector<int>& g : c.nvlinkGroups) {
-      groupNames.push_back(fmt::format("{{{}}}", fmt::join(g, ",")));
-    }
-    if (cliques) {
-      c.topologyClass = TopologyClass::kNvLinkPairs;
-      c.summary = fmt::format("NVLink ({}) only inside {} ({} of {} pairs), PCIe elsewhere",
-                              countsText(counts), fmt::join(groupNames, " "), nvPairs, pairs);
-      std::vector<int> alone;
-      for (int g = 0; g < n; ++g) {
-        if (linkSum[g] == 0) alone.push_back(g);
-      }
-      if (!alone.empty()) {
-        c.warnings.push_back(
-            fmt::format("{} without an NVLink partner: PCIe to every peer", gpuList(alone)));
-      }
-    } else {
-      c.topologyClass = TopologyClass::kNvLinkPartialMesh;
-      c.summary = fmt::format(
-          "{} of {} GPU pairs NVLink ({}), the NVLink graph {} but not complete", nvPairs, pairs,
-          countsText(counts),
-          c.nvlinkGroups.size() == 1 && c.nvlinkGroups[0].size() == static_cast<std::size_t>(n)
-              ? "connected"
-              : "partly connected");
-    }
+    classifyUnswitchedPartial(topo, k, c);
   }
+}
+
+}  // namespace
+
+Classification classify(const GpuTopology& topo) {
+  Classification c;
+  c.warnings = topo.warnings;
+  const int n = topo.gpuCount();
+  c.linkBound = linkBoundFor(topo);
+  gpuWarnings(topo, c);
+  if (n == 0) {
+    c.topologyClass = TopologyClass::kNoGpu;
+    c.nvswitch = topo.nvswitch;
+    c.nvswitchEvidence = "no GPUs";
+    c.summary = "no GPUs";
+    return c;
+  }
+  if (n == 1) {
+    c.topologyClass = TopologyClass::kSingleGpu;
+    c.nvswitch = topo.nvswitch;
+    c.nvswitchEvidence = topo.nvswitch == Tristate::kUnknown ? "one GPU, no NVLink peers" : "NVML";
+    c.summary = "one GPU";
+    return c;
+  }
+
+  const LinkCensus k = censusOf(topo);
+  if (k.unknownPairs > 0) {
+    c.warnings.push_back(
+        fmt::format("{} of {} GPU pairs have no link information; they are counted as not NVLink",
+                    k.unknownPairs, k.pairs));
+  }
+  if (!k.noP2p.empty()) {
+    c.warnings.push_back(fmt::format(
+        "no CUDA peer-to-peer access between {}: their traffic goes through host memory",
+        fmt::join(k.noP2p, ", ")));
+  }
+
+  judgeNvswitch(topo, k, c);
+  classifyShape(topo, k, c);
   return c;
 }
 

@@ -234,6 +234,27 @@ struct Steps {
   }
 };
 
+// The collective sweeps, feeding rank 0's sinks.
+void runCollectiveSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps,
+                        std::vector<WrongResult>& wrong) {
+  for (const core::CollectiveStep& step : plan.collectiveSteps) {
+    worker::StepResult result = steps.run(step, executor);
+    if (!steps.resuming.root) continue;
+    for (const auto& row : result.rows) result.step.noisy = result.step.noisy || row.timeUs.cv > steps.config.noiseCv;
+    steps.progress.clear();
+    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
+    for (const auto& row : result.rows) {
+      if (row.wrong == 0) continue;
+      const core::Finding f = corruptionFinding(row, steps.topology);
+      steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+      wrong.push_back({fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on rank(s) {}", row.op,
+                                   row.dtype, core::formatBytes(step.bytes), row.inPlace ? "in-place" : "out-of-place",
+                                   row.redop == "none" ? "" : " (" + row.redop + ")", row.scope, row.group, row.wrong,
+                                   row.wrongRanks)});
+    }
+  }
+}
+
 // Runs the pair steps from `first` on, feeding rank 0's sinks and matrix builder (null elsewhere).
 void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& executor, Steps& steps,
                   MatrixBuilder* builder, std::vector<WrongResult>& wrong) {
@@ -394,6 +415,100 @@ void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Execu
   steps.sinks.each([&](core::RecordSink& s) { s.analysis(result, findings); });
 }
 
+// --resume: rank 0 reads the stopped run (returned there), every rank takes its configuration.
+std::optional<results::ResultsFile> readStoppedRun(int rank, const ParsedRun& parsed, RunConfig& config) {
+  std::optional<results::ResultsFile> stopped;
+  if (parsed.resume.empty()) return stopped;
+  std::string recorded;
+  onRootAgreeing(rank, [&] {
+    stopped = readResumable(parsed.resume);
+    recorded = encode(recordedRunOf(*stopped));
+  });
+  config = resumedConfig(parsed, decodeRecordedRun(worker::broadcastString(MPI_COMM_WORLD, recorded)));
+  return stopped;
+}
+
+// The steps a resumed run takes from its file: the same plan on the same ranks, or a refusal. The
+// decision is rank 0's, broadcast.
+Resuming resumingOf(int rank, const std::string& resume, const std::optional<results::ResultsFile>& stopped,
+                    const core::Topology& topology, const core::Plan& plan) {
+  Resuming resuming;
+  resuming.root = rank == 0;
+  if (resume.empty()) return resuming;
+  onRootAgreeing(rank, [&] {
+    const std::string why = layoutDifference(stopped->topology, topology);
+    if (!why.empty()) throw core::UsageError(fmt::format("cannot resume '{}': {}", resume, why));
+    resuming.replay = Replay(*stopped);
+    resuming.recorded = resuming.replay.match(plan, 0, true);
+  });
+  worker::broadcastBytes(MPI_COMM_WORLD, resuming.recorded);
+  return resuming;
+}
+
+// Rank 0's results file and its journal (after the file: finish() removes it).
+struct FileSinks {
+  std::unique_ptr<results::H5Sink> file;
+  std::unique_ptr<results::JournalSink> journal;
+};
+
+// Creates the results file (config.output, or the default path) and its journal. A resumed run's
+// files replace the stopped run's once its steps are in them again.
+FileSinks openFileSinks(RunConfig& config, bool resumed, Resuming& resuming) {
+  const bool defaulted = config.output.empty();
+  if (defaulted) config.output = defaultOutputPath();
+  results::checkWritable(config.output, defaulted);
+  const results::Publish when = resumed ? results::Publish::kWhenAsked : results::Publish::kAtBegin;
+  FileSinks out{std::make_unique<results::H5Sink>(config.output, when),
+                std::make_unique<results::JournalSink>(config.output, when)};
+  resuming.file = out.file.get();
+  resuming.journal = out.journal.get();
+  resuming.published = !resumed;
+  return out;
+}
+
+// A new run's provenance: who ran what, with which configuration and plan.
+core::Provenance newProvenance(const std::string& commandLine, const std::vector<std::string>& args,
+                               const std::string& backendName, const core::Topology& topology, const RunConfig& config,
+                               const core::Plan& plan) {
+  core::Provenance provenance = makeProvenance(commandLine, backendName, topology);
+  provenance.plannedSteps = plan.stepCount();
+  provenance.runConfig = toJsonString(config);
+  provenance.runArguments = nlohmann::json(args).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return provenance;
+}
+
+// What the backend needs to know of this rank and the run.
+worker::BackendContext backendContext(const RunConfig& config, const core::Topology& topology, int rank) {
+  worker::BackendContext context;
+  context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
+  context.gpusPerNode = config.gpusPerNode;
+  context.cudaGraph = config.cudaGraph;
+  if (config.stepTimeout > 0) context.stepTimeoutSeconds = config.stepTimeout;
+  return context;
+}
+
+// The run's exit code on every rank: rank 0 names the results file and, when some measurement got
+// wrong data, says which (exit 1).
+int finalVerdict(bool root, const std::string& output, const std::vector<WrongResult>& wrong) {
+  int code = static_cast<int>(core::ExitCode::kOk);
+  if (root) {
+    fmt::print("# Results: {} (complete)\n", output);
+    std::fflush(stdout);
+    if (!wrong.empty()) {
+      std::string message = fmt::format("wrong results in {} measurement(s):", wrong.size());
+      constexpr std::size_t kShown = 20;
+      for (std::size_t i = 0; i < wrong.size() && i < kShown; ++i) message += "\n  " + wrong[i].what;
+      if (wrong.size() > kShown) {
+        message += fmt::format("\n  ... and {} more (see /collectives in the file)", wrong.size() - kShown);
+      }
+      printError(message);
+      code = static_cast<int>(core::ExitCode::kMeasuredFailure);
+    }
+  }
+  FM_MPI(MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  return code;
+}
+
 // `--preflight`: the checks, the table on rank 0, exit 0 or 2 (every rank the same). Nothing is
 // written; the output is only tried.
 int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, const core::Topology& topology,
@@ -439,16 +554,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       return 0;
     }
     RunConfig config = parsed.config;
-    // --resume: rank 0 reads the stopped run; every rank takes its configuration
-    std::optional<results::ResultsFile> stopped;
-    if (!parsed.resume.empty()) {
-      std::string recorded;
-      onRootAgreeing(rank, [&] {
-        stopped = readResumable(parsed.resume);
-        recorded = encode(recordedRunOf(*stopped));
-      });
-      config = resumedConfig(parsed, decodeRecordedRun(worker::broadcastString(MPI_COMM_WORLD, recorded)));
-    }
+    std::optional<results::ResultsFile> stopped = readStoppedRun(rank, parsed, config);
 
     const std::vector<core::HostProbe> probes = worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost());
     core::Topology topology = topologies::buildTopology(probes, config.ranksPerNode);
@@ -462,61 +568,27 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
     if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);
 
-    worker::BackendContext context;
-    context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
-    context.gpusPerNode = config.gpusPerNode;
-    context.cudaGraph = config.cudaGraph;
-    if (config.stepTimeout > 0) context.stepTimeoutSeconds = config.stepTimeout;
-    std::unique_ptr<worker::Backend> backend = choice.info->create(context);
+    std::unique_ptr<worker::Backend> backend = choice.info->create(backendContext(config, topology, rank));
     describeGpus(topology, *backend);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 
-    // the steps a resumed run takes from its file: the same plan on the same ranks, or a refusal
-    Resuming resuming;
-    resuming.root = root;
-    if (!parsed.resume.empty()) {  // every rank: the decision is rank 0's, broadcast
-      onRootAgreeing(rank, [&] {
-        const std::string why = layoutDifference(stopped->topology, topology);
-        if (!why.empty()) throw core::UsageError(fmt::format("cannot resume '{}': {}", parsed.resume, why));
-        resuming.replay = Replay(*stopped);
-        resuming.recorded = resuming.replay.match(plan, 0, true);
-      });
-      worker::broadcastBytes(MPI_COMM_WORLD, resuming.recorded);
-    }
+    Resuming resuming = resumingOf(rank, parsed.resume, stopped, topology, plan);
 
-    std::unique_ptr<results::H5Sink> file;
-    std::unique_ptr<results::JournalSink> journal;  // after the file: finish() removes it
-    onRootAgreeing(rank, [&] {
-      const bool defaulted = config.output.empty();
-      if (defaulted) config.output = defaultOutputPath();
-      results::checkWritable(config.output, defaulted);
-      // a resumed run's files replace the stopped run's once its steps are in them again
-      const results::Publish when = stopped ? results::Publish::kWhenAsked : results::Publish::kAtBegin;
-      file = std::make_unique<results::H5Sink>(config.output, when);
-      journal = std::make_unique<results::JournalSink>(config.output, when);
-      resuming.file = file.get();
-      resuming.journal = journal.get();
-      resuming.published = !stopped;
-    });
+    FileSinks files;
+    onRootAgreeing(rank, [&] { files = openFileSinks(config, stopped.has_value(), resuming); });
 
     results::ConsoleSink console(stdout);
     Sinks sinks;
     if (root) {
-      sinks.add(file.get());
+      sinks.add(files.file.get());
       sinks.add(&console);
-      sinks.add(journal.get());
+      sinks.add(files.journal.get());
     }
-    core::Provenance provenance;
     const int kept = static_cast<int>(std::count(resuming.recorded.begin(), resuming.recorded.end(), 1));
-    if (stopped) {
-      provenance = resumedProvenance(stopped->provenance, plan.stepCount(), kept, utcNow(false), shellJoin(argc, argv));
-    } else {
-      provenance = makeProvenance(shellJoin(argc, argv), backendName, topology);
-      provenance.plannedSteps = plan.stepCount();
-      provenance.runConfig = toJsonString(config);
-      provenance.runArguments = nlohmann::json(args).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    }
+    const core::Provenance provenance =
+        stopped ? resumedProvenance(stopped->provenance, plan.stepCount(), kept, utcNow(false), shellJoin(argc, argv))
+                : newProvenance(shellJoin(argc, argv), args, backendName, topology, config, plan);
     const std::vector<core::ScopeRecord> scopes = scopeRecords(plan);
     sinks.each([&](core::RecordSink& s) { s.begin(provenance, topology, scopes); });
     if (root && !choice.reason.empty()) {
@@ -530,9 +602,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
         std::fflush(stdout);
       }
       // what the stopped run found that no step brings back: its hang
-      for (const core::Finding& f : resuming.replay.carriedFindings()) {
-        sinks.each([&](core::RecordSink& s) { s.finding(f); });
-      }
+      for (const core::Finding& f : resuming.replay.carriedFindings()) sinks.each([&](core::RecordSink& s) { s.finding(f); });
       stopped.reset();
     }
 
@@ -549,24 +619,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     executor.setObserver(&watchdog);
     Steps steps{config, topology, progress, watchdog, sinks, resuming};
     std::vector<WrongResult> wrong;
-    for (const core::CollectiveStep& step : plan.collectiveSteps) {
-      worker::StepResult result = steps.run(step, executor);
-      if (!root) continue;
-      for (const auto& row : result.rows) result.step.noisy = result.step.noisy || row.timeUs.cv > config.noiseCv;
-      progress.clear();
-      sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
-      for (const auto& row : result.rows) {
-        if (row.wrong == 0) continue;
-        const core::Finding f = corruptionFinding(row, topology);
-        sinks.each([&](core::RecordSink& s) { s.finding(f); });
-        wrong.push_back({fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on "
-                                     "rank(s) {}",
-                                     row.op, row.dtype, core::formatBytes(step.bytes),
-                                     row.inPlace ? "in-place" : "out-of-place",
-                                     row.redop == "none" ? "" : " (" + row.redop + ")", row.scope,
-                                     row.group, row.wrong, row.wrongRanks)});
-      }
-    }
+    runCollectiveSteps(plan, executor, steps, wrong);
     runScalingSteps(plan, executor, steps, wrong);
     runTrainingSteps(plan, executor, steps);
     if (!plan.copySteps.empty() || !plan.pairSteps.empty()) runMatrices(topology, plan, executor, steps, wrong);
@@ -574,23 +627,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     if (root) resuming.publish();  // every step was in the file already
     sinks.each([&](core::RecordSink& s) { s.finish(true); });
 
-    int code = static_cast<int>(core::ExitCode::kOk);
-    if (root) {
-      fmt::print("# Results: {} (complete)\n", config.output);
-      std::fflush(stdout);
-      if (!wrong.empty()) {
-        std::string message = fmt::format("wrong results in {} measurement(s):", wrong.size());
-        constexpr std::size_t kShown = 20;
-        for (std::size_t i = 0; i < wrong.size() && i < kShown; ++i) message += "\n  " + wrong[i].what;
-        if (wrong.size() > kShown) {
-          message += fmt::format("\n  ... and {} more (see /collectives in the file)", wrong.size() - kShown);
-        }
-        printError(message);
-        code = static_cast<int>(core::ExitCode::kMeasuredFailure);
-      }
-    }
-    FM_MPI(MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    return code;
+    return finalVerdict(root, config.output, wrong);
   } catch (const core::UsageError& e) {
     // Usage errors are reached by every rank together (parsing and planning are deterministic,
     // rank-0-only checks are agreed by broadcast), so all ranks finalize and exit 2.

@@ -71,8 +71,8 @@ constexpr std::uint64_t kMaxPairBytes = 1ull << 30;
 // A pairwise stream's window: osu_bw's 64 messages per iteration, acknowledged once per window.
 constexpr int kPairWindow = 64;
 
-po::options_description describeOptions() {
-  po::options_description d("fabricmap run options");
+// The sweep (nccl-tests' options and the layout of ranks and groups), in --help's order.
+void addSweepOptions(po::options_description& d) {
   // clang-format off
   d.add_options()
     ("help,h", "show this help")
@@ -119,7 +119,14 @@ po::options_description describeOptions() {
     ("ranks-per-node", po::value<int>(),
      "treat consecutive blocks of K ranks as one node (testing on one machine; recorded as emulated)")
     ("progress", po::value<std::string>()->implicit_value("live"),
-     "live | lines | off (default: live when stderr is a terminal)")
+     "live | lines | off (default: live when stderr is a terminal)");
+  // clang-format on
+}
+
+// The phases (collectives, copies, pairwise, training, scaling), their judging, and running.
+void addPhaseOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
     ("collectives", "run the collective sweeps only (default: collectives and pairwise)")
     ("pairwise", "run the pairwise bandwidth/latency matrices (phases given: only those run)")
     ("copies", "run the GPU-pair copy matrix inside each node (default with GPUs; on the mpi "
@@ -173,6 +180,12 @@ po::options_description describeOptions() {
      "error:rank=R[:op=OP][:step=N] fails that rank with a runtime error; stall:rank=R:step=N "
      "hangs it (sleeps forever); crash:rank=R:step=N kills it (SIGKILL)");
   // clang-format on
+}
+
+po::options_description describeOptions() {
+  po::options_description d("fabricmap run options");
+  addSweepOptions(d);
+  addPhaseOptions(d);
   return d;
 }
 
@@ -295,56 +308,32 @@ void refusePlaceholders(const std::vector<std::string>& args) {
   }
 }
 
-ParsedRun parseRunOptions(const std::vector<std::string>& args) {
-  refusePlaceholders(args);
-  ParsedRun parsed;
-  po::variables_map vm;
-  try {
-    // No positional arguments: a stray word is an error, not silently ignored.
-    const po::positional_options_description none;
-    po::store(po::command_line_parser(args)
-                  .options(describeOptions())
-                  .positional(none)
-                  .style(po::command_line_style::unix_style)
-                  .run(),
-              vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw core::UsageError(std::string(e.what()) + " (see fabricmap run --help)");
-  }
-  if (vm.count("help")) {
-    parsed.help = true;
-    return parsed;
-  }
-  RunConfig& c = parsed.config;
+namespace {
 
-  c.suite = vm["suite"].as<std::string>();
-  const Suite* suite = &suiteNamed(c.suite);
-  c.backend = vm["backend"].as<std::string>();
-  if (c.backend != "auto" && worker::findBackend(c.backend) == nullptr) {
-    throw core::UsageError(fmt::format("unknown --backend '{}' ({})", c.backend, worker::backendNames(true)));
-  }
+// The value of option `name`, or the suite's `fallback`.
+std::string optionOr(const po::variables_map& vm, const char* name, const char* fallback) {
+  return vm.count(name) ? vm[name].as<std::string>() : std::string(fallback);
+}
 
-  const auto str = [&](const char* name, const char* fallback) {
-    return vm.count(name) ? vm[name].as<std::string>() : std::string(fallback);
-  };
-  c.minBytes = core::parseBytes(str("min-bytes", suite->minBytes), "-b/--min-bytes");
-  c.maxBytes = core::parseBytes(str("max-bytes", suite->maxBytes), "-e/--max-bytes");
+// The sweep: sizes, step, iterations, check, data types and ops (nccl-tests' options).
+void parseSweep(const po::variables_map& vm, const Suite& suite, RunConfig& c) {
+  c.minBytes = core::parseBytes(optionOr(vm, "min-bytes", suite.minBytes), "-b/--min-bytes");
+  c.maxBytes = core::parseBytes(optionOr(vm, "max-bytes", suite.maxBytes), "-e/--max-bytes");
   c.maxBytesGiven = vm.count("max-bytes") > 0;
   if (vm.count("step-bytes")) {
     if (vm.count("step-factor")) {
       throw core::UsageError("-f/--step-factor and -i/--step-bytes exclude each other: choose one");
     }
-    c.stepBytes = core::parseBytes(str("step-bytes", "0"), "-i/--step-bytes");
+    c.stepBytes = core::parseBytes(optionOr(vm, "step-bytes", "0"), "-i/--step-bytes");
     if (c.stepBytes == 0) throw core::UsageError("-i/--step-bytes must be at least 1 element");
   }
   if (vm.count("step-factor")) {
     c.stepFactor = parsePositiveInteger(vm["step-factor"].as<std::string>(), "-f/--step-factor");
   } else {
-    c.stepFactor = static_cast<std::uint64_t>(suite->stepFactor);
+    c.stepFactor = static_cast<std::uint64_t>(suite.stepFactor);
   }
-  c.iters = vm.count("iters") ? vm["iters"].as<int>() : suite->iters;
-  c.warmup = vm.count("warmup-iters") ? vm["warmup-iters"].as<int>() : suite->warmup;
+  c.iters = vm.count("iters") ? vm["iters"].as<int>() : suite.iters;
+  c.warmup = vm.count("warmup-iters") ? vm["warmup-iters"].as<int>() : suite.warmup;
 
   const int check = vm["check"].as<int>();
   if (check != 0 && check != 1) throw core::UsageError("-c/--check must be 0 or 1");
@@ -360,7 +349,10 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     for (const auto& t : core::allOps()) all.push_back(t.op);
     return all;
   });
+}
 
+// -o and --op; true when -o named the reduction ops, not the output file.
+bool parseRedOpsAndOutput(const po::variables_map& vm, RunConfig& c) {
   // -o is nccl-tests' reduction op, and DESIGN's output file: a value that reads as a list of
   // reduction ops is the op, anything else the output path.
   std::string redops = vm.count("op") ? vm["op"].as<std::string>() : "";
@@ -385,7 +377,11 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     }
   }
   c.redops = parseRedOps(redops.empty() ? "sum" : redops);
+  return redopsFromO;
+}
 
+// Placement, scopes and group shapes, the ranks' and GPUs' layout, and the progress display.
+void parsePlacementAndScopes(const po::variables_map& vm, RunConfig& c) {
   const bool in = vm.count("in-place") > 0;
   const bool out = vm.count("out-of-place") > 0;
   c.placement = in && !out ? Placement::kInPlace : (out && !in ? Placement::kOutOfPlace : Placement::kBoth);
@@ -420,8 +416,10 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     else if (p == "auto") c.progress = ProgressMode::kAuto;
     else throw core::UsageError("unknown --progress mode '" + p + "' (live, lines, off)");
   }
+}
 
-  // what runs
+// Noise, the step deadline and CUDA graphs.
+void parseRunControl(const po::variables_map& vm, RunConfig& c) {
   c.noiseCv = vm["noise-cv"].as<double>();
   if (!(c.noiseCv > 0) || !std::isfinite(c.noiseCv)) throw core::UsageError("--noise-cv must be a positive number");
   if (vm.count("step-timeout")) {
@@ -436,6 +434,10 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     if (launches < 0) throw core::UsageError("-G/--cudagraph must not be negative");
     c.cudaGraph = c.cudaGraph || launches > 0;
   }
+}
+
+// What runs: --patterns and the phase switches (--collectives, --pairwise, --copies, --scaling).
+void parsePhases(const po::variables_map& vm, RunConfig& c) {
   std::set<std::string> patterns;
   if (vm.count("patterns")) {
     for (const std::string& p : splitList(vm["patterns"].as<std::string>())) {
@@ -458,15 +460,18 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   c.copies = asked("copies");
   c.training = asked("training");
   c.scaling = vm.count("scaling") > 0;
-  parseTraining(vm, *suite, c);
-  c.copyBytes = core::parseBytes(str("copy-bytes", suite->copyBytes), "--copy-bytes");
+}
+
+// GPU-pair copies, the pairwise streams and the thresholds they are judged by.
+void parsePairwise(const po::variables_map& vm, const Suite& suite, RunConfig& c) {
+  c.copyBytes = core::parseBytes(optionOr(vm, "copy-bytes", suite.copyBytes), "--copy-bytes");
   c.copyBytesGiven = vm.count("copy-bytes") > 0;
   if (c.copyBytes < 4) throw core::UsageError("--copy-bytes must be at least 4 bytes");
   if (c.copyBytes > kMaxPairBytes * 4) {
     throw core::UsageError(fmt::format("--copy-bytes {} is too large (at most {})", core::formatBytes(c.copyBytes),
                                        core::formatBytes(kMaxPairBytes * 4)));
   }
-  c.copyIters = vm.count("copy-iters") ? vm["copy-iters"].as<int>() : suite->copyIters;
+  c.copyIters = vm.count("copy-iters") ? vm["copy-iters"].as<int>() : suite.copyIters;
   if (c.copyIters < 1) throw core::UsageError("--copy-iters must be at least 1");
   const std::string mode = vm["pairwise-mode"].as<std::string>();
   if (mode == "full") c.pairwiseMode = PairwiseMode::kFull;
@@ -474,7 +479,7 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   else throw core::UsageError("unknown --pairwise-mode '" + mode + "' (full or quick)");
   c.pairwisePeers = vm["pairwise-peers"].as<int>();
   if (c.pairwisePeers < 1) throw core::UsageError("--pairwise-peers must be at least 1");
-  c.pairBytes = core::parseBytes(str("pair-bytes", suite->pairBytes), "--pair-bytes");
+  c.pairBytes = core::parseBytes(optionOr(vm, "pair-bytes", suite.pairBytes), "--pair-bytes");
   c.pairBytesGiven = vm.count("pair-bytes") > 0;
   if (c.pairBytes == 0) throw core::UsageError("--pair-bytes must be at least 1 byte");
   if (c.pairBytes > kMaxPairBytes) {
@@ -483,9 +488,9 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   }
   c.pairWindow = vm.count("pair-window") ? vm["pair-window"].as<int>() : kPairWindow;
   if (c.pairWindow < 1 || c.pairWindow > 1024) throw core::UsageError("--pair-window must be in 1..1024");
-  c.pairIters = vm.count("pair-iters") ? vm["pair-iters"].as<int>() : suite->pairIters;
+  c.pairIters = vm.count("pair-iters") ? vm["pair-iters"].as<int>() : suite.pairIters;
   if (c.pairIters < 1) throw core::UsageError("--pair-iters must be at least 1");
-  c.latencyIters = vm.count("latency-iters") ? vm["latency-iters"].as<int>() : suite->latencyIters;
+  c.latencyIters = vm.count("latency-iters") ? vm["latency-iters"].as<int>() : suite.latencyIters;
   if (c.latencyIters < 0) throw core::UsageError("--latency-iters must not be negative");
   c.retests = vm["retests"].as<int>();
   if (c.retests < 0 || c.retests > 10) throw core::UsageError("--retests must be in 0..10");
@@ -501,31 +506,29 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   if (!(c.latencyFactor >= 1.0) || !std::isfinite(c.latencyFactor)) {
     throw core::UsageError(fmt::format("--latency-factor must be at least 1 (got {})", c.latencyFactor));
   }
+}
 
-  c.preflight = vm.count("preflight") > 0;
-  if (vm.count("inject-fault")) {
-    for (const auto& f : vm["inject-fault"].as<std::vector<std::string>>()) {
-      c.faults.push_back(parseFault(f));
-    }
-  }
-
+// --resume, and whether any measurement option was given (a resumed run must not change them).
+void parseResume(const po::variables_map& vm, bool redopsFromO, ParsedRun& out) {
   // resuming: the measurement options, when given at all, must be the recorded run's
   if (vm.count("resume")) {
-    parsed.resume = vm["resume"].as<std::string>();
-    if (parsed.resume.empty()) throw core::UsageError("--resume needs the results file to finish");
-    if (!c.output.empty() && c.output != parsed.resume) {
+    out.resume = vm["resume"].as<std::string>();
+    if (out.resume.empty()) throw core::UsageError("--resume needs the results file to finish");
+    if (!out.config.output.empty() && out.config.output != out.resume) {
       throw core::UsageError(fmt::format("--resume {} writes to the file it finishes; the output {} "
-                                         "is a different file", parsed.resume, c.output));
+                                         "is a different file", out.resume, out.config.output));
     }
   }
   static const std::set<std::string> kRunTime{"resume", "output", "progress", "step-timeout", "inject-fault", "preflight"};
   for (const auto& [name, value] : vm) {
     if (value.defaulted() || kRunTime.count(name) > 0) continue;
     if (name == "-o" && !redopsFromO) continue;  // -o named the output file
-    parsed.measurementGiven = true;
+    out.measurementGiven = true;
   }
+}
 
-  // ---- cross-option checks
+// What no single option can check.
+void checkCrossOptions(const RunConfig& c) {
   if (c.minBytes == 0) throw core::UsageError("-b/--min-bytes must be at least 1 element");
   if (c.minBytes > c.maxBytes) {
     throw core::UsageError(fmt::format("-b/--min-bytes ({}) is larger than -e/--max-bytes ({})",
@@ -546,6 +549,53 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
     if (c.minBytes % ts != 0) throw notMultiple(c.minBytes, "-b/--min-bytes");
     if (c.stepBytes % ts != 0) throw notMultiple(c.stepBytes, "-i/--step-bytes");
   }
+}
+
+}  // namespace
+
+ParsedRun parseRunOptions(const std::vector<std::string>& args) {
+  refusePlaceholders(args);
+  ParsedRun parsed;
+  po::variables_map vm;
+  try {
+    // No positional arguments: a stray word is an error, not silently ignored.
+    const po::positional_options_description none;
+    po::store(po::command_line_parser(args)
+                  .options(describeOptions())
+                  .positional(none)
+                  .style(po::command_line_style::unix_style)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw core::UsageError(std::string(e.what()) + " (see fabricmap run --help)");
+  }
+  if (vm.count("help")) {
+    parsed.help = true;
+    return parsed;
+  }
+  RunConfig& c = parsed.config;
+  c.suite = vm["suite"].as<std::string>();
+  const Suite& suite = suiteNamed(c.suite);
+  c.backend = vm["backend"].as<std::string>();
+  if (c.backend != "auto" && worker::findBackend(c.backend) == nullptr) {
+    throw core::UsageError(fmt::format("unknown --backend '{}' ({})", c.backend, worker::backendNames(true)));
+  }
+  parseSweep(vm, suite, c);
+  const bool redopsFromO = parseRedOpsAndOutput(vm, c);
+  parsePlacementAndScopes(vm, c);
+  parseRunControl(vm, c);
+  parsePhases(vm, c);
+  parseTraining(vm, suite, c);
+  parsePairwise(vm, suite, c);
+  c.preflight = vm.count("preflight") > 0;
+  if (vm.count("inject-fault")) {
+    for (const auto& f : vm["inject-fault"].as<std::vector<std::string>>()) {
+      c.faults.push_back(parseFault(f));
+    }
+  }
+  parseResume(vm, redopsFromO, parsed);
+  checkCrossOptions(c);
   return parsed;
 }
 
@@ -567,166 +617,6 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
   if (!c.seqLenGiven) c.seqLen = suite.gpuSeqLen;
   if (!c.hiddenGiven) c.hidden = suite.gpuHidden;
   if (!c.scalingBytesGiven) c.scalingBytes = core::parseBytes(suite.gpuScalingBytes, "suite size");
-}
-
-std::string faultKindName(core::Fault::Kind kind) {
-  switch (kind) {
-    case core::Fault::Kind::kCorrupt: return "corrupt";
-    case core::Fault::Kind::kError: return "error";
-    case core::Fault::Kind::kStall: return "stall";
-    case core::Fault::Kind::kCrash: return "crash";
-  }
-  return "?";
-}
-
-core::Fault parseFault(const std::string& text) {
-  const auto bad = [&](const std::string& why) {
-    return core::UsageError(fmt::format("invalid --inject-fault '{}': {}", text, why));
-  };
-  std::vector<std::string> parts;
-  std::istringstream in(text);
-  for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
-  core::Fault fault;
-  const std::string kind = parts.empty() ? "" : parts[0];
-  if (kind == "corrupt") {
-    fault.kind = core::Fault::Kind::kCorrupt;
-  } else if (kind == "error") {
-    fault.kind = core::Fault::Kind::kError;
-  } else if (kind == "stall") {
-    fault.kind = core::Fault::Kind::kStall;
-  } else if (kind == "crash") {
-    fault.kind = core::Fault::Kind::kCrash;
-  } else {
-    throw bad("the kind must be 'corrupt', 'error', 'stall' or 'crash'");
-  }
-  for (std::size_t i = 1; i < parts.size(); ++i) {
-    const auto eq = parts[i].find('=');
-    if (eq == std::string::npos) throw bad("expected key=value, got '" + parts[i] + "'");
-    const std::string key = parts[i].substr(0, eq);
-    const std::string value = parts[i].substr(eq + 1);
-    if (key == "op") {
-      fault.op = core::parseOp(value);
-      if (!fault.op) throw bad("unknown op '" + value + "'");
-      continue;
-    }
-    int number = 0;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-    if (ec != std::errc() || ptr != value.data() + value.size() || number < 0) {
-      throw bad("'" + key + "' needs a non-negative integer");
-    }
-    if (key == "rank") {
-      fault.rank = number;
-    } else if (key == "step") {
-      fault.step = number;
-    } else {
-      throw bad("unknown key '" + key + "' (rank, op, step)");
-    }
-  }
-  return fault;
-}
-
-namespace {
-
-nlohmann::ordered_json toJson(const RunConfig& c) {
-  nlohmann::ordered_json j;
-  j["backend"] = c.backend;
-  j["suite"] = c.suite;
-  j["min_bytes"] = c.minBytes;
-  j["max_bytes"] = c.maxBytes;
-  j["step_factor"] = c.stepFactor;
-  j["step_bytes"] = c.stepBytes;
-  j["iters"] = c.iters;
-  j["warmup_iters"] = c.warmup;
-  j["check"] = c.check;
-  j["cuda_graph"] = c.cudaGraph;
-  for (core::Op op : c.ops) j["ops"].push_back(core::traits(op).name);
-  for (core::DType t : c.dtypes) j["dtypes"].push_back(core::traits(t).name);
-  for (core::RedOp r : c.redops) j["redops"].push_back(core::name(r));
-  j["placement"] = c.placement == Placement::kBoth      ? "both"
-                   : c.placement == Placement::kInPlace ? "in-place"
-                                                        : "out-of-place";
-  for (core::Scope s : c.scopes) j["scopes"].push_back(core::name(s));
-  j["root"] = c.root;
-  j["min_group"] = c.minGroup;
-  j["ranks_per_node"] = c.ranksPerNode;
-  j["gpus_per_node"] = c.gpusPerNode;
-  j["collectives"] = c.collectives;
-  j["copies"] = c.copies;
-  j["copy_bytes"] = c.copyBytes;
-  j["copy_iters"] = c.copyIters;
-  j["copy_warmup_iters"] = c.copyWarmup;
-  j["pairwise"] = c.pairwise;
-  j["pairwise_mode"] = c.pairwiseMode == PairwiseMode::kFull ? "full" : "quick";
-  j["pairwise_peers"] = c.pairwisePeers;
-  j["pair_bytes"] = c.pairBytes;
-  j["pair_window"] = c.pairWindow;
-  j["pair_iters"] = c.pairIters;
-  j["latency_iters"] = c.latencyIters;
-  j["retests"] = c.retests;
-  j["slow_threshold"] = c.slowThreshold;
-  j["latency_factor"] = c.latencyFactor;
-  // the pattern keys only when asked for: a file recorded before they existed resumes unchanged
-  if (c.training) {
-    j["training"] = true;
-    j["layout"] = c.layout;
-    j["strict_layout"] = c.strictLayout;
-    j["micro_batch"] = c.microBatch;
-    j["seq_len"] = c.seqLen;
-    j["hidden"] = c.hidden;
-    j["layers"] = c.layers;
-    j["top_k"] = c.topK;
-    j["sequence_parallel"] = c.sequenceParallel;
-    j["dp_mode"] = c.zero ? "zero" : "allreduce";
-    j["bucket_bytes"] = c.bucketBytes;
-    j["train_dtype"] = core::traits(c.trainDtype).name;
-    j["train_iters"] = c.trainIters;
-    j["train_warmup_iters"] = c.trainWarmup;
-  }
-  if (c.scaling) {
-    j["scaling"] = true;
-    j["scaling_bytes"] = c.scalingBytes;
-  }
-  j["step_timeout"] = c.stepTimeout;
-  j["noise_cv"] = c.noiseCv;
-  j["min_confidence"] = c.minConfidence;
-  // a file measured with injected faults says so
-  for (const core::Fault& f : c.faults) {
-    std::string text = faultKindName(f.kind);
-    if (f.rank >= 0) text += fmt::format(":rank={}", f.rank);
-    if (f.op) text += fmt::format(":op={}", core::traits(*f.op).name);
-    if (f.step >= 0) text += fmt::format(":step={}", f.step);
-    j["inject_faults"].push_back(text);
-  }
-  return j;
-}
-
-std::string text(const nlohmann::ordered_json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-}  // namespace
-
-std::string toJsonString(const RunConfig& c) {
-  return text(toJson(c));
-}
-
-std::vector<std::string> measurementDifferences(const RunConfig& a, const RunConfig& b) {
-  nlohmann::ordered_json ja = toJson(a);
-  nlohmann::ordered_json jb = toJson(b);
-  std::vector<std::string> out;
-  for (const char* runTime : {"step_timeout", "inject_faults"}) {
-    ja.erase(runTime);
-    jb.erase(runTime);
-  }
-  for (const auto& [key, value] : ja.items()) {
-    const auto other = jb.find(key);
-    const std::string theirs = other == jb.end() ? "(none)" : text(*other);
-    if (other == jb.end() || *other != value) out.push_back(fmt::format("{}: {} vs {}", key, text(value), theirs));
-  }
-  for (const auto& [key, value] : jb.items()) {
-    if (!ja.contains(key)) out.push_back(fmt::format("{}: (none) vs {}", key, text(value)));
-  }
-  return out;
 }
 
 MatrixShape matrixShapeOf(const RunConfig& config) {
