@@ -88,10 +88,6 @@ std::string formatCount(double v) {
   return fmt::format("{:.3g}", v);
 }
 
-nlohmann::ordered_json orNull(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
 }  // namespace
 
 double ModelSpec::expertParams() const {
@@ -495,15 +491,10 @@ void applyInterference(const results::ResultsFile& file, TrafficResult& t) {
 
 }  // namespace
 
-Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
-  Prediction p;
-  p.file = file.path;
-  p.fileRanks = static_cast<int>(file.topology.ranks.size());
-  p.ranksPerNode = ranksPerNodeOf(file.topology);
-  if (p.ranksPerNode < 1)
-    throw core::UsageError(file.path + ": no rank topology recorded, so groups cannot be placed on nodes");
-  const int gpus = c.layout.worldSize();
+namespace {
 
+// The GPU's peak: --peak-tflops, else the slowest recorded GPU model's.
+void setPeak(const PredictConfig& c, const results::ResultsFile& file, Prediction& p) {
   if (c.peakTflops) {
     p.peakTflops = *c.peakTflops;
     p.peakSource = "--peak-tflops";
@@ -532,8 +523,74 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
       p.notes.push_back(fmt::format("the file records {} GPU models; the slowest peak is used", names.size()));
   }
 
-  const std::string dtype = ncclDtypeName(c.dtype);
-  const std::string gradDtype = ncclDtypeName(c.gradDtype);
+}
+
+// One leg of a traffic type priced from the file's busbw curve of its op, scope and type.
+LegResult priceLeg(const PredictConfig& c, const results::ResultsFile& file, const TrafficResult& t,
+                   const TrafficLeg& leg) {
+  LegResult r;
+  r.leg = leg;
+  // reduced gradients are in the gradient type; everything else in the training type
+  const bool gradient = t.traffic.overlappable && leg.op != core::Op::kAllGather;
+  const auto curve = curveOf(file.collectives, t.scope, leg.op, ncclDtypeName(gradient ? c.gradDtype : c.dtype));
+  if (!curve) {
+    r.reason = whyNotMeasured(file, t.scope, leg.op);
+    return r;
+  }
+  const CurvePoint point = busbwAt(*curve, leg.bytes);
+  if (!point.busbw) {
+    r.reason = fmt::format("{}: {}", describeCurve(*curve), point.reason);
+    return r;
+  }
+  r.busbw = point.busbw;
+  r.seconds = static_cast<double>(t.traffic.messages) * static_cast<double>(leg.bytes) *
+              core::traits(leg.op).busbwFactor(t.traffic.groupSize) / (*point.busbw * 1e9);
+  r.source = fmt::format("{}, {}{}; {}", describeCurve(*curve), point.how,
+                         curve->nranks != t.traffic.groupSize
+                             ? fmt::format(" (measured on {}-rank groups, used for {}-rank groups)", curve->nranks,
+                                           t.traffic.groupSize)
+                             : "",
+                         file.path);
+  return r;
+}
+
+// The step time and what follows from it (throughput, days, GPU hours, cost), when every traffic
+// type could be priced; otherwise why not.
+void setStepTime(const PredictConfig& c, const std::vector<std::string>& unknown, Prediction& p) {
+  const int gpus = c.layout.worldSize();
+  const double tokensPerStep = static_cast<double>(c.globalBatch) * c.seq;
+  if (unknown.empty()) {
+    double comm = 0;
+    double exposed = 0;
+    for (const TrafficResult& t : p.traffic) {
+      comm += t.seconds.value_or(0);
+      exposed += t.exposedSeconds.value_or(0);
+    }
+    p.commSeconds = comm;
+    p.exposedSeconds = exposed;
+    p.stepSeconds = p.computeSeconds + p.bubbleSeconds + exposed;
+    p.utilization = p.computeSeconds / *p.stepSeconds;
+    p.tokensPerSecond = tokensPerStep / *p.stepSeconds;
+    p.days = p.steps * *p.stepSeconds / 86400.0;
+    p.gpuHours = p.steps * *p.stepSeconds * gpus / 3600.0;
+    if (c.pricePerGpuHour) p.cost = *p.gpuHours * *c.pricePerGpuHour;
+  } else {
+    p.unknownReason = fmt::format("step time unknown: {}", fmt::join(unknown, "; "));
+  }
+}
+
+}  // namespace
+
+Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
+  Prediction p;
+  p.file = file.path;
+  p.fileRanks = static_cast<int>(file.topology.ranks.size());
+  p.ranksPerNode = ranksPerNodeOf(file.topology);
+  if (p.ranksPerNode < 1)
+    throw core::UsageError(file.path + ": no rank topology recorded, so groups cannot be placed on nodes");
+  const int gpus = c.layout.worldSize();
+
+  setPeak(c, file, p);
   int needed = 0;
   int known = 0;
   std::vector<std::string> unknown;
@@ -550,30 +607,8 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
     t.scope = scopeFor(groupsFor(c.layout, t.traffic.type), p.ranksPerNode);
     double seconds = 0;
     for (const TrafficLeg& leg : t.traffic.legs) {
-      LegResult r;
-      r.leg = leg;
-      // reduced gradients are in the gradient type; everything else in the training type
-      const bool gradient = t.traffic.overlappable && leg.op != core::Op::kAllGather;
-      const auto curve = curveOf(file.collectives, t.scope, leg.op, gradient ? gradDtype : dtype);
-      if (!curve) {
-        r.reason = whyNotMeasured(file, t.scope, leg.op);
-      } else {
-        const CurvePoint point = busbwAt(*curve, leg.bytes);
-        if (!point.busbw) {
-          r.reason = fmt::format("{}: {}", describeCurve(*curve), point.reason);
-        } else {
-          r.busbw = point.busbw;
-          r.seconds = static_cast<double>(t.traffic.messages) * static_cast<double>(leg.bytes) *
-                      core::traits(leg.op).busbwFactor(t.traffic.groupSize) / (*point.busbw * 1e9);
-          r.source = fmt::format("{}, {}{}; {}", describeCurve(*curve), point.how,
-                                 curve->nranks != t.traffic.groupSize
-                                     ? fmt::format(" (measured on {}-rank groups, used for {}-rank groups)",
-                                                   curve->nranks, t.traffic.groupSize)
-                                     : "",
-                                 file.path);
-          seconds += *r.seconds;
-        }
-      }
+      LegResult r = priceLeg(c, file, t, leg);
+      if (r.seconds) seconds += *r.seconds;
       if (!r.reason.empty() && t.reason.empty()) t.reason = r.reason;
       t.legs.push_back(std::move(r));
     }
@@ -612,117 +647,8 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
                     "at the busbw of the measured groups",
                     gpus, p.fileRanks));
   }
-  if (unknown.empty()) {
-    double comm = 0;
-    double exposed = 0;
-    for (const TrafficResult& t : p.traffic) {
-      comm += t.seconds.value_or(0);
-      exposed += t.exposedSeconds.value_or(0);
-    }
-    p.commSeconds = comm;
-    p.exposedSeconds = exposed;
-    p.stepSeconds = p.computeSeconds + p.bubbleSeconds + exposed;
-    p.utilization = p.computeSeconds / *p.stepSeconds;
-    p.tokensPerSecond = tokensPerStep / *p.stepSeconds;
-    p.days = p.steps * *p.stepSeconds / 86400.0;
-    p.gpuHours = p.steps * *p.stepSeconds * gpus / 3600.0;
-    if (c.pricePerGpuHour) p.cost = *p.gpuHours * *c.pricePerGpuHour;
-  } else {
-    p.unknownReason = fmt::format("step time unknown: {}", fmt::join(unknown, "; "));
-  }
+  setStepTime(c, unknown, p);
   return p;
-}
-
-nlohmann::ordered_json predictionsToJson(const PredictConfig& c, const std::vector<Prediction>& predictions) {
-  using Json = nlohmann::ordered_json;
-  const ModelSpec& m = c.model;
-  Json j;
-  j["model"] = {{"name", m.name},
-                {"params", m.params},
-                {"active_params", m.activeParams()},
-                {"expert_params", m.expertParams()},
-                {"layers", m.layers},
-                {"hidden", m.hidden},
-                {"heads", m.heads},
-                {"ffn", m.ffn},
-                {"experts", m.experts},
-                {"top_k", m.topK},
-                {"source", c.modelSource}};
-  const double tokensPerStep = static_cast<double>(c.globalBatch) * c.seq;
-  j["config"] = {{"seq", c.seq},
-                 {"micro_batch", c.microBatch},
-                 {"global_batch", c.globalBatch},
-                 {"micro_batches_per_step", microBatchesPerStep(c)},
-                 {"virtual_stages", c.virtualStages},
-                 {"tokens_per_step", tokensPerStep},
-                 {"dtype", c.dtype},
-                 {"grad_dtype", c.gradDtype},
-                 {"layout", {{"tp", c.layout.tp}, {"pp", c.layout.pp}, {"dp", c.layout.dp}, {"ep", c.layout.ep}}},
-                 {"gpus", c.layout.worldSize()},
-                 {"sequence_parallel", c.sequenceParallel},
-                 {"dp_mode", c.dpMode == DpMode::kZero ? "zero" : "allreduce"},
-                 {"bucket_bytes", c.bucketBytes},
-                 {"overlap", c.overlap},
-                 {"mfu", c.mfu},
-                 {"peak_tflops", orNull(c.peakTflops)},
-                 {"tokens", c.tokens},
-                 {"price_per_gpu_hour", orNull(c.pricePerGpuHour)}};
-  j["predictions"] = Json::array();
-  for (const Prediction& p : predictions) {
-    Json f;
-    f["file"] = p.file;
-    f["ranks_per_node"] = p.ranksPerNode;
-    f["file_ranks"] = p.fileRanks;
-    f["gpu"] = p.gpu;
-    f["peak_tflops"] = p.peakTflops;
-    f["peak_source"] = p.peakSource;
-    f["traffic"] = Json::array();
-    for (const TrafficResult& t : p.traffic) {
-      Json legs = Json::array();
-      double bytesPerStep = 0;
-      for (const TrafficLeg& leg : t.traffic.legs) {
-        bytesPerStep += static_cast<double>(leg.bytes) * static_cast<double>(t.traffic.messages);
-      }
-      for (const LegResult& r : t.legs) {
-        legs.push_back({{"op", core::traits(r.leg.op).name},
-                        {"bytes_per_message", r.leg.bytes},
-                        {"busbw_gbs", orNull(r.busbw)},
-                        {"seconds", orNull(r.seconds)},
-                        {"source", r.source},
-                        {"reason", r.reason}});
-      }
-      f["traffic"].push_back({{"type", t.traffic.type},
-                              {"status", t.status},
-                              {"group_size", t.traffic.groupSize},
-                              {"scope", t.scope},
-                              {"messages_per_step", t.traffic.messages},
-                              {"bytes_per_step", bytesPerStep},
-                              {"overlappable", t.traffic.overlappable},
-                              {"what", t.traffic.what},
-                              {"legs", legs},
-                              {"interference", orNull(t.interference)},
-                              {"interference_source", t.interferenceSource},
-                              {"seconds", orNull(t.seconds)},
-                              {"exposed_seconds", orNull(t.exposedSeconds)},
-                              {"reason", t.reason}});
-    }
-    f["compute_seconds"] = p.computeSeconds;
-    f["bubble_seconds"] = p.bubbleSeconds;
-    f["comm_seconds"] = orNull(p.commSeconds);
-    f["comm_exposed_seconds"] = orNull(p.exposedSeconds);
-    f["step_seconds"] = orNull(p.stepSeconds);
-    f["gpu_utilization"] = orNull(p.utilization);
-    f["step_mfu"] = p.utilization ? nlohmann::ordered_json(*p.utilization * c.mfu) : nlohmann::ordered_json(nullptr);
-    f["tokens_per_second"] = orNull(p.tokensPerSecond);
-    f["steps"] = p.steps;
-    f["days"] = orNull(p.days);
-    f["gpu_hours"] = orNull(p.gpuHours);
-    f["cost"] = orNull(p.cost);
-    f["unknown_reason"] = p.unknownReason;
-    f["notes"] = p.notes;
-    j["predictions"].push_back(std::move(f));
-  }
-  return j;
 }
 
 }  // namespace fabricmap::orchestrator
