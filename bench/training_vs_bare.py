@@ -37,7 +37,7 @@ def fabricmap_rows(args, path):
                      str(args.seq_len), "--train-iters", str(args.steps), "--progress", "off", "-o", path])
     with h5py.File(path, "r") as f:
         rows = f["patterns/training"][()]
-    return {(text(r["traffic"]), text(r["mode"])): (float(r["time_median"]), int(r["bytes"]), int(r["messages"]))
+    return {(text(r["traffic"]), text(r["mode"])): (float(r["time_us_median"]), int(r["bytes"]), int(r["messages"]))
             for r in rows}
 
 

@@ -75,7 +75,7 @@ struct Topology {
 
 // Root attributes of a results file: where and how it was measured.
 struct Provenance {
-  int schemaVersion = 2;  // results/schema.h kSchemaVersion
+  int schemaVersion = 3;  // what a file says; the sinks write results/schema.h kSchemaVersion
   std::string toolVersion;
   std::string gitRevision;
   std::string createdUtc;

@@ -312,15 +312,22 @@ std::vector<Row> readRows(hid_t file, const std::string& path,
   if (!dset.valid()) FM_H5_FAIL("cannot open table '" + path + "'");
   Handle ftype(H5Dget_type(dset.get()), H5Tclose);
   if (H5Tget_class(ftype.get()) != H5T_COMPOUND) FM_H5_FAIL("'" + path + "' is not a table");
+  // each column under its name, or under its former name in a file of an older schema
+  std::vector<ColumnSpec> inFile = columns;
   std::vector<bool> present(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
     present[c] = H5Tget_member_index(ftype.get(), columns[c].name.c_str()) >= 0;
+    if (!present[c] && !columns[c].formerName.empty() &&
+        H5Tget_member_index(ftype.get(), columns[c].formerName.c_str()) >= 0) {
+      inFile[c].name = columns[c].formerName;
+      present[c] = true;
+    }
   }
   Handle space(H5Dget_space(dset.get()), H5Sclose);
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
   if (n == 0) return rows;
-  Handle mtype = memoryType(columns, &present);
+  Handle mtype = memoryType(inFile, &present);
   std::vector<std::byte> buf(kSlot * columns.size() * n);
   if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) {
     FM_H5_FAIL("cannot read table '" + path + "'");

@@ -68,6 +68,7 @@ enum class ColumnType { kInt, kUInt, kFloat, kBool, kText };
 struct ColumnSpec {
   std::string name;
   ColumnType type;
+  std::string formerName = {};  // read when `name` is absent (a file of an older schema)
 };
 
 using Row = std::vector<Value>;  // one Value per column, in column order

@@ -234,7 +234,9 @@ H5Sink::H5Sink(const std::string& path, Publish when) : path_(path), when_(when)
 void H5Sink::begin(const core::Provenance& provenance, const core::Topology& topology,
                    const std::vector<core::ScopeRecord>& scopes) {
   const hid_t f = file_.get();
-  for (const auto& c : provenanceColumns()) h5::writeAttribute(f, c.name, c.get(provenance));
+  core::Provenance stamped = provenance;  // a new file (a resumed run's too) has this schema
+  stamped.schemaVersion = kSchemaVersion;
+  for (const auto& c : provenanceColumns()) h5::writeAttribute(f, c.name, c.get(stamped));
   h5::writeAttribute(f, kCompleteAttribute, false);
   nodes_ = topology.nodes;
   writeTable(f, kRanksTable, rankColumns(), topology.ranks);

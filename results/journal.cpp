@@ -72,7 +72,11 @@ std::string line(const char* type, const std::vector<Column<R>>& columns, const 
 template <class R>
 R recordOf(const std::vector<Column<R>>& columns, const json& j) {
   h5::Row row;
-  for (const auto& c : columns) row.push_back(fromJson(j.contains(c.name) ? j[c.name] : json(), c.type));
+  for (const auto& c : columns) {
+    // a journal of an older schema has the column under its former name
+    const char* name = !j.contains(c.name) && c.formerName != nullptr && j.contains(c.formerName) ? c.formerName : c.name;
+    row.push_back(fromJson(j.contains(name) ? j[name] : json(), c.type));
+  }
   return fromRow(columns, row);
 }
 
@@ -142,7 +146,9 @@ void JournalSink::begin(const core::Provenance& provenance, const core::Topology
   const std::string path = published_ ? path_ : unpublishedPath(path_);
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) throw FM_FAULT("cannot create the results journal '" + path + "': " + std::strerror(errno));
-  std::string out = line("provenance", provenanceColumns(), provenance);
+  core::Provenance stamped = provenance;  // as the HDF5 file: this schema
+  stamped.schemaVersion = kSchemaVersion;
+  std::string out = line("provenance", provenanceColumns(), stamped);
   for (const auto& r : topology.ranks) out += line("rank", rankColumns(), r);
   for (const auto& n : topology.nodes) out += line("node", nodeColumns(), n, json{{"gpu_links", n.gpuLinks}});
   for (const auto& s : scopes) out += line("scope", scopeColumns(), s);

@@ -102,6 +102,26 @@ constexpr ColumnType typeOf() {
         [](R& r, const Value& v) { r.member = as<std::decay_t<decltype(r.member)>>(v); }   \
   }
 
+// The same column, read under `former` in files of an older schema.
+#define FM_COLUMN_WAS(R, member, colname, unit, former)                                    \
+  Column<R> {                                                                              \
+    colname, typeOf<std::decay_t<decltype(R{}.member)>>(), unit,                           \
+        [](const R& r) -> Value { return store(r.member); },                               \
+        [](R& r, const Value& v) { r.member = as<std::decay_t<decltype(r.member)>>(v); },  \
+        former                                                                             \
+  }
+
+// A time summary (core::Summary) as six columns, named alike in every table. The training and
+// scaling tables named them time_min ... time_p95 before schema v3: `former` is that prefix, or
+// "time_us_" where the names never changed.
+#define FM_TIME_COLUMNS(R, member, former)                               \
+  FM_COLUMN_WAS(R, member.min, "time_us_min", "us", former "min"),       \
+      FM_COLUMN_WAS(R, member.median, "time_us_median", "us", former "median"), \
+      FM_COLUMN_WAS(R, member.mean, "time_us_mean", "us", former "mean"),       \
+      FM_COLUMN_WAS(R, member.max, "time_us_max", "us", former "max"),          \
+      FM_COLUMN_WAS(R, member.p95, "time_us_p95", "us", former "p95"),          \
+      FM_COLUMN(R, member.cv, "time_cv", "")
+
 const std::vector<Column<core::Provenance>>& provenanceColumns() {
   using R = core::Provenance;
   static const std::vector<Column<R>> kColumns{
@@ -222,12 +242,7 @@ const std::vector<Column<core::CollectiveRecord>>& collectiveColumns() {
       FM_COLUMN(R, count, "count", "elements"),
       FM_COLUMN(R, iters, "iters", ""),
       FM_COLUMN(R, warmup, "warmup", ""),
-      FM_COLUMN(R, timeUs.min, "time_us_min", "us"),
-      FM_COLUMN(R, timeUs.median, "time_us_median", "us"),
-      FM_COLUMN(R, timeUs.mean, "time_us_mean", "us"),
-      FM_COLUMN(R, timeUs.max, "time_us_max", "us"),
-      FM_COLUMN(R, timeUs.p95, "time_us_p95", "us"),
-      FM_COLUMN(R, timeUs.cv, "time_cv", ""),
+      FM_TIME_COLUMNS(R, timeUs, "time_us_"),
       FM_COLUMN(R, algbw, "algbw", "GB/s"),
       FM_COLUMN(R, busbw, "busbw", "GB/s"),
       FM_COLUMN(R, algbwMedian, "algbw_median", "GB/s"),
@@ -316,12 +331,7 @@ const std::vector<Column<core::TrainingRecord>>& trainingColumns() {
       FM_COLUMN(R, messages, "messages", ""),
       FM_COLUMN(R, iters, "iters", ""),
       FM_COLUMN(R, warmup, "warmup", ""),
-      FM_COLUMN(R, timeUs.min, "time_min", "us"),
-      FM_COLUMN(R, timeUs.median, "time_median", "us"),
-      FM_COLUMN(R, timeUs.mean, "time_mean", "us"),
-      FM_COLUMN(R, timeUs.max, "time_max", "us"),
-      FM_COLUMN(R, timeUs.p95, "time_p95", "us"),
-      FM_COLUMN(R, timeUs.cv, "time_cv", ""),
+      FM_TIME_COLUMNS(R, timeUs, "time_"),
       FM_COLUMN(R, algbw, "algbw", "GB/s"),
       FM_COLUMN(R, busbw, "busbw", "GB/s"),
       FM_COLUMN(R, interference, "interference", ""),
@@ -341,12 +351,7 @@ const std::vector<Column<core::ScalingRecord>>& scalingColumns() {
       FM_COLUMN(R, op, "op", ""),
       FM_COLUMN(R, bytes, "bytes", "B"),
       FM_COLUMN(R, iters, "iters", ""),
-      FM_COLUMN(R, timeUs.min, "time_min", "us"),
-      FM_COLUMN(R, timeUs.median, "time_median", "us"),
-      FM_COLUMN(R, timeUs.mean, "time_mean", "us"),
-      FM_COLUMN(R, timeUs.max, "time_max", "us"),
-      FM_COLUMN(R, timeUs.p95, "time_p95", "us"),
-      FM_COLUMN(R, timeUs.cv, "time_cv", ""),
+      FM_TIME_COLUMNS(R, timeUs, "time_"),
       FM_COLUMN(R, algbw, "algbw", "GB/s"),
       FM_COLUMN(R, busbw, "busbw", "GB/s"),
       FM_COLUMN(R, efficiency, "efficiency", ""),
@@ -396,6 +401,8 @@ const std::vector<Column<core::ImportRecord>>& importColumns() {
   return kColumns;
 }
 
+#undef FM_TIME_COLUMNS
+#undef FM_COLUMN_WAS
 #undef FM_COLUMN
 
 template <>

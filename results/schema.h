@@ -12,7 +12,7 @@
 
 namespace fabricmap::results {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 inline constexpr const char* kRanksTable = "/topology/ranks";
 inline constexpr const char* kNodesTable = "/topology/nodes";
@@ -39,6 +39,7 @@ struct Column {
   const char* unit;  // "" when dimensionless
   h5::Value (*get)(const R&);
   void (*set)(R&, const h5::Value&);
+  const char* formerName = nullptr;  // its name in older schemas, read when `name` is absent
 };
 
 const std::vector<Column<core::Provenance>>& provenanceColumns();  // root attributes
@@ -83,7 +84,7 @@ template <class R>
 std::vector<h5::ColumnSpec> specsOf(const std::vector<Column<R>>& columns) {
   std::vector<h5::ColumnSpec> specs;
   specs.reserve(columns.size());
-  for (const auto& c : columns) specs.push_back({c.name, c.type});
+  for (const auto& c : columns) specs.push_back({c.name, c.type, c.formerName != nullptr ? c.formerName : ""});
   return specs;
 }
 

@@ -401,7 +401,7 @@ def training_run(args, label, limit=None):
         rows = {(r["mode"], r["traffic"]): r for r in read_table(out, "patterns/training")}
         kept = os.path.join(tempfile.gettempdir(), f"fabricmap-cluster-{os.getpid()}-{label}.h5")
         shutil.copy(out, kept)
-    print(f"  {label}: " + "; ".join(f"{m} {t} {r['time_median']:.0f} us (x{r['interference']:.2f})"
+    print(f"  {label}: " + "; ".join(f"{m} {t} {r['time_us_median']:.0f} us (x{r['interference']:.2f})"
                                      for (m, t), r in sorted(rows.items())), flush=True)
     return rows, kept
 
@@ -416,9 +416,9 @@ def case_training_throttled(args):
         return
     try:
         for key in (("isolated", "dp"), ("concurrent", "dp")):
-            check(slow[key]["time_median"] > 3 * clean[key]["time_median"],
-                  f"{key}: throttled {slow[key]['time_median']:.0f} us vs clean {clean[key]['time_median']:.0f} us")
-        check(slow[("isolated", "tp")]["time_median"] < 3 * clean[("isolated", "tp")]["time_median"],
+            check(slow[key]["time_us_median"] > 3 * clean[key]["time_us_median"],
+                  f"{key}: throttled {slow[key]['time_us_median']:.0f} us vs clean {clean[key]['time_us_median']:.0f} us")
+        check(slow[("isolated", "tp")]["time_us_median"] < 3 * clean[("isolated", "tp")]["time_us_median"],
               "the TP traffic inside the nodes slowed with the network")
         predicted = {}
         for label, path in (("clean", clean_file), ("throttled", slow_file)):

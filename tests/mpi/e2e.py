@@ -179,7 +179,7 @@ def case_sweep(args, tmp):
     attrs, t = read(out)
     check(attrs["world_size"] == args.np, "world_size")
     check(attrs["backend"] == "mpi", "backend")
-    check(attrs["schema_version"] == 2, "schema_version")
+    check(attrs["schema_version"] == 3, "schema_version")
     check("Open MPI" in attrs["mpi_version"], "mpi_version")
     check(len(t["topology/ranks"]) == args.np, "ranks table")
     rows = check_rows(attrs, t, args.np)
@@ -724,12 +724,12 @@ def check_training(path, layout, types, ops):
         got = sorted(r["traffic"] for r in rows if r["mode"] == mode)
         check(got == sorted(types), f"{layout} {mode} traffic {got}, expected {types}")
     for r in rows:
-        check(r["time_median"] > 0 and r["busbw"] > 0 and r["messages"] > 0 and math.isfinite(r["busbw"]),
+        check(r["time_us_median"] > 0 and r["busbw"] > 0 and r["messages"] > 0 and math.isfinite(r["busbw"]),
               f"{layout} row {r}")
         check(r["ops"] == ops.get(r["traffic"], r["ops"]), f"{layout} {r['traffic']} ops {r['ops']}")
         if r["mode"] == "concurrent":
             alone = [a for a in rows if a["mode"] == "isolated" and a["traffic"] == r["traffic"]][0]
-            check(abs(r["interference"] - r["time_median"] / alone["time_median"]) < 1e-9,
+            check(abs(r["interference"] - r["time_us_median"] / alone["time_us_median"]) < 1e-9,
                   f"interference {r['interference']} of {r['traffic']}")
         else:
             check(math.isnan(r["interference"]), f"isolated row with interference {r}")

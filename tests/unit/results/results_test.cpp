@@ -361,7 +361,7 @@ TEST(ResultsFile, JsonCarriesEveryRecord) {
     sink.finish(true);
   }
   const auto j = toJson(readResults(path));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["complete"], true);
   EXPECT_EQ(j["provenance"]["slurm_job_id"], "4242");
   EXPECT_EQ(j["provenance"]["run_config"]["iters"], 20);  // embedded JSON, not a string
@@ -447,6 +447,32 @@ TEST(Console, UncheckedResultsAreNotReportedAsCorrect) {
   EXPECT_NE(text.find("9.45     N/A"), std::string::npos) << text;
   EXPECT_NE(text.find("Out of bounds values : N/A"), std::string::npos) << text;
   EXPECT_EQ(text.find("OK"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace fabricmap::results
+
+namespace fabricmap::results {
+namespace {
+
+// Schema v3 named the training and scaling tables' time columns as /collectives names them
+// (time_us_*): files and journals of schema v2 (time_min ...) still read whole.
+TEST(ResultsFile, SchemaV2TimeColumnsReadUnderTheirFormerNames) {
+  const ResultsFile file = readResults(FABRICMAP_TEST_TEMPLATES "/training-scaling.h5");
+  EXPECT_LT(file.provenance.schemaVersion, 3);
+  ASSERT_FALSE(file.training.empty());
+  ASSERT_FALSE(file.scaling.empty());
+  for (const auto& t : file.training) EXPECT_GT(t.timeUs.median, 0) << t.traffic;
+  for (const auto& s : file.scaling) EXPECT_GT(s.timeUs.min, 0) << s.level;
+  const auto json = toJson(file);
+  EXPECT_TRUE(json["patterns"]["scaling"][0].contains("time_us_median")) << json["patterns"]["scaling"][0].dump();
+  EXPECT_FALSE(json["patterns"]["scaling"][0].contains("time_median"));
+
+  const auto journal = readJournal(FABRICMAP_TEST_DATA "/../fuzz/corpus/journal/stopped-in-training.journal", "x.h5");
+  ASSERT_TRUE(journal.has_value());
+  ASSERT_FALSE(journal->scaling.empty());
+  EXPECT_DOUBLE_EQ(journal->scaling[0].timeUs.median, 1194.249);
+  EXPECT_DOUBLE_EQ(journal->scaling[0].timeUs.min, 388.80700000000013);
 }
 
 }  // namespace
