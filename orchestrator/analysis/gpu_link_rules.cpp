@@ -32,122 +32,144 @@ std::string tensorParallelMeaning(const std::string& cls) {
 }
 
 
-void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
-                           std::vector<core::Finding>& findings) {
-  const int ranks = std::max(m.rankUnidir.n, m.rankCopyUnidir.n);
-  // What a GPU pair moves: the better of its NCCL transfer and its direct copies (a path that
-  // copies fast is fast, whatever NCCL made of it). `agrees`: its samples agree (a copy has one).
-  const auto pairRate = [&](int x, int y, bool& agrees) {
-    float best = std::nanf("");
-    agrees = true;
-    if (m.rankUnidir.n > 0 && std::isfinite(m.rankUnidir.at(x, y))) {
-      best = m.rankUnidir.at(x, y);
-      agrees = core::worstAt(m.rankUnidirWorst, m.rankUnidir, x, y) >= c.agreement * best;
-    }
-    if (m.rankCopyUnidir.n > 0 && std::isfinite(m.rankCopyUnidir.at(x, y)) &&
-        !(m.rankCopyUnidir.at(x, y) <= best)) {
-      best = m.rankCopyUnidir.at(x, y);
-      agrees = true;
-    }
-    return best;
-  };
-  for (const core::NodeRecord& node : topo.nodes) {
+// What a node's GPU pairs move, by GPU index: the better of a pair's transfer and its direct
+// copies (a path that copies fast is fast, whatever NCCL made of it), and whether its samples
+// agree (a copy has one).
+struct GpuPairs {
+  const core::Matrices& m;
+  const AnalysisConfig& c;
+  std::vector<int> rankOfGpu;  // the rank measuring with each GPU, -1 when none
+
+  GpuPairs(const core::Matrices& matrices, const AnalysisConfig& config, const core::Topology& topo,
+           const core::NodeRecord& node)
+      : m(matrices), c(config), rankOfGpu(static_cast<std::size_t>(std::max(node.gpuLinkCount(), 0)), -1) {
+    const int ranks = std::max(m.rankUnidir.n, m.rankCopyUnidir.n);
     const int g = node.gpuLinkCount();
-    // the ranks of this node measuring with its GPUs, by GPU index
-    std::vector<int> rankOfGpu(static_cast<std::size_t>(std::max(g, 0)), -1);
     for (const auto& r : topo.ranks) {
       if (r.node == node.node && r.gpuIndex >= 0 && r.gpuIndex < g && r.rank < ranks) {
         rankOfGpu[static_cast<std::size_t>(r.gpuIndex)] = r.rank;
       }
     }
-    // 1. a pair reported NVLink that moves no more than PCIe x16 carries is not on NVLink
-    double fastest = 0;
-    for (int a = 0; a < g; ++a) {
-      for (int b = 0; b < g; ++b) {
-        const int ra = rankOfGpu[static_cast<std::size_t>(a)];
-        const int rb = rankOfGpu[static_cast<std::size_t>(b)];
+  }
+  int rankOf(int gpu) const { return rankOfGpu[static_cast<std::size_t>(gpu)]; }
+  // GPU a to GPU b; NaN when unmeasured (or a == b).
+  float rate(int a, int b, bool& agrees) const {
+    agrees = true;
+    const int x = rankOf(a);
+    const int y = rankOf(b);
+    if (a == b || x < 0 || y < 0) return std::nanf("");
+    float best = std::nanf("");
+    if (m.rankUnidir.n > 0 && std::isfinite(m.rankUnidir.at(x, y))) {
+      best = m.rankUnidir.at(x, y);
+      agrees = core::worstAt(m.rankUnidirWorst, m.rankUnidir, x, y) >= c.agreement * best;
+    }
+    if (m.rankCopyUnidir.n > 0 && std::isfinite(m.rankCopyUnidir.at(x, y)) && !(m.rankCopyUnidir.at(x, y) <= best)) {
+      best = m.rankCopyUnidir.at(x, y);
+      agrees = true;
+    }
+    return best;
+  }
+  int gpus() const { return static_cast<int>(rankOfGpu.size()); }
+  double fastest() const {
+    double out = 0;
+    for (int a = 0; a < gpus(); ++a) {
+      for (int b = 0; b < gpus(); ++b) {
         bool agrees = true;
-        const float v = a != b && ra >= 0 && rb >= 0 ? pairRate(ra, rb, agrees) : std::nanf("");
-        if (std::isfinite(v)) fastest = std::max(fastest, static_cast<double>(v));
+        const float v = rate(a, b, agrees);
+        if (std::isfinite(v)) out = std::max(out, static_cast<double>(v));
       }
     }
-    for (int a = 0; a < g; ++a) {
-      for (int b = a + 1; b < g; ++b) {
-        const std::string& code = node.gpuLinks[static_cast<std::size_t>(a * g + b)];
-        const int ra = rankOfGpu[static_cast<std::size_t>(a)];
-        const int rb = rankOfGpu[static_cast<std::size_t>(b)];
-        if (!code.starts_with("NV") || ra < 0 || rb < 0) continue;
-        bool thereAgrees = true;
-        bool backAgrees = true;
-        const float there = pairRate(ra, rb, thereAgrees);
-        const float back = pairRate(rb, ra, backAgrees);
-        if (!std::isfinite(there) || !std::isfinite(back)) continue;
-        // only a measurement whose samples agree says what the path is
-        if (!thereAgrees || !backAgrees) continue;
-        const double measured = std::min(there, back);
-        const auto spec = topologies::gpuSpecForName(topo.ranks[static_cast<std::size_t>(ra)].gpuName);
-        const int generation = spec && spec->pcieGeneration > 0 ? spec->pcieGeneration : 5;
-        const double pcie = topologies::pcieX16GBps(generation).value_or(64.0);
-        if (measured > pcie) continue;
-        Finding f;
-        f.severity = core::Severity::kError;
-        f.kind = core::FindingKind::kClaimedVsMeasured;
-        f.nodeA = node.node;
-        f.subject = fmt::format("{} GPU{}-GPU{}", node.name, a, b);
-        f.measured = measured;
-        f.expected = pcie;
-        f.ratio = measured / pcie;
-        f.unit = "GB/s";
-        f.message = fmt::format(
-            "{}: GPU{}-GPU{} reported {} but measured {}, no more than PCIe x16 Gen{} carries ({}): "
-            "not an NVLink path - check NVLink state (nvidia-smi nvlink -s) and the fabric manager",
-            node.name, a, b, code, core::formatRate(measured), generation, core::formatRate(pcie));
-        findings.push_back(std::move(f));
+    return out;
+  }
+};
+
+// 1. A pair reported NVLink that moves no more than PCIe x16 carries is not on NVLink.
+void nvlinkAtPcieSpeed(const core::NodeRecord& node, const GpuPairs& pairs, const core::Topology& topo,
+                       std::vector<core::Finding>& findings) {
+  const int g = pairs.gpus();
+  for (int a = 0; a < g; ++a) {
+    for (int b = a + 1; b < g; ++b) {
+      const std::string& code = node.gpuLinks[static_cast<std::size_t>(a * g + b)];
+      if (!code.starts_with("NV") || pairs.rankOf(a) < 0 || pairs.rankOf(b) < 0) continue;
+      bool thereAgrees = true;
+      bool backAgrees = true;
+      const float there = pairs.rate(a, b, thereAgrees);
+      const float back = pairs.rate(b, a, backAgrees);
+      if (!std::isfinite(there) || !std::isfinite(back)) continue;
+      // only a measurement whose samples agree says what the path is
+      if (!thereAgrees || !backAgrees) continue;
+      const double measured = std::min(there, back);
+      const auto spec = topologies::gpuSpecForName(topo.ranks[static_cast<std::size_t>(pairs.rankOf(a))].gpuName);
+      const int generation = spec && spec->pcieGeneration > 0 ? spec->pcieGeneration : 5;
+      const double pcie = topologies::pcieX16GBps(generation).value_or(64.0);
+      if (measured > pcie) continue;
+      Finding f;
+      f.severity = core::Severity::kError;
+      f.kind = core::FindingKind::kClaimedVsMeasured;
+      f.nodeA = node.node;
+      f.subject = fmt::format("{} GPU{}-GPU{}", node.name, a, b);
+      f.measured = measured;
+      f.expected = pcie;
+      f.ratio = measured / pcie;
+      f.unit = "GB/s";
+      f.message = fmt::format(
+          "{}: GPU{}-GPU{} reported {} but measured {}, no more than PCIe x16 Gen{} carries ({}): "
+          "not an NVLink path - check NVLink state (nvidia-smi nvlink -s) and the fabric manager",
+          node.name, a, b, code, core::formatRate(measured), generation, core::formatRate(pcie));
+      findings.push_back(std::move(f));
+    }
+  }
+}
+
+// 2. An NVSwitch node where every GPU has one fast partner measures like bridged pairs.
+void bridgedPairsOnNvswitch(const core::NodeRecord& node, const GpuPairs& pairs, std::vector<core::Finding>& findings) {
+  const double fastest = pairs.fastest();
+  if (node.topologyClass != "FULL_NVSWITCH" || pairs.gpus() < 4 || !(fastest > 0)) return;
+  int withOnePartner = 0;
+  int measuredGpus = 0;
+  double others = 0;
+  for (int a = 0; a < pairs.gpus(); ++a) {
+    if (pairs.rankOf(a) < 0) continue;
+    int fast = 0;
+    int seen = 0;
+    for (int b = 0; b < pairs.gpus(); ++b) {
+      bool agrees = true;
+      const float v = pairs.rate(a, b, agrees);
+      if (!std::isfinite(v)) continue;
+      ++seen;
+      if (v >= 0.5 * fastest) {
+        ++fast;
+      } else {
+        others = std::max(others, static_cast<double>(v));
       }
     }
-    // 2. an NVSwitch node where every GPU has one fast partner measures like bridged pairs
-    if (node.topologyClass == "FULL_NVSWITCH" && g >= 4 && fastest > 0) {
-      int withOnePartner = 0;
-      int measuredGpus = 0;
-      double others = 0;
-      for (int a = 0; a < g; ++a) {
-        const int ra = rankOfGpu[static_cast<std::size_t>(a)];
-        if (ra < 0) continue;
-        int fast = 0;
-        int seen = 0;
-        for (int b = 0; b < g; ++b) {
-          const int rb = rankOfGpu[static_cast<std::size_t>(b)];
-          bool agrees = true;
-          const float v = b == a || rb < 0 ? std::nanf("") : pairRate(ra, rb, agrees);
-          if (!std::isfinite(v)) continue;
-          ++seen;
-          if (v >= 0.5 * fastest) {
-            ++fast;
-          } else {
-            others = std::max(others, static_cast<double>(v));
-          }
-        }
-        if (seen == 0) continue;
-        ++measuredGpus;
-        withOnePartner += fast == 1;
-      }
-      if (measuredGpus >= 4 && withOnePartner == measuredGpus) {
-        Finding f;
-        f.severity = core::Severity::kError;
-        f.kind = core::FindingKind::kClaimedVsMeasured;
-        f.nodeA = node.node;
-        f.subject = node.name;
-        f.measured = others;
-        f.expected = fastest;
-        f.ratio = others / fastest;
-        f.unit = "GB/s";
-        f.message = fmt::format(
-            "{}: reported FULL_NVSWITCH, but every GPU has one fast partner ({}) and reaches the "
-            "others at {} at most: it behaves like NVLink-bridged pairs",
-            node.name, core::formatRate(fastest), core::formatRate(others));
-        findings.push_back(std::move(f));
-      }
-    }
+    if (seen == 0) continue;
+    ++measuredGpus;
+    withOnePartner += fast == 1;
+  }
+  if (measuredGpus < 4 || withOnePartner != measuredGpus) return;
+  Finding f;
+  f.severity = core::Severity::kError;
+  f.kind = core::FindingKind::kClaimedVsMeasured;
+  f.nodeA = node.node;
+  f.subject = node.name;
+  f.measured = others;
+  f.expected = fastest;
+  f.ratio = others / fastest;
+  f.unit = "GB/s";
+  f.message = fmt::format(
+      "{}: reported FULL_NVSWITCH, but every GPU has one fast partner ({}) and reaches the "
+      "others at {} at most: it behaves like NVLink-bridged pairs",
+      node.name, core::formatRate(fastest), core::formatRate(others));
+  findings.push_back(std::move(f));
+}
+
+void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+                           std::vector<core::Finding>& findings) {
+  for (const core::NodeRecord& node : topo.nodes) {
+    const GpuPairs pairs(m, c, topo, node);
+    nvlinkAtPcieSpeed(node, pairs, topo, findings);
+    bridgedPairsOnNvswitch(node, pairs, findings);
   }
 }
 

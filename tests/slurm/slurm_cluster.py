@@ -113,7 +113,9 @@ class SlurmCluster:
             r = self._run(["slurmd", "-f", self.conf, "-N", name])
             if r.returncode != 0:
                 raise RuntimeError(f"slurmd {name}: {r.stderr}")
-        deadline = time.monotonic() + 30
+        # a slurmd registers within seconds on an idle machine; under a loaded CI host one took
+        # over 30 s (the node stayed "unk*")
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             r = self._run(["sinfo", "-h", "-o", "%t %D"])
             if r.returncode == 0 and r.stdout.split() == ["idle", str(self.nodes)]:
