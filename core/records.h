@@ -405,7 +405,7 @@ struct Expected {
   double bandwidthSpread = 0;
   double latencySpread = 0;
   // Where the class's bandwidths fall in two groups more than 2x apart (the faulty ones below,
-  // see orchestrator/analysis/analysis.cpp), the middle of that gap as a share of the baseline: values
+  // see orchestrator/analysis/judging.h), the middle of that gap as a share of the baseline: values
   // below it are slow however much the healthy ones differ. 0: no such gap.
   double bandwidthGapBar = 0;
 

@@ -80,7 +80,6 @@ R recordOf(const std::vector<Column<R>>& columns, const json& j) {
   return fromRow(columns, row);
 }
 
-
 // A journal's row lines waiting for their step line, one vector per step kind.
 class PendingRows {
  public:
@@ -228,6 +227,7 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
       } else if (t == "scope") {
         out.scopes.push_back(recordOf(scopeColumns(), j));
       } else if (pending.add(t, j)) {
+        continue;  // a step kind's row: kept until its step line
       } else if (t == "layout") {
         out.layout = j.value("layout", std::string());
       } else if (t == "place") {

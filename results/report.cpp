@@ -328,7 +328,7 @@ double expectedOf(const MatrixSource& s, int r, int c) {
 // Cell marks: 0 fine, 1 slow, 2 slow and below half the baseline, 3 noisy.
 constexpr int kNoisy = 3;
 
-// The analysis's rules (orchestrator/analysis/analysis.cpp): a pair whose samples are all below the bar of
+// The analysis's rules (orchestrator/analysis/judging.h): a pair whose samples are all below the bar of
 // its class is slow (an error below half the baseline as well), however much they differ; one
 // with samples on both sides of the bar is noisy and not judged.
 int markOf(const MatrixSource& s, int r, int c, double v) {
