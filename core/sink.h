@@ -39,5 +39,7 @@ template <class... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;  // clang 14 does not deduce aggregates' template arguments
 
 }  // namespace fabricmap::core
