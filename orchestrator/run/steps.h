@@ -1,0 +1,119 @@
+// Running a plan's steps (orchestrator/run): what every step goes through on every rank (progress,
+// the watchdog's deadline, a resumed run's recorded steps) and each step kind's loop, feeding
+// rank 0's sinks and, for the matrix phases, its matrix builder and the analysis.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/records.h"
+#include "core/sink.h"
+#include "orchestrator/run/planner.h"
+#include "orchestrator/run/progress.h"
+#include "orchestrator/run/resume.h"
+#include "orchestrator/run/run_config.h"
+#include "results/h5_writer.h"
+#include "results/journal.h"
+#include "worker/executor.h"
+#include "worker/watchdog.h"
+
+namespace fabricmap::orchestrator {
+
+// A measurement that got wrong data, said at the end of the run (exit 1).
+struct WrongResult {
+  std::string what;
+};
+
+// Rank 0's sinks, fed by one caller at a time: the main thread, or the watchdog's thread
+// recording a hang while the main thread is stuck in MPI.
+class Sinks {
+ public:
+  void add(core::RecordSink* sink) { sinks_.push_back(sink); }
+  template <class F>
+  void each(F&& feed) {
+    std::lock_guard lock(mutex_);
+    for (auto* s : sinks_) feed(*s);
+  }
+  // Gives up after `wait` when the main thread holds the sinks (stuck writing the file).
+  template <class F>
+  bool tryEach(F&& feed, std::chrono::seconds wait) {
+    std::unique_lock lock(mutex_, wait);
+    if (!lock) return false;
+    for (auto* s : sinks_) feed(*s);
+    return true;
+  }
+
+ private:
+  std::vector<core::RecordSink*> sinks_;
+  std::timed_mutex mutex_;
+};
+
+// A resumed run's state: which steps come from the file (every rank), the records (rank 0),
+// and the file sinks to publish once those are in again (rank 0).
+struct Resuming {
+  bool root = false;
+  std::vector<char> recorded;  // per step index: taken from the file, not run
+  Replay replay;               // rank 0
+  results::H5Sink* file = nullptr;
+  results::JournalSink* journal = nullptr;
+  bool published = true;  // a new run's files are published when they begin
+
+  bool has(int index) const {
+    return index >= 0 && static_cast<std::size_t>(index) < recorded.size() && recorded[static_cast<std::size_t>(index)];
+  }
+  // The new journal holds every recorded step: from now on it is the run (the journal first,
+  // since readers prefer it; then the HDF5 file replaces the stopped run's).
+  void publish() {
+    if (published) return;
+    if (journal != nullptr) journal->publish();
+    if (file != nullptr) file->publish();
+    published = true;
+  }
+};
+
+// What every step goes through on every rank: the progress line, the watchdog's deadline, and
+// (rank 0) the sinks its records go to.
+struct Steps {
+  const RunConfig& config;
+  const core::Topology& topology;
+  Progress& progress;
+  worker::Watchdog& watchdog;
+  Sinks& sinks;
+  Resuming& resuming;
+  // Runs `step` on every rank, or takes it from the resumed file (rank 0's records; nothing
+  // happens elsewhere). The result is rank 0's.
+  template <class S>
+  auto run(const S& step, worker::Executor& executor) {
+    if (resuming.has(step.index)) {
+      progress.recorded(step.index);
+      return resuming.root ? resuming.replay.result(step) : decltype(executor.run(step)){};
+    }
+    resuming.publish();
+    progress.starting(step.index);
+    watchdog.stepStarted(step.index, stepDeadline(step, config));
+    auto result = executor.run(step);
+    watchdog.idle();
+    progress.finished(step.index);
+    return result;
+  }
+};
+
+// Each step kind's loop, in the order a run takes them. Rank 0 records; every rank measures.
+// The collective sweeps (a wrong result is a data_corruption finding and a WrongResult).
+void runCollectiveSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps,
+                        std::vector<WrongResult>& wrong);
+// The scaling sweep, then its verdict on rank 0.
+void runScalingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, std::vector<WrongResult>& wrong);
+// The training pattern: its layout (and a warning when TP groups span nodes), each traffic type
+// alone, then all at once with their interference.
+void runTrainingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps);
+// The matrix phases: the GPU-pair copies, every planned pairwise round, then retests of the pairs
+// that looked slow (rank 0 decides which and tells everyone), then the matrices and the findings
+// on rank 0. `plan` grows by the retests.
+void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
+                 std::vector<WrongResult>& wrong);
+
+}  // namespace fabricmap::orchestrator
