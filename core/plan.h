@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -167,9 +168,20 @@ struct Plan {
   std::vector<TrainingStep> trainingSteps;  // after the scaling points
   std::vector<CopyStep> copySteps;          // after the training pattern
   std::vector<PairStep> pairSteps;          // after the copies; retests are appended as planned
+
+  // Every step kind's list, in the order a run takes them: the one place that names them all
+  // (a new step kind is one more list here and in stepLists).
+  auto stepLists() { return std::tie(collectiveSteps, scalingSteps, trainingSteps, copySteps, pairSteps); }
+  auto stepLists() const { return std::tie(collectiveSteps, scalingSteps, trainingSteps, copySteps, pairSteps); }
+  // Calls f(list) for each step kind's list, in run order.
+  template <class F>
+  void forEachStepList(F&& f) const {
+    std::apply([&](const auto&... lists) { (f(lists), ...); }, stepLists());
+  }
   int stepCount() const {
-    return static_cast<int>(collectiveSteps.size() + scalingSteps.size() + trainingSteps.size() +
-                            copySteps.size() + pairSteps.size());
+    std::size_t n = 0;
+    forEachStepList([&](const auto& list) { n += list.size(); });
+    return static_cast<int>(n);
   }
 };
 

@@ -109,7 +109,7 @@ core::StepRecord stepHeader(const core::Plan& plan, const core::CollectiveStep& 
   return rec;
 }
 
-core::StepRecord stepHeader(const core::CopyStep& step) {
+core::StepRecord stepHeader(const core::Plan& /*plan*/, const core::CopyStep& step) {
   core::StepRecord rec;
   rec.step = step.index;
   rec.kind = core::StepKind::kCopy;
@@ -121,7 +121,7 @@ core::StepRecord stepHeader(const core::CopyStep& step) {
   return rec;
 }
 
-core::StepRecord stepHeader(const core::PairStep& step) {
+core::StepRecord stepHeader(const core::Plan& /*plan*/, const core::PairStep& step) {
   core::StepRecord rec;
   rec.step = step.index;
   rec.kind = core::StepKind::kPairwise;
@@ -133,7 +133,7 @@ core::StepRecord stepHeader(const core::PairStep& step) {
   return rec;
 }
 
-core::StepRecord stepHeader(const core::ScalingStep& step) {
+core::StepRecord stepHeader(const core::Plan& /*plan*/, const core::ScalingStep& step) {
   core::StepRecord rec;
   rec.step = step.index;
   rec.kind = core::StepKind::kScaling;
@@ -339,7 +339,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
   const auto start = std::chrono::steady_clock::now();
   CopyResult result;
   core::StepRecord& rec = result.step;
-  rec = stepHeader(step);
+  rec = stepHeader(plan_, step);
   const std::vector<core::CopyMethod> methods = backend_.copyMethods();
   if (methods.empty()) {
     rec.status = "waived";
@@ -432,10 +432,10 @@ CopyResult Executor::run(const core::CopyStep& step) {
       c.readBidir = rate(1, kBoth);
       c.wrong = a.wrong[m] + b.wrong[m];
       anyWrong = anyWrong || c.wrong > 0;
-      result.copies.push_back(std::move(c));
+      result.rows.push_back(std::move(c));
     }
   }
-  rec.groups = static_cast<int>(result.copies.size() / std::max<std::size_t>(methods.size(), 1));
+  rec.groups = static_cast<int>(result.rows.size() / std::max<std::size_t>(methods.size(), 1));
   rec.status = anyWrong ? "wrong" : "ok";
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -556,11 +556,11 @@ PairResult Executor::run(const core::PairStep& step) {
     rec.bwBA = sendB > 0 ? rec.streams * volume / sendB / 1e9 : 0.0;
     rec.bwBidir = bidir > 0 ? 2.0 * rec.streams * volume / bidir / 1e9 : 0.0;
     anyWrong = anyWrong || rec.wrong > 0;
-    result.pairs.push_back(std::move(rec));
+    result.rows.push_back(std::move(rec));
   }
   core::StepRecord& s = result.step;
-  s = stepHeader(step);
-  s.groups = static_cast<int>(result.pairs.size());
+  s = stepHeader(plan_, step);
+  s.groups = static_cast<int>(result.rows.size());
   s.status = anyWrong ? "wrong" : "ok";
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -589,7 +589,7 @@ Communicator splitInto(MPI_Comm world, const std::vector<std::vector<int>>& grou
 ScalingResult Executor::run(const core::ScalingStep& step) {
   const auto start = std::chrono::steady_clock::now();
   ScalingResult result;
-  result.step = stepHeader(step);
+  result.step = stepHeader(plan_, step);
   injectAtStart(step.index, core::Op::kAllReduce);
   core::CollectiveStep collective;
   collective.index = step.index;

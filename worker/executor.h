@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/plan.h"
@@ -15,30 +16,18 @@
 
 namespace fabricmap::worker {
 
-struct StepResult {
-  core::StepRecord step;                     // rank 0 only
-  std::vector<core::CollectiveRecord> rows;  // rank 0 only: one per group
+// What a step returns: its /steps record and its rows (one table per step kind; rank 0 only).
+template <class R>
+struct Result {
+  using Record = R;
+  core::StepRecord step;
+  std::vector<R> rows;
 };
-
-struct PairResult {
-  core::StepRecord step;                 // rank 0 only
-  std::vector<core::PairRecord> pairs;   // rank 0 only: one per pair of the round
-};
-
-struct CopyResult {
-  core::StepRecord step;                // rank 0 only
-  std::vector<core::CopyRecord> copies; // rank 0 only: one per node and method
-};
-
-struct ScalingResult {
-  core::StepRecord step;                   // rank 0 only
-  std::vector<core::ScalingRecord> rows;   // rank 0 only: the slowest group's figures
-};
-
-struct TrainingResult {
-  core::StepRecord step;                   // rank 0 only
-  std::vector<core::TrainingRecord> rows;  // rank 0 only: one per traffic type that ran
-};
+using StepResult = Result<core::CollectiveRecord>;   // one row per group
+using PairResult = Result<core::PairRecord>;         // one row per pair of the round
+using CopyResult = Result<core::CopyRecord>;         // one row per node and method
+using ScalingResult = Result<core::ScalingRecord>;   // the slowest group's figures
+using TrainingResult = Result<core::TrainingRecord>; // one row per traffic type that ran
 
 // The spec a group of `nranks` runs for `step` (shape and test pattern included).
 CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
@@ -48,9 +37,9 @@ PairSpec pairSpecFor(const core::PairStep& step);
 // What names a step in /steps (kind, scope, op, dtype, redop, bytes, placement, groups): the
 // record a run of it fills in, and what a resumed run matches a recorded step against.
 core::StepRecord stepHeader(const core::Plan& plan, const core::CollectiveStep& step);
-core::StepRecord stepHeader(const core::CopyStep& step);
-core::StepRecord stepHeader(const core::PairStep& step);
-core::StepRecord stepHeader(const core::ScalingStep& step);
+core::StepRecord stepHeader(const core::Plan& plan, const core::CopyStep& step);
+core::StepRecord stepHeader(const core::Plan& plan, const core::PairStep& step);
+core::StepRecord stepHeader(const core::Plan& plan, const core::ScalingStep& step);
 core::StepRecord stepHeader(const core::Plan& plan, const core::TrainingStep& step);
 
 class Executor {
@@ -116,5 +105,9 @@ class Executor {
   std::vector<Communicator> trafficComms_;  // per Plan::traffic entry
   std::unique_ptr<TrafficRunner> traffic_;
 };
+
+// The row type a step kind's run returns.
+template <class S>
+using RecordOf = typename decltype(std::declval<Executor&>().run(std::declval<const S&>()))::Record;
 
 }  // namespace fabricmap::worker

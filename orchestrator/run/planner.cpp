@@ -427,40 +427,62 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
   }
 }
 
-namespace {
-
-double deadlineFor(double bytes, const RunConfig& config) {
-  return config.stepTimeout > 0 ? config.stepTimeout : kDeadlineFloor + bytes / kSlowestRate;
-}
-
-}  // namespace
-
-double stepDeadline(const core::CollectiveStep& step, const RunConfig& config) {
+double stepBytes(const core::CollectiveStep& step) {
+  if (!step.waiver.empty()) return 0;
   // a rank moves at most about twice the message per op (all_reduce: 2(n-1)/n); plus the check
-  return deadlineFor(2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup + 2), config);
+  return 2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup + 2);
 }
 
-double stepDeadline(const core::CopyStep& step, const RunConfig& config) {
+double stepBytes(const core::CopyStep& step) {
   // per method (at most 3): write and read, each one way, the other and both (x2), plus checks
-  return deadlineFor(3.0 * 2 * 4 * static_cast<double>(step.bytes) * (step.iters + step.warmup + 1), config);
+  return 3.0 * 2 * 4 * static_cast<double>(step.bytes) * (step.iters + step.warmup + 1);
 }
 
-double stepDeadline(const core::PairStep& step, const RunConfig& config) {
+double stepBytes(const core::PairStep& step) {
   // one way, the other and both (x2) of the window, the checked transfers; then a generous
-  // millisecond per round trip: each one-way window's acknowledgement, and the ping-pong with
-  // osu_latency's 100 untimed trips
+  // millisecond per round trip at kSlowestRate: each one-way window's acknowledgement, and the
+  // ping-pong with osu_latency's 100 untimed trips
   const double bytes = 4.0 * static_cast<double>(step.bytes) * step.window * (step.iters + step.warmup + 1);
   const double trips = 2.0 * (step.iters + step.warmup) + step.latencyIters + 100;
-  return deadlineFor(bytes + trips * 1e-3 * kSlowestRate, config);
+  return bytes + trips * 1e-3 * kSlowestRate;
 }
 
-double stepDeadline(const core::ScalingStep& step, const RunConfig& config) {
-  return deadlineFor(2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup), config);
+double stepBytes(const core::ScalingStep& step) {
+  return 2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup);
 }
 
-double stepDeadline(const core::TrainingStep& step, const RunConfig& config) {
+double stepBytes(const core::TrainingStep& step) {
   // all_reduce moves about twice its size per rank
-  return deadlineFor(2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup), config);
+  return 2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup);
+}
+
+std::string describe(const core::Plan& plan, const core::CollectiveStep& s) {
+  const core::OpTraits& op = core::traits(s.op);
+  return fmt::format("{} {} {}{} {} {}", core::name(plan.scopes[static_cast<std::size_t>(s.scopeIndex)].scope),
+                     op.name, core::traits(s.dtype).name, op.reduces ? fmt::format(" {}", core::name(s.redop)) : "",
+                     core::formatBytes(s.bytes), s.inPlace ? "in-place" : "out-of-place");
+}
+
+std::string describe(const core::Plan& /*plan*/, const core::ScalingStep& s) {
+  return fmt::format("scaling all_reduce {} on {} {}", core::formatBytes(s.bytes), s.n, core::name(s.level));
+}
+
+std::string describe(const core::Plan& plan, const core::TrainingStep& s) {
+  const std::string what = s.traffic < 0 ? std::string("all traffic at once")
+                                         : fmt::format("{} alone", core::name(plan.traffic[static_cast<std::size_t>(s.traffic)].kind));
+  return fmt::format("training {} ({})", what, core::formatLayout(plan.layout));
+}
+
+std::string describe(const core::Plan& /*plan*/, const core::CopyStep& s) {
+  return fmt::format("copies local ranks {}-{} ({})", s.a, s.b, core::formatBytes(s.bytes));
+}
+
+std::string describe(const core::Plan& /*plan*/, const core::PairStep& s) {
+  const std::string what = s.sample > 0      ? fmt::format("retest {}", s.sample)
+                           : s.pairs.empty() ? fmt::format("round {}/{}", s.round + 1, core::circleRounds(s.members))
+                                             : std::string("quick round");
+  return fmt::format("pairwise {} {} ({} pairs, {})", core::name(s.level), what, core::pairsOf(s).size(),
+                     core::formatBytes(s.bytes));
 }
 
 std::uint64_t peakBytesPerRank(const core::Plan& plan) {

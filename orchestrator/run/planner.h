@@ -2,6 +2,7 @@
 // same plan without talking to the others.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/plan.h"
@@ -56,16 +57,28 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
 // `seed`); unordered, deduplicated, sorted.
 std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed);
 
+// Each step kind's planning knowledge beside its planX above: about how many bytes the step
+// moves per rank (waived: none), and what the progress line calls it.
+double stepBytes(const core::CollectiveStep& step);
+double stepBytes(const core::CopyStep& step);
+double stepBytes(const core::PairStep& step);
+double stepBytes(const core::ScalingStep& step);
+double stepBytes(const core::TrainingStep& step);
+std::string describe(const core::Plan& plan, const core::CollectiveStep& step);
+std::string describe(const core::Plan& plan, const core::CopyStep& step);
+std::string describe(const core::Plan& plan, const core::PairStep& step);
+std::string describe(const core::Plan& plan, const core::ScalingStep& step);
+std::string describe(const core::Plan& plan, const core::TrainingStep& step);
+
 // Seconds a step may take before the watchdog calls it a hang: --step-timeout when given,
-// otherwise kDeadlineFloor plus the time the step's data takes at kSlowestRate (slower than any
+// otherwise kDeadlineFloor plus the time its stepBytes take at kSlowestRate (slower than any
 // fabric worth measuring, so a healthy step never comes near it).
 inline constexpr double kDeadlineFloor = 300;
 inline constexpr double kSlowestRate = 50e6;  // B/s
-double stepDeadline(const core::CollectiveStep& step, const RunConfig& config);
-double stepDeadline(const core::CopyStep& step, const RunConfig& config);
-double stepDeadline(const core::PairStep& step, const RunConfig& config);
-double stepDeadline(const core::ScalingStep& step, const RunConfig& config);
-double stepDeadline(const core::TrainingStep& step, const RunConfig& config);
+template <class S>
+double stepDeadline(const S& step, const RunConfig& config) {
+  return config.stepTimeout > 0 ? config.stepTimeout : kDeadlineFloor + stepBytes(step) / kSlowestRate;
+}
 
 // Largest buffer footprint of any step on one rank, in bytes (input + output).
 std::uint64_t peakBytesPerRank(const core::Plan& plan);

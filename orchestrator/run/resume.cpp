@@ -28,19 +28,6 @@ std::string describe(const core::StepRecord& s) {
   return text;
 }
 
-template <class R>
-std::map<int, std::vector<R>> byStep(const std::vector<R>& records) {
-  std::map<int, std::vector<R>> out;
-  for (const auto& r : records) out[r.step].push_back(r);
-  return out;
-}
-
-template <class R>
-std::vector<R> rowsOf(const std::map<int, std::vector<R>>& rows, int step) {
-  const auto it = rows.find(step);
-  return it == rows.end() ? std::vector<R>{} : it->second;
-}
-
 }  // namespace
 
 std::string encode(const RecordedRun& run) {
@@ -140,9 +127,11 @@ core::Provenance resumedProvenance(core::Provenance recorded, int plannedSteps, 
   return recorded;
 }
 
-Replay::Replay(const results::ResultsFile& file)
-    : rows_(byStep(file.collectives)), copies_(byStep(file.copies)), pairs_(byStep(file.pairs)),
-      scaling_(byStep(file.scaling)), training_(byStep(file.training)) {
+Replay::Replay(const results::ResultsFile& file) {
+  core::forEachRowType([&]<class R>(std::type_identity<R>) {
+    auto& byStep = std::get<std::map<int, std::vector<R>>>(rows_);
+    for (const R& r : results::rowsIn<R>(file)) byStep[r.step].push_back(r);
+  });
   for (const auto& s : file.steps) steps_[s.step] = s;
   for (const auto& f : file.findings) {
     if (f.kind == core::FindingKind::kHang) carried_.push_back(f);
@@ -157,7 +146,10 @@ std::string Replay::mismatch(const core::StepRecord& planned, const std::vector<
   }
   if (planned.kind != core::StepKind::kPairwise) return {};
   const std::set<std::pair<int, int>> wanted(pairs.begin(), pairs.end());
-  for (const auto& p : rowsOf(pairs_, planned.step)) {
+  const auto& recorded = std::get<std::map<int, std::vector<core::PairRecord>>>(rows_);
+  const auto it = recorded.find(planned.step);
+  if (it == recorded.end()) return {};
+  for (const auto& p : it->second) {
     if (!wanted.contains({p.a, p.b}) && !wanted.contains({p.b, p.a})) {
       return fmt::format("step {} of the file measured the pair {}-{}, which this plan's step does not have",
                          planned.step, p.a, p.b);
@@ -178,32 +170,16 @@ std::vector<char> Replay::match(const core::Plan& plan, int from, bool strict) c
     }
     flags[static_cast<std::size_t>(planned.step - from)] = why.empty() ? 1 : 0;
   };
-  for (const auto& s : plan.collectiveSteps) judge(worker::stepHeader(plan, s), {});
-  for (const auto& s : plan.scalingSteps) judge(worker::stepHeader(s), {});
-  for (const auto& s : plan.trainingSteps) judge(worker::stepHeader(plan, s), {});
-  for (const auto& s : plan.copySteps) judge(worker::stepHeader(s), {});
-  for (const auto& s : plan.pairSteps) judge(worker::stepHeader(s), core::pairsOf(s));
+  plan.forEachStepList([&]<class S>(const std::vector<S>& list) {
+    for (const S& s : list) {
+      if constexpr (std::is_same_v<S, core::PairStep>) {
+        judge(worker::stepHeader(plan, s), core::pairsOf(s));
+      } else {
+        judge(worker::stepHeader(plan, s), {});
+      }
+    }
+  });
   return flags;
-}
-
-worker::StepResult Replay::result(const core::CollectiveStep& step) const {
-  return {steps_.at(step.index), rowsOf(rows_, step.index)};
-}
-
-worker::CopyResult Replay::result(const core::CopyStep& step) const {
-  return {steps_.at(step.index), rowsOf(copies_, step.index)};
-}
-
-worker::PairResult Replay::result(const core::PairStep& step) const {
-  return {steps_.at(step.index), rowsOf(pairs_, step.index)};
-}
-
-worker::ScalingResult Replay::result(const core::ScalingStep& step) const {
-  return {steps_.at(step.index), rowsOf(scaling_, step.index)};
-}
-
-worker::TrainingResult Replay::result(const core::TrainingStep& step) const {
-  return {steps_.at(step.index), rowsOf(training_, step.index)};
 }
 
 }  // namespace fabricmap::orchestrator

@@ -7,6 +7,8 @@
 
 #include <map>
 #include <string>
+#include <tuple>
+#include <variant>
 #include <vector>
 
 #include "core/plan.h"
@@ -58,11 +60,14 @@ class Replay {
   // pass, which must be the same plan), otherwise the step runs again (a retest of other pairs).
   std::vector<char> match(const core::Plan& plan, int from, bool strict) const;
 
-  worker::StepResult result(const core::CollectiveStep& step) const;
-  worker::CopyResult result(const core::CopyStep& step) const;
-  worker::PairResult result(const core::PairStep& step) const;
-  worker::ScalingResult result(const core::ScalingStep& step) const;
-  worker::TrainingResult result(const core::TrainingStep& step) const;
+  // The recorded step `step` (which match() flagged), as its run would have returned it.
+  template <class S>
+  worker::Result<worker::RecordOf<S>> result(const S& step) const {
+    using R = worker::RecordOf<S>;
+    const auto& rows = std::get<std::map<int, std::vector<R>>>(rows_);
+    const auto it = rows.find(step.index);
+    return {steps_.at(step.index), it == rows.end() ? std::vector<R>{} : it->second};
+  }
 
   // Findings of the stopped run that no step record reproduces: hangs (data corruption comes
   // back with the replayed rows; the analysis runs again at the end).
@@ -74,11 +79,14 @@ class Replay {
   std::string mismatch(const core::StepRecord& planned, const std::vector<std::pair<int, int>>& pairs) const;
 
   std::map<int, core::StepRecord> steps_;
-  std::map<int, std::vector<core::CollectiveRecord>> rows_;
-  std::map<int, std::vector<core::CopyRecord>> copies_;
-  std::map<int, std::vector<core::PairRecord>> pairs_;
-  std::map<int, std::vector<core::ScalingRecord>> scaling_;
-  std::map<int, std::vector<core::TrainingRecord>> training_;
+  // per step kind's row type (core::StepRows): the rows of each step
+  template <class V>
+  struct ByStep;
+  template <class... R>
+  struct ByStep<std::variant<std::span<const R>...>> {
+    using type = std::tuple<std::map<int, std::vector<R>>...>;
+  };
+  ByStep<core::StepRows>::type rows_;
   std::vector<core::Finding> carried_;
 };
 

@@ -361,10 +361,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     executor.setObserver(&watchdog);
     Steps steps{config, topology, progress, watchdog, sinks, resuming};
     std::vector<WrongResult> wrong;
-    runCollectiveSteps(plan, executor, steps, wrong);
-    runScalingSteps(plan, executor, steps, wrong);
-    runTrainingSteps(plan, executor, steps);
-    if (!plan.copySteps.empty() || !plan.pairSteps.empty()) runMatrices(topology, plan, executor, steps, wrong);
+    runPlan(topology, plan, executor, steps, wrong);
     progress.end();
     if (root) resuming.publish();  // every step was in the file already
     sinks.each([&](core::RecordSink& s) { s.finish(true); });

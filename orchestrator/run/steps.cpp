@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -14,183 +15,232 @@
 #include "worker/mpi_check.h"
 
 namespace fabricmap::orchestrator {
-
-void runCollectiveSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps,
-                        std::vector<WrongResult>& wrong) {
-  for (const core::CollectiveStep& step : plan.collectiveSteps) {
-    worker::StepResult result = steps.run(step, executor);
-    if (!steps.resuming.root) continue;
-    for (const auto& row : result.rows) result.step.noisy = result.step.noisy || row.timeUs.cv > steps.config.noiseCv;
-    steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
-    for (const auto& row : result.rows) {
-      if (row.wrong == 0) continue;
-      const core::Finding f = corruptionFinding(row, steps.topology);
-      steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
-      wrong.push_back({fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on rank(s) {}", row.op,
-                                   row.dtype, core::formatBytes(step.bytes), row.inPlace ? "in-place" : "out-of-place",
-                                   row.redop == "none" ? "" : " (" + row.redop + ")", row.scope, row.group, row.wrong,
-                                   row.wrongRanks)});
-    }
-  }
-}
-
 namespace {
 
-// Runs the pair steps from `first` on, feeding rank 0's sinks and matrix builder (null elsewhere).
-void runPairSteps(std::size_t first, const core::Plan& plan, worker::Executor& executor, Steps& steps,
-                  MatrixBuilder* builder, std::vector<WrongResult>& wrong) {
-  for (std::size_t i = first; i < plan.pairSteps.size(); ++i) {
-    const core::PairStep& step = plan.pairSteps[i];
-    worker::PairResult result = steps.run(step, executor);
-    if (builder == nullptr) continue;  // not rank 0
-    steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.pairs); });
-    for (const auto& p : result.pairs) {
-      builder->add(p);
-      if (p.wrong > 0) {
-        const core::Finding f = corruptionFinding(p, steps.topology);
-        steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
-        wrong.push_back({fmt::format("pairwise {} pair {}-{} (step {}): {} wrong elements in a "
-                                     "checked transfer", p.level, p.a, p.b, p.step, p.wrong)});
-      }
+// The rank's side of a run of the plan: the one loop over steps of every kind, and each kind's
+// own preparation and follow-up of its rows (overloads; the templates are what a kind without
+// its own gets). Rank 0 (`root`) records; every rank measures.
+class PlanRun {
+ public:
+  PlanRun(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
+          std::vector<WrongResult>& wrong)
+      : topology_(topology), plan_(plan), executor_(executor), steps_(steps), wrong_(wrong),
+        root_(steps.resuming.root) {}
+
+  void run() {
+    // the list sizes are read as the loop goes: the pairwise retests append to plan_.pairSteps
+    std::apply([&](auto&... lists) { (runKind(lists), ...); }, plan_.stepLists());
+    if (builder_) analyze();
+  }
+
+ private:
+  template <class S>
+  void runKind(const std::vector<S>& list) {
+    before(list);
+    runSteps(list, 0);
+    after(list);
+  }
+
+  template <class S>
+  void runSteps(const std::vector<S>& list, std::size_t first) {
+    for (std::size_t i = first; i < list.size(); ++i) {
+      const S& step = list[i];
+      auto result = steps_.run(step, executor_);
+      if (!root_) continue;
+      prepare(step, result);
+      steps_.progress.clear();
+      steps_.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
+      for (const auto& row : result.rows) followUp(step, row);
     }
+  }
+
+  // Before a kind's first step and after its last (every rank).
+  template <class S>
+  void before(const std::vector<S>& /*list*/) {}
+  template <class S>
+  void after(const std::vector<S>& /*list*/) {}
+  void before(const std::vector<core::TrainingStep>& list);
+  void before(const std::vector<core::CopyStep>& list);
+  void after(const std::vector<core::ScalingStep>& list);
+  void after(const std::vector<core::PairStep>& list);
+
+  // Rank 0, before the rows go to the sinks: rows whose iteration times vary beyond --noise-cv
+  // are noisy, and so is their step.
+  template <class S, class R>
+  void prepare(const S& /*step*/, worker::Result<R>& result) {
+    for (R& row : result.rows) {
+      bool noisy = false;
+      if constexpr (requires { row.timeUs.cv; }) noisy = row.timeUs.cv > steps_.config.noiseCv;
+      if constexpr (requires { row.noisy; }) row.noisy = noisy;
+      result.step.noisy = result.step.noisy || noisy;
+    }
+  }
+  void prepare(const core::ScalingStep& step, worker::ScalingResult& result);
+  void prepare(const core::TrainingStep& step, worker::TrainingResult& result);
+  void prepare(const core::CopyStep& /*step*/, worker::CopyResult& /*result*/) {}
+  void prepare(const core::PairStep& /*step*/, worker::PairResult& /*result*/) {}
+
+  // Rank 0, after the rows went to the sinks: one row's wrong data, its matrix cells.
+  template <class S, class R>
+  void followUp(const S& /*step*/, const R& /*row*/) {}
+  void followUp(const core::CollectiveStep& step, const core::CollectiveRecord& row);
+  void followUp(const core::ScalingStep& step, const core::ScalingRecord& row);
+  void followUp(const core::CopyStep& step, const core::CopyRecord& row);
+  void followUp(const core::PairStep& step, const core::PairRecord& row);
+
+  template <class R>
+  void corrupted(const R& row, std::string what) {
+    const core::Finding f = corruptionFinding(row, topology_);
+    steps_.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+    wrong_.push_back({std::move(what)});
+  }
+  void finding(const core::Finding& f) {
+    steps_.sinks.each([&](core::RecordSink& s) { s.finding(f); });
+  }
+  // The pairs rank 0 found suspect, told to every rank: (rank pairs, node pairs).
+  std::pair<std::vector<std::pair<int, int>>, std::vector<std::pair<int, int>>> suspects() const;
+  void retest(const std::vector<core::PairStep>& list);
+  void analyze();
+
+  const core::Topology& topology_;
+  core::Plan& plan_;
+  worker::Executor& executor_;
+  Steps& steps_;
+  std::vector<WrongResult>& wrong_;
+  const bool root_;
+  std::vector<core::ScalingRecord> scaled_;      // rank 0: the scaling points so far
+  std::vector<core::TrainingRecord> isolated_;   // rank 0: each traffic type alone
+  std::optional<MatrixBuilder> builder_;         // rank 0, when copies or pairs are planned
+};
+
+void PlanRun::before(const std::vector<core::TrainingStep>& list) {
+  if (!root_ || list.empty()) return;
+  steps_.sinks.each([&](core::RecordSink& s) { s.layout(core::formatLayout(plan_.layout), layoutPlaces(plan_.layout)); });
+  for (const core::Finding& f : layoutFindings(plan_.layout, topology_)) finding(f);
+}
+
+void PlanRun::before(const std::vector<core::CopyStep>& list) {
+  // only rank 0 holds the matrices (R x R each)
+  if (root_ && (!list.empty() || !plan_.pairSteps.empty())) builder_.emplace(topology_, matrixShapeOf(steps_.config));
+}
+
+void PlanRun::after(const std::vector<core::ScalingStep>& /*list*/) {
+  if (!root_) return;
+  for (const core::Finding& f : scalingFindings(scaled_, analysisConfigOf(steps_.config))) finding(f);
+}
+
+void PlanRun::after(const std::vector<core::PairStep>& list) {
+  // the bar every pair is judged against: fixed from the first measurements (and the specs)
+  if (builder_) {
+    core::Matrices first = builder_->build();
+    fixBaselines(first, topology_);
+    builder_->fixExpected(first);
+  }
+  if (steps_.config.retests > 0 && !list.empty()) retest(list);
+}
+
+void PlanRun::prepare(const core::ScalingStep& /*step*/, worker::ScalingResult& result) {
+  for (auto& row : result.rows) {
+    row.noisy = row.timeUs.cv > steps_.config.noiseCv;
+    fillEfficiency(row, scaled_);
+    result.step.noisy = result.step.noisy || row.noisy;
+  }
+  scaled_.insert(scaled_.end(), result.rows.begin(), result.rows.end());
+}
+
+void PlanRun::prepare(const core::TrainingStep& step, worker::TrainingResult& result) {
+  for (auto& row : result.rows) {
+    row.noisy = row.timeUs.cv > steps_.config.noiseCv;
+    result.step.noisy = result.step.noisy || row.noisy;
+  }
+  if (step.traffic < 0) {
+    fillInterference(result.rows, isolated_);
+  } else {
+    isolated_.insert(isolated_.end(), result.rows.begin(), result.rows.end());
   }
 }
 
-// Runs the GPU-pair copy steps, feeding rank 0's sinks and matrix builder (null elsewhere).
-void runCopySteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, MatrixBuilder* builder,
-                  std::vector<WrongResult>& wrong) {
-  for (const core::CopyStep& step : plan.copySteps) {
-    worker::CopyResult result = steps.run(step, executor);
-    if (builder == nullptr) continue;  // not rank 0
-    steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.copies); });
-    for (const auto& c : result.copies) {
-      builder->add(c);
-      if (c.wrong > 0) {
-        const core::Finding f = corruptionFinding(c, steps.topology);
-        steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
-        wrong.push_back({fmt::format("{} copies between ranks {} and {} (node {}, step {}): {} wrong "
-                                     "elements in checked copies", c.method, c.rankA, c.rankB, c.node,
-                                     c.step, c.wrong)});
-      }
-    }
+void PlanRun::followUp(const core::CollectiveStep& step, const core::CollectiveRecord& row) {
+  if (row.wrong == 0) return;
+  corrupted(row, fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on rank(s) {}", row.op, row.dtype,
+                             core::formatBytes(step.bytes), row.inPlace ? "in-place" : "out-of-place",
+                             row.redop == "none" ? "" : " (" + row.redop + ")", row.scope, row.group, row.wrong,
+                             row.wrongRanks));
+}
+
+void PlanRun::followUp(const core::ScalingStep& /*step*/, const core::ScalingRecord& row) {
+  if (row.wrong == 0) return;
+  wrong_.push_back({fmt::format("scaling all_reduce on {} {} (step {}): {} wrong elements", row.n, row.level,
+                                row.step, row.wrong)});
+}
+
+void PlanRun::followUp(const core::CopyStep& /*step*/, const core::CopyRecord& c) {
+  builder_->add(c);
+  if (c.wrong == 0) return;
+  corrupted(c, fmt::format("{} copies between ranks {} and {} (node {}, step {}): {} wrong elements in checked "
+                           "copies", c.method, c.rankA, c.rankB, c.node, c.step, c.wrong));
+}
+
+void PlanRun::followUp(const core::PairStep& /*step*/, const core::PairRecord& p) {
+  builder_->add(p);
+  if (p.wrong == 0) return;
+  corrupted(p, fmt::format("pairwise {} pair {}-{} (step {}): {} wrong elements in a checked transfer", p.level, p.a,
+                           p.b, p.step, p.wrong));
+}
+
+std::pair<std::vector<std::pair<int, int>>, std::vector<std::pair<int, int>>> PlanRun::suspects() const {
+  // wire format: level (0 rank, 1 node), a, b per suspect pair
+  std::vector<int> wire;
+  if (builder_) {
+    const core::Matrices m = builder_->build();
+    const AnalysisConfig c = analysisConfigOf(steps_.config);
+    for (const auto& [a, b] : suspectRankPairs(m, c)) wire.insert(wire.end(), {0, a, b});
+    for (const auto& [a, b] : suspectNodePairs(m, c)) wire.insert(wire.end(), {1, a, b});
   }
+  int count = static_cast<int>(wire.size());
+  FM_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  wire.resize(static_cast<std::size_t>(count));
+  FM_MPI(MPI_Bcast(wire.data(), count, MPI_INT, 0, MPI_COMM_WORLD));
+  std::pair<std::vector<std::pair<int, int>>, std::vector<std::pair<int, int>>> out;
+  for (std::size_t i = 0; i + 2 < wire.size(); i += 3) {
+    (wire[i] == 0 ? out.first : out.second).emplace_back(wire[i + 1], wire[i + 2]);
+  }
+  return out;
+}
+
+void PlanRun::retest(const std::vector<core::PairStep>& list) {
+  const auto [rankPairs, nodePairs] = suspects();
+  const std::size_t firstRetest = list.size();
+  planRetests(steps_.config, core::PairLevel::kRank, static_cast<int>(topology_.ranks.size()), rankPairs, plan_);
+  planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), nodePairs, plan_);
+  if (list.size() == firstRetest) return;
+  Resuming& resuming = steps_.resuming;
+  if (!resuming.recorded.empty()) {
+    // a retest the stopped run measured is taken from the file when it retests the same pairs
+    const int from = list[firstRetest].index;
+    std::vector<char> more;
+    if (root_) more = resuming.replay.match(plan_, from, false);
+    worker::broadcastBytes(MPI_COMM_WORLD, more);
+    resuming.recorded.resize(static_cast<std::size_t>(from), 0);
+    resuming.recorded.insert(resuming.recorded.end(), more.begin(), more.end());
+  }
+  steps_.progress.extend(plan_);
+  steps_.sinks.each([&](core::RecordSink& s) { s.planExtended(plan_.stepCount()); });
+  runSteps(list, firstRetest);
+}
+
+void PlanRun::analyze() {
+  const core::Matrices result = builder_->build();
+  const std::vector<core::Finding> findings = orchestrator::analyze(result, topology_, analysisConfigOf(steps_.config));
+  steps_.progress.clear();
+  steps_.sinks.each([&](core::RecordSink& s) { s.analysis(result, findings); });
 }
 
 }  // namespace
 
-void runScalingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, std::vector<WrongResult>& wrong) {
-  std::vector<core::ScalingRecord> done;  // rank 0
-  const bool root = steps.resuming.root;
-  for (const core::ScalingStep& step : plan.scalingSteps) {
-    worker::ScalingResult result = steps.run(step, executor);
-    if (!root) continue;
-    for (auto& row : result.rows) {
-      row.noisy = row.timeUs.cv > steps.config.noiseCv;
-      fillEfficiency(row, done);
-      result.step.noisy = result.step.noisy || row.noisy;
-      if (row.wrong > 0) {
-        wrong.push_back({fmt::format("scaling all_reduce on {} {} (step {}): {} wrong elements", row.n, row.level,
-                                     row.step, row.wrong)});
-      }
-    }
-    steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
-    done.insert(done.end(), result.rows.begin(), result.rows.end());
-  }
-  if (!root) return;
-  for (const core::Finding& f : scalingFindings(done, analysisConfigOf(steps.config))) {
-    steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
-  }
-}
-
-void runTrainingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps) {
-  const bool root = steps.resuming.root;
-  if (root && !plan.trainingSteps.empty()) {
-    steps.sinks.each([&](core::RecordSink& s) { s.layout(core::formatLayout(plan.layout), layoutPlaces(plan.layout)); });
-    for (const core::Finding& f : layoutFindings(plan.layout, steps.topology)) {
-      steps.sinks.each([&](core::RecordSink& s) { s.finding(f); });
-    }
-  }
-  std::vector<core::TrainingRecord> isolated;  // rank 0
-  for (const core::TrainingStep& step : plan.trainingSteps) {
-    worker::TrainingResult result = steps.run(step, executor);
-    if (!root) continue;
-    for (auto& row : result.rows) {
-      row.noisy = row.timeUs.cv > steps.config.noiseCv;
-      result.step.noisy = result.step.noisy || row.noisy;
-    }
-    if (step.traffic < 0) {
-      fillInterference(result.rows, isolated);
-    } else {
-      isolated.insert(isolated.end(), result.rows.begin(), result.rows.end());
-    }
-    steps.progress.clear();
-    steps.sinks.each([&](core::RecordSink& s) { s.step(result.step, result.rows); });
-  }
-}
-
-void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
-                 std::vector<WrongResult>& wrong) {
-  const RunConfig& config = steps.config;
-  int rank = 0;
-  FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  const AnalysisConfig analysisConfig = analysisConfigOf(config);
-  // only rank 0 holds the matrices (R x R each)
-  std::optional<MatrixBuilder> builder;
-  if (rank == 0) builder.emplace(topology, matrixShapeOf(config));
-  MatrixBuilder* const matrices = builder ? &*builder : nullptr;
-  runCopySteps(plan, executor, steps, matrices, wrong);
-  runPairSteps(0, plan, executor, steps, matrices, wrong);
-  // the bar every pair is judged against: fixed from the first measurements (and the specs)
-  if (builder) {
-    core::Matrices first = builder->build();
-    fixBaselines(first, topology);
-    builder->fixExpected(first);
-  }
-
-  if (config.retests > 0 && !plan.pairSteps.empty()) {
-    // wire format: level (0 rank, 1 node), a, b per suspect pair
-    std::vector<int> suspects;
-    if (rank == 0) {
-      const core::Matrices m = builder->build();
-      for (const auto& [a, b] : suspectRankPairs(m, analysisConfig)) suspects.insert(suspects.end(), {0, a, b});
-      for (const auto& [a, b] : suspectNodePairs(m, analysisConfig)) suspects.insert(suspects.end(), {1, a, b});
-    }
-    int count = static_cast<int>(suspects.size());
-    FM_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    suspects.resize(static_cast<std::size_t>(count));
-    FM_MPI(MPI_Bcast(suspects.data(), count, MPI_INT, 0, MPI_COMM_WORLD));
-    std::vector<std::pair<int, int>> rankPairs;
-    std::vector<std::pair<int, int>> nodePairs;
-    for (std::size_t i = 0; i + 2 < suspects.size(); i += 3) {
-      (suspects[i] == 0 ? rankPairs : nodePairs).emplace_back(suspects[i + 1], suspects[i + 2]);
-    }
-    const std::size_t firstRetest = plan.pairSteps.size();
-    planRetests(config, core::PairLevel::kRank, static_cast<int>(topology.ranks.size()), rankPairs, plan);
-    planRetests(config, core::PairLevel::kNode, static_cast<int>(topology.nodes.size()), nodePairs, plan);
-    if (plan.pairSteps.size() > firstRetest) {
-      if (!steps.resuming.recorded.empty()) {
-        // a retest the stopped run measured is taken from the file when it retests the same pairs
-        const int from = plan.pairSteps[firstRetest].index;
-        std::vector<char> more;
-        if (rank == 0) more = steps.resuming.replay.match(plan, from, false);
-        worker::broadcastBytes(MPI_COMM_WORLD, more);
-        steps.resuming.recorded.resize(static_cast<std::size_t>(from), 0);
-        steps.resuming.recorded.insert(steps.resuming.recorded.end(), more.begin(), more.end());
-      }
-      steps.progress.extend(plan);
-      steps.sinks.each([&](core::RecordSink& s) { s.planExtended(plan.stepCount()); });
-      runPairSteps(firstRetest, plan, executor, steps, matrices, wrong);
-    }
-  }
-  if (!builder) return;
-  const core::Matrices result = builder->build();
-  const std::vector<core::Finding> findings = analyze(result, topology, analysisConfig);
-  steps.progress.clear();
-  steps.sinks.each([&](core::RecordSink& s) { s.analysis(result, findings); });
+void runPlan(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
+             std::vector<WrongResult>& wrong) {
+  PlanRun(topology, plan, executor, steps, wrong).run();
 }
 
 }  // namespace fabricmap::orchestrator

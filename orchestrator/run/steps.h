@@ -101,19 +101,15 @@ struct Steps {
   }
 };
 
-// Each step kind's loop, in the order a run takes them. Rank 0 records; every rank measures.
-// The collective sweeps (a wrong result is a data_corruption finding and a WrongResult).
-void runCollectiveSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps,
-                        std::vector<WrongResult>& wrong);
-// The scaling sweep, then its verdict on rank 0.
-void runScalingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps, std::vector<WrongResult>& wrong);
-// The training pattern: its layout (and a warning when TP groups span nodes), each traffic type
-// alone, then all at once with their interference.
-void runTrainingSteps(const core::Plan& plan, worker::Executor& executor, Steps& steps);
-// The matrix phases: the GPU-pair copies, every planned pairwise round, then retests of the pairs
-// that looked slow (rank 0 decides which and tells everyone), then the matrices and the findings
-// on rank 0. `plan` grows by the retests.
-void runMatrices(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
-                 std::vector<WrongResult>& wrong);
+// Runs every step of `plan` in order (core::Plan::stepLists), each through the one loop: the step
+// on every rank (or from the resumed file), then on rank 0 its rows prepared (noise flags,
+// derived figures), recorded to the sinks, and followed up (wrong data is a data_corruption
+// finding and a WrongResult; pairs and copies feed the matrices). A step kind without its own
+// follow-up needs nothing here. Around the kinds: the training layout before the training
+// steps, the scaling verdict after the scaling points, and after the pairwise rounds the
+// retests of the pairs that looked slow (rank 0 decides, tells everyone; `plan` grows by them),
+// then the matrices and the findings on rank 0.
+void runPlan(const core::Topology& topology, core::Plan& plan, worker::Executor& executor, Steps& steps,
+             std::vector<WrongResult>& wrong);
 
 }  // namespace fabricmap::orchestrator

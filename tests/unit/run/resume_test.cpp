@@ -129,7 +129,7 @@ results::ResultsFile stoppedAfter(const core::Plan& plan, int kept) {
   }
   for (const auto& s : plan.pairSteps) {
     if (s.index >= kept) continue;
-    core::StepRecord rec = worker::stepHeader(s);
+    core::StepRecord rec = worker::stepHeader(plan, s);
     rec.status = "ok";
     f.steps.push_back(rec);
     for (const auto& [a, b] : core::pairsOf(s)) {
@@ -168,7 +168,7 @@ TEST(Resume, ReplaysTheRecordedStepsOfTheSamePlan) {
   EXPECT_EQ(step2.step.step, 2);
   ASSERT_EQ(step2.rows.size(), 1u);
   EXPECT_EQ(step2.rows[0].busbw, 3.5);
-  EXPECT_EQ(replay.result(plan.pairSteps[0]).pairs.size(), core::pairsOf(plan.pairSteps[0]).size());
+  EXPECT_EQ(replay.result(plan.pairSteps[0]).rows.size(), core::pairsOf(plan.pairSteps[0]).size());
   // only the hang is carried: corruption comes back with the replayed rows
   ASSERT_EQ(replay.carriedFindings().size(), 1u);
   EXPECT_EQ(replay.carriedFindings()[0].kind, core::FindingKind::kHang);
