@@ -1,4 +1,4 @@
-// The name tables of finding severities and kinds, and of step kinds (see findings.h).
+// The name tables of finding severities and kinds (see findings.h).
 #include "core/findings.h"
 
 #include <array>
@@ -33,37 +33,11 @@ constexpr std::array<std::pair<FindingKind, std::string_view>, 17> kKinds{{
     {FindingKind::kLayout, "layout"},
 }};
 
-constexpr std::array<std::pair<StepKind, std::string_view>, 5> kStepKinds{{
-    {StepKind::kCollective, "collective"},
-    {StepKind::kCopy, "copy"},
-    {StepKind::kPairwise, "pairwise"},
-    {StepKind::kScaling, "scaling"},
-    {StepKind::kTraining, "training"},
-}};
-
-template <class E, std::size_t N>
-std::string_view nameIn(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
-  for (const auto& [e, text] : table) {
-    if (e == value) return text;
-  }
-  return "?";
-}
-
-template <class E, std::size_t N>
-std::optional<E> parseIn(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view text) {
-  for (const auto& [e, name] : table) {
-    if (name == text) return e;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::string_view name(Severity severity) { return nameIn(kSeverities, severity); }
 std::string_view name(FindingKind kind) { return nameIn(kKinds, kind); }
 std::optional<Severity> parseSeverity(std::string_view text) { return parseIn(kSeverities, text); }
 std::optional<FindingKind> parseFindingKind(std::string_view text) { return parseIn(kKinds, text); }
-std::string_view name(StepKind kind) { return nameIn(kStepKinds, kind); }
-std::optional<StepKind> parseStepKind(std::string_view text) { return parseIn(kStepKinds, text); }
 
 }  // namespace fabricmap::core

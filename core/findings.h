@@ -1,15 +1,35 @@
-// What a finding is: its severity and its kind, and what a step is: its kind; each an enum with one
-// name table (core/findings.cpp).
+// What a finding is: its severity and its kind, each an enum with one name table
+// (core/findings.cpp); and the lookups every name table of core uses (a step's kind has its
+// table beside its record in core/records.h).
 // The names are the contract of the results file, the JSON and the console (README.md lists the
 // kinds); inside the code a finding's kind and severity are these enums.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string_view>
+#include <utility>
 
 namespace fabricmap::core {
+
+// A name table's lookups: the name of `value` ("?" when the table lacks it), the value of a name.
+template <class E, std::size_t N>
+constexpr std::string_view nameIn(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
+  for (const auto& [e, text] : table) {
+    if (e == value) return text;
+  }
+  return "?";
+}
+template <class E, std::size_t N>
+constexpr std::optional<E> parseIn(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view text) {
+  for (const auto& [e, name] : table) {
+    if (name == text) return e;
+  }
+  return std::nullopt;
+}
 
 // Most severe first: sorting by the enum sorts by severity.
 enum class Severity : std::uint8_t { kError, kWarning, kInfo };
@@ -34,20 +54,14 @@ enum class FindingKind : std::uint8_t {
   kLayout,             // a training layout's groups
 };
 
-// The kind of a planned step, one per row type of core::StepRows.
-enum class StepKind : std::uint8_t { kCollective, kCopy, kPairwise, kScaling, kTraining };
-
 std::string_view name(Severity severity);
 std::string_view name(FindingKind kind);
 // The enum of a name; nullopt for a name that is none of them.
 std::optional<Severity> parseSeverity(std::string_view text);
 std::optional<FindingKind> parseFindingKind(std::string_view text);
-std::string_view name(StepKind kind);
-std::optional<StepKind> parseStepKind(std::string_view text);
 
 // For test output and logs: the name.
 inline std::ostream& operator<<(std::ostream& out, Severity s) { return out << name(s); }
 inline std::ostream& operator<<(std::ostream& out, FindingKind k) { return out << name(k); }
-inline std::ostream& operator<<(std::ostream& out, StepKind k) { return out << name(k); }
 
 }  // namespace fabricmap::core

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -130,6 +132,19 @@ struct ScopeRecord {
   std::string status;   // "active" or "waived"
   std::string reason;
 };
+
+// The kind of a planned step, one per row type of StepRows, and its name in /steps and journals.
+enum class StepKind : std::uint8_t { kCollective, kCopy, kPairwise, kScaling, kTraining };
+inline constexpr std::array<std::pair<StepKind, std::string_view>, 5> kStepKindNames{{
+    {StepKind::kCollective, "collective"},
+    {StepKind::kCopy, "copy"},
+    {StepKind::kPairwise, "pairwise"},
+    {StepKind::kScaling, "scaling"},
+    {StepKind::kTraining, "training"},
+}};
+inline std::string_view name(StepKind kind) { return nameIn(kStepKindNames, kind); }
+inline std::optional<StepKind> parseStepKind(std::string_view text) { return parseIn(kStepKindNames, text); }
+inline std::ostream& operator<<(std::ostream& out, StepKind k) { return out << name(k); }
 
 // One planned step, written when it ends.
 struct StepRecord {

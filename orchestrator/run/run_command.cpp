@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -103,15 +104,17 @@ void requireSomethingToMeasure(const core::Plan& plan, const worker::Executor& e
   const auto note = [&](const std::string& why) {
     if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
   };
-  if (!plan.pairSteps.empty() || !plan.copySteps.empty() || !plan.scalingSteps.empty() ||
-      !plan.trainingSteps.empty()) {
-    return;
-  }
-  for (const auto& step : plan.collectiveSteps) {
-    const std::string why = executor.waiver(step);
-    if (why.empty()) return;
-    note(why);
-  }
+  // a step of any kind but a waived collective is something to measure
+  bool measures = false;
+  plan.forEachStepList([&]<class S>(const std::vector<S>& list) {
+    for (const S& step : list) {
+      std::string why;
+      if constexpr (std::is_same_v<S, core::CollectiveStep>) why = executor.waiver(step);
+      measures = measures || why.empty();
+      if (!why.empty()) note(why);
+    }
+  });
+  if (measures) return;
   for (const auto& scope : plan.scopes) {
     if (!scope.waiver.empty()) note(fmt::format("scope {}: {}", core::name(scope.scope), scope.waiver));
   }
