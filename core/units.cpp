@@ -81,6 +81,15 @@ std::string formatRanks(std::span<const int> ranks) {
   return out;
 }
 
+std::string formatCount(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
+  if (a >= 1e9) return fmt::format("{:.3g}B", v / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+  if (a >= 1e3) return fmt::format("{:.3g}K", v / 1e3);
+  return fmt::format("{:.3g}", v);
+}
+
 std::string formatRate(double gbps) {
   if (!std::isfinite(gbps)) return "n/a";
   if (gbps >= 1.0) return fmt::format("{:.2f} GB/s", gbps);

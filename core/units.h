@@ -25,6 +25,9 @@ std::vector<std::uint64_t> sweepSizes(std::uint64_t minBytes, std::uint64_t maxB
 // A rate given in GB/s, in the unit that reads best: "1.93 GB/s", "24.1 MB/s", "n/a" for NaN.
 std::string formatRate(double gbps);
 
+// A count in the largest of K, M, B (billion), T it reaches, 3 significant digits: 7e9 -> "7B".
+std::string formatCount(double v);
+
 // "0-3,6,8-9": ranks compressed into ranges, for records and messages.
 std::string formatRanks(std::span<const int> ranks);
 

@@ -34,14 +34,6 @@ std::string presetNames() {
 std::string number(double v) { return std::fabs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
 std::string number(const std::optional<double>& v) { return v ? number(*v) : "unknown"; }
 
-std::string count(double v) {
-  if (v >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
-  if (v >= 1e9) return fmt::format("{:.3g}B", v / 1e9);
-  if (v >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.3g}K", v / 1e3);
-  return fmt::format("{:.3g}", v);
-}
-
 std::string bytesOf(double b) {
   return b < 9.2e18 ? core::formatBytes(static_cast<std::uint64_t>(std::llround(b))) : fmt::format("{:.3g} B", b);
 }
@@ -63,16 +55,16 @@ std::string perLeg(const TrafficResult& t, F figure) {
 void printHeader(std::ostream& out, const PredictConfig& c) {
   const ModelSpec& m = c.model;
   out << fmt::format(
-      "# fabricmap predict: {}, {} parameters ({} layers, hidden {}{}{}), {}, sequence {}\n", m.name, count(m.params),
+      "# fabricmap predict: {}, {} parameters ({} layers, hidden {}{}{}), {}, sequence {}\n", m.name, core::formatCount(m.params),
       m.layers, m.hidden, m.heads > 0 ? fmt::format(", {} heads", m.heads) : "",
-      m.moe() ? fmt::format(", {} experts top-{}, {} active", m.experts, m.topK, count(m.activeParams())) : "", c.dtype,
+      m.moe() ? fmt::format(", {} experts top-{}, {} active", m.experts, m.topK, core::formatCount(m.activeParams())) : "", c.dtype,
       c.seq);
   out << fmt::format("# model figures: {}\n", c.modelSource);
   out << fmt::format(
       "# layout {}: {} GPUs; micro-batch {}, global batch {} = {} micro-batches per data-parallel rank, "
       "{} tokens per step{}\n",
       core::formatLayout(c.layout), c.layout.worldSize(), c.microBatch, c.globalBatch, microBatchesPerStep(c),
-      count(static_cast<double>(c.globalBatch) * c.seq), c.sequenceParallel ? ", sequence parallel" : "");
+      core::formatCount(static_cast<double>(c.globalBatch) * c.seq), c.sequenceParallel ? ", sequence parallel" : "");
   out << fmt::format("# gradients: {} of {} in {} buckets, {:.0f}% of it hidden behind compute (--overlap)\n",
                      c.dpMode == DpMode::kZero ? "reduce_scatter + all_gather (ZeRO)" : "all_reduce", c.gradDtype,
                      core::formatBytes(c.bucketBytes), c.overlap * 100);
@@ -111,7 +103,7 @@ void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
   out << "#\n# summary\n";
   out << fmt::format(
       "#   compute          {:>12} s   6 x {} params x {} tokens / ({} GPUs x {} TFLOP/s x MFU {:.2f})\n",
-      number(p.computeSeconds), count(c.model.activeParams()), count(static_cast<double>(c.globalBatch) * c.seq),
+      number(p.computeSeconds), core::formatCount(c.model.activeParams()), core::formatCount(static_cast<double>(c.globalBatch) * c.seq),
       c.layout.worldSize(), number(p.peakTflops), c.mfu);
   if (c.layout.pp > 1) {
     out << fmt::format("#   pipeline bubble  {:>12} s   compute x (pp - 1) / (micro-batches{}) = {} / ({}{}) (1F1B)\n",
@@ -136,7 +128,7 @@ void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
                        *p.utilization * 100, *p.utilization * c.mfu * 100);
     out << fmt::format("#   throughput       {:>12} tokens/s\n", number(p.tokensPerSecond));
     out << fmt::format(
-        "#   to train {} tokens: {} steps, {} days, {} GPU-hours{}\n", count(c.tokens), number(p.steps), number(p.days),
+        "#   to train {} tokens: {} steps, {} days, {} GPU-hours{}\n", core::formatCount(c.tokens), number(p.steps), number(p.days),
         number(p.gpuHours),
         p.cost ? fmt::format(", cost {} at {}/GPU-hour", number(p.cost), number(*c.pricePerGpuHour)) : "");
   }
@@ -177,7 +169,7 @@ void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vecto
     return p.utilization ? fmt::format("{:.1f}", *p.utilization * 100) : std::string("unknown");
   });
   row("tokens/s", [](const Prediction& p) { return number(p.tokensPerSecond); });
-  row(fmt::format("days for {} tokens", count(c.tokens)), [](const Prediction& p) { return number(p.days); });
+  row(fmt::format("days for {} tokens", core::formatCount(c.tokens)), [](const Prediction& p) { return number(p.days); });
   row("GPU-hours", [](const Prediction& p) { return number(p.gpuHours); });
   if (c.pricePerGpuHour) row("cost", [](const Prediction& p) { return number(p.cost); });
 

@@ -283,6 +283,32 @@ int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, cons
   return static_cast<int>(core::ExitCode::kOk);
 }
 
+// Every step of `plan` with its progress line and under the watchdog, then the sinks finished and
+// the run's verdict (the exit code).
+int measure(const RunConfig& config, const core::Topology& topology, core::Plan& plan, worker::Executor& executor,
+            Sinks& sinks, Resuming& resuming) {
+  const bool root = resuming.root;
+  Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
+  // A step past its deadline: rank 0's watchdog thread records who holds it up, flushes the
+  // file and ends the job (the main thread may be stuck in MPI; the thread makes no MPI call).
+  worker::Watchdog watchdog(MPI_COMM_WORLD, kWatchdogGrace.count(), [&](const worker::Watchdog::Hang& hang) {
+    const core::Finding f = hangFinding(hang.step, progress.describe(hang.step), hang.waitedSeconds,
+                                        hang.deadlineSeconds, hang.verdict, topology);
+    progress.clear();
+    const bool recorded = sinks.tryEach([&](core::RecordSink& s) { s.finding(f); }, kWatchdogGrace);
+    printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
+  });
+  executor.setObserver(&watchdog);
+  Steps steps{config, topology, progress, watchdog, sinks, resuming};
+  std::vector<WrongResult> wrong;
+  runPlan(topology, plan, executor, steps, wrong);
+  progress.end();
+  if (root) resuming.publish();  // every step was in the file already
+  sinks.each([&](core::RecordSink& s) { s.finish(true); });
+
+  return finalVerdict(root, config.output, wrong);
+}
+
 }  // namespace
 
 int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
@@ -351,25 +377,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       stopped.reset();
     }
 
-    Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
-    // A step past its deadline: rank 0's watchdog thread records who holds it up, flushes the
-    // file and ends the job (the main thread may be stuck in MPI; the thread makes no MPI call).
-    worker::Watchdog watchdog(MPI_COMM_WORLD, kWatchdogGrace.count(), [&](const worker::Watchdog::Hang& hang) {
-      const core::Finding f = hangFinding(hang.step, progress.describe(hang.step), hang.waitedSeconds,
-                                          hang.deadlineSeconds, hang.verdict, topology);
-      progress.clear();
-      const bool recorded = sinks.tryEach([&](core::RecordSink& s) { s.finding(f); }, kWatchdogGrace);
-      printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
-    });
-    executor.setObserver(&watchdog);
-    Steps steps{config, topology, progress, watchdog, sinks, resuming};
-    std::vector<WrongResult> wrong;
-    runPlan(topology, plan, executor, steps, wrong);
-    progress.end();
-    if (root) resuming.publish();  // every step was in the file already
-    sinks.each([&](core::RecordSink& s) { s.finish(true); });
-
-    return finalVerdict(root, config.output, wrong);
+    return measure(config, topology, plan, executor, sinks, resuming);
   } catch (const core::UsageError& e) {
     // Usage errors are reached by every rank together (parsing and planning are deterministic,
     // rank-0-only checks are agreed by broadcast), so all ranks finalize and exit 2.

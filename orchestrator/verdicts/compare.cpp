@@ -287,86 +287,99 @@ Comparison compare(std::vector<FileSummary> files, double tolerance) {
   return c;
 }
 
+namespace {
+
+Json plateausToJson(const FileSummary& s) {
+  Json plateaus = Json::array();
+  const auto finiteOrNull = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  for (const Plateau& p : s.plateaus) {
+    Json groups = Json::array();
+    for (const GroupPlateau& g : p.groups) groups.push_back({{"group", g.group}, {"ranks", g.ranks}, {"busbw_gbs", g.busbw}});
+    const CollectivePeak* peak = findPeak(s, p.scope, p.op);
+    plateaus.push_back({{"scope", p.scope},
+                        {"op", p.op},
+                        {"nranks", p.nranks},
+                        {"peak_busbw_gbs", finiteOrNull(peak ? peak->outOfPlace.busbw : kNone)},
+                        {"peak_busbw_in_place_gbs", finiteOrNull(peak ? peak->inPlace.busbw : kNone)},
+                        {"plateau_busbw_gbs", p.busbw},
+                        {"plateau_from_bytes", p.fromBytes},
+                        {"plateau_to_bytes", p.toBytes},
+                        {"plateau_sizes", p.sizes},
+                        {"groups", std::move(groups)}});
+  }
+  return plateaus;
+}
+
+Json pairsToJson(const FileSummary& s) {
+  Json pairs = Json::array();
+  for (const PairSummary& p : s.pairs) {
+    Json worst = Json::array();
+    for (const WorstLink& l : p.worst) worst.push_back({{"a", l.a}, {"b", l.b}, {"bw_gbs", l.bandwidth}});
+    pairs.push_back({{"population", p.population},
+                     {"pairs", p.pairs},
+                     {"median_gbs", p.median},
+                     {"min_gbs", p.min},
+                     {"worst", std::move(worst)}});
+  }
+  return pairs;
+}
+
+Json fileToJson(const FileSummary& s) {
+  Json f;
+  f["label"] = s.label;
+  f["path"] = s.path;
+  f["backend"] = s.backend;
+  f["complete"] = s.complete;
+  f["ranks"] = s.ranks;
+  f["nodes"] = s.nodeCount;
+  f["ranks_per_node"] = s.ranksPerNode;
+  f["gpus"] = s.gpus;
+  Json nodes = Json::array();
+  for (const NodeSummary& n : s.nodes) {
+    nodes.push_back({{"node", n.node}, {"name", n.name}, {"class", n.topologyClass}, {"gpus", n.gpus},
+                     {"gpu_model", n.gpuModel}});
+  }
+  f["node_list"] = std::move(nodes);
+  f["collectives"] = plateausToJson(s);
+  f["pairs"] = pairsToJson(s);
+  f["findings"] = s.findings;
+  if (s.prediction) {
+    const auto orNull = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+    f["prediction"] = {{"step_seconds", orNull(s.prediction->stepSeconds)},
+                       {"utilization", orNull(s.prediction->utilization)},
+                       {"gpu_hours", orNull(s.prediction->gpuHours)},
+                       {"cost", orNull(s.prediction->cost)},
+                       {"unknown_reason", s.prediction->unknownReason}};
+  } else {
+    f["prediction"] = nullptr;
+  }
+  f["prediction_error"] = s.predictionError;
+  return f;
+}
+
+Json rowToJson(const CompareRow& r) {
+  Json values = Json::array();
+  for (const CompareCell& cell : r.cells) {
+    values.push_back({{"value", cell.value ? Json(*cell.value) : cell.text == "-" ? Json(nullptr) : Json(cell.text)},
+                      {"ratio", cell.ratio ? Json(*cell.ratio) : Json(nullptr)},
+                      {"differs", cell.differs}});
+  }
+  return {{"key", r.key},
+          {"section", r.section},
+          {"label", r.label},
+          {"unit", r.unit},
+          {"compared", r.compared},
+          {"values", std::move(values)}};
+}
+
+}  // namespace
+
 Json comparisonToJson(const Comparison& c) {
   Json files = Json::array();
-  for (const FileSummary& s : c.files) {
-    Json f;
-    f["label"] = s.label;
-    f["path"] = s.path;
-    f["backend"] = s.backend;
-    f["complete"] = s.complete;
-    f["ranks"] = s.ranks;
-    f["nodes"] = s.nodeCount;
-    f["ranks_per_node"] = s.ranksPerNode;
-    f["gpus"] = s.gpus;
-    Json nodes = Json::array();
-    for (const NodeSummary& n : s.nodes) {
-      nodes.push_back({{"node", n.node},
-                       {"name", n.name},
-                       {"class", n.topologyClass},
-                       {"gpus", n.gpus},
-                       {"gpu_model", n.gpuModel}});
-    }
-    f["node_list"] = std::move(nodes);
-    Json plateaus = Json::array();
-    const auto finiteOrNull = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
-    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
-    for (const Plateau& p : s.plateaus) {
-      Json groups = Json::array();
-      for (const GroupPlateau& g : p.groups) groups.push_back({{"group", g.group}, {"ranks", g.ranks}, {"busbw_gbs", g.busbw}});
-      const CollectivePeak* peak = findPeak(s, p.scope, p.op);
-      plateaus.push_back({{"scope", p.scope},
-                          {"op", p.op},
-                          {"nranks", p.nranks},
-                          {"peak_busbw_gbs", finiteOrNull(peak ? peak->outOfPlace.busbw : kNone)},
-                          {"peak_busbw_in_place_gbs", finiteOrNull(peak ? peak->inPlace.busbw : kNone)},
-                          {"plateau_busbw_gbs", p.busbw},
-                          {"plateau_from_bytes", p.fromBytes},
-                          {"plateau_to_bytes", p.toBytes},
-                          {"plateau_sizes", p.sizes},
-                          {"groups", std::move(groups)}});
-    }
-    f["collectives"] = std::move(plateaus);
-    Json pairs = Json::array();
-    for (const PairSummary& p : s.pairs) {
-      Json worst = Json::array();
-      for (const WorstLink& l : p.worst) worst.push_back({{"a", l.a}, {"b", l.b}, {"bw_gbs", l.bandwidth}});
-      pairs.push_back({{"population", p.population},
-                       {"pairs", p.pairs},
-                       {"median_gbs", p.median},
-                       {"min_gbs", p.min},
-                       {"worst", std::move(worst)}});
-    }
-    f["pairs"] = std::move(pairs);
-    f["findings"] = s.findings;
-    if (s.prediction) {
-      const auto orNull = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
-      f["prediction"] = {{"step_seconds", orNull(s.prediction->stepSeconds)},
-                         {"utilization", orNull(s.prediction->utilization)},
-                         {"gpu_hours", orNull(s.prediction->gpuHours)},
-                         {"cost", orNull(s.prediction->cost)},
-                         {"unknown_reason", s.prediction->unknownReason}};
-    } else {
-      f["prediction"] = nullptr;
-    }
-    f["prediction_error"] = s.predictionError;
-    files.push_back(std::move(f));
-  }
+  for (const FileSummary& s : c.files) files.push_back(fileToJson(s));
   Json rows = Json::array();
-  for (const CompareRow& r : c.rows) {
-    Json values = Json::array();
-    for (const CompareCell& cell : r.cells) {
-      values.push_back({{"value", cell.value ? Json(*cell.value) : cell.text == "-" ? Json(nullptr) : Json(cell.text)},
-                        {"ratio", cell.ratio ? Json(*cell.ratio) : Json(nullptr)},
-                        {"differs", cell.differs}});
-    }
-    rows.push_back({{"key", r.key},
-                    {"section", r.section},
-                    {"label", r.label},
-                    {"unit", r.unit},
-                    {"compared", r.compared},
-                    {"values", std::move(values)}});
-  }
+  for (const CompareRow& r : c.rows) rows.push_back(rowToJson(r));
   Json out;
   out["tolerance"] = c.tolerance;
   out["reference"] = c.files.front().label;

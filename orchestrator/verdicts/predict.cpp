@@ -66,28 +66,6 @@ const std::map<std::string, double, std::less<>>& peakTable() {
   return table;
 }
 
-// Equal buckets of at most `bucket` bytes: frameworks fill buckets of about that size, so one
-// figure per message describes them all (a last small bucket would be the only one priced at a
-// small-message rate, which DDP's bucket sizing avoids in practice).
-struct Buckets {
-  U64 count = 0;
-  U64 bytes = 0;
-};
-Buckets bucketsOf(double totalBytes, U64 bucket) {
-  if (totalBytes < 1) return {};
-  const double count = std::ceil(totalBytes / static_cast<double>(bucket));
-  return {static_cast<U64>(count), static_cast<U64>(std::llround(totalBytes / count))};
-}
-
-std::string formatCount(double v) {
-  const double a = std::fabs(v);
-  if (a >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
-  if (a >= 1e9) return fmt::format("{:.3g}B", v / 1e9);
-  if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
-  if (a >= 1e3) return fmt::format("{:.3g}K", v / 1e3);
-  return fmt::format("{:.3g}", v);
-}
-
 }  // namespace
 
 double ModelSpec::expertParams() const {
@@ -158,7 +136,7 @@ void validate(const PredictConfig& c) {
     fail("an MoE model needs --ffn (each expert's FFN size) to tell expert from dense parameters");
   if (m.moe() && m.expertParams() >= m.params) {
     fail(fmt::format("{} experts of FFN size {} over {} layers hold {} parameters, not fewer than the model's {}",
-                     m.experts, m.ffn, m.layers, formatCount(m.expertParams()), formatCount(m.params)));
+                     m.experts, m.ffn, m.layers, core::formatCount(m.expertParams()), core::formatCount(m.params)));
   }
   if (c.seq < 1) fail("--seq must be at least 1");
   if (c.microBatch < 1) fail("--micro-batch must be at least 1");
@@ -213,134 +191,6 @@ void validate(const PredictConfig& c) {
   if (c.pricePerGpuHour && !(std::isfinite(*c.pricePerGpuHour) && *c.pricePerGpuHour >= 0)) {
     fail("--price-per-gpu-hour must not be negative");
   }
-}
-
-std::vector<Traffic> trafficOf(const PredictConfig& c) {
-  const core::Layout& l = c.layout;
-  const ModelSpec& m = c.model;
-  const U64 bytes = static_cast<U64>(dtypeBytes(c.dtype));
-  const double gradBytes = dtypeBytes(c.gradDtype);
-  const U64 micro = static_cast<U64>(microBatchesPerStep(c));
-  const U64 stageLayers = static_cast<U64>(m.layers / l.pp);
-  // one micro-batch's activations b x s x h; with sequence parallelism each TP rank holds 1/tp of
-  // the sequence between the TP regions (what crosses a pipeline boundary or enters the router)
-  const U64 activation = static_cast<U64>(c.microBatch) * static_cast<U64>(c.seq) * static_cast<U64>(m.hidden) * bytes;
-  const U64 shard = c.sequenceParallel ? static_cast<U64>(l.tp) : 1;
-  std::vector<Traffic> out;
-
-  Traffic tp{"tp", l.tp, 0, {}, false, "", ""};
-  if (l.tp == 1) {
-    tp.none = "tp=1: no tensor parallelism";
-  } else {
-    tp.messages = 4 * stageLayers * micro;
-    tp.legs = c.sequenceParallel
-                  ? std::vector<TrafficLeg>{{core::Op::kAllGather, activation}, {core::Op::kReduceScatter, activation}}
-                  : std::vector<TrafficLeg>{{core::Op::kAllReduce, activation}};
-    tp.what = fmt::format("4 {} per layer (2 forward, 2 backward) x {} layers per stage x {} micro-batches",
-                          c.sequenceParallel ? "all_gather + reduce_scatter pairs" : "all_reduces", stageLayers, micro);
-  }
-  out.push_back(tp);
-
-  Traffic pp{"pp", l.pp, 0, {}, false, "", ""};
-  if (l.pp == 1) {
-    pp.none = "pp=1: one pipeline stage";
-  } else {
-    // interleaved: every micro-batch crosses each stage boundary once per model chunk
-    const U64 chunks = static_cast<U64>(c.virtualStages);
-    pp.messages = 2 * micro * chunks;
-    pp.legs = {{core::Op::kSendRecv, activation / shard}};
-    pp.what = fmt::format(
-        "activations forward and their gradients backward between adjacent stages, "
-        "2 x {} micro-batches{}{}",
-        micro, chunks > 1 ? fmt::format(" x {} virtual stages", chunks) : "",
-        c.sequenceParallel && l.tp > 1 ? " (1/tp of the sequence per rank)" : "");
-  }
-  out.push_back(pp);
-
-  // Gradients in buckets: the dense part over the whole DP group, the experts' over the ranks of
-  // the DP group that hold the same experts (dp/ep of them). Experts are split by TP as the dense
-  // layers are (Megatron-LM's default expert tensor parallel size).
-  const auto gradientTraffic = [&](std::string type, int groupSize, double paramsPerRank, std::string none) {
-    Traffic t{std::move(type), groupSize, 0, {}, true, "", ""};
-    if (!none.empty() || paramsPerRank <= 0) {
-      t.none = none.empty() ? "no parameters to reduce" : none;
-      return t;
-    }
-    const Buckets b = bucketsOf(paramsPerRank * gradBytes, c.bucketBytes);
-    t.messages = b.count;
-    if (c.dpMode == DpMode::kZero) {
-      // distributed optimizer: gradients reduce-scattered, updated parameters all-gathered back
-      const U64 paramBucket =
-          static_cast<U64>(std::llround(static_cast<double>(b.bytes) * static_cast<double>(bytes) / gradBytes));
-      t.legs = {{core::Op::kReduceScatter, b.bytes}, {core::Op::kAllGather, paramBucket}};
-    } else {
-      t.legs = {{core::Op::kAllReduce, b.bytes}};
-    }
-    t.what = fmt::format("{} parameters per rank x {} B {} gradients in {} equal buckets of at most {}{}",
-                         formatCount(paramsPerRank), gradBytes, c.gradDtype, b.count, core::formatBytes(c.bucketBytes),
-                         c.dpMode == DpMode::kZero ? fmt::format(", parameters all-gathered in {}", c.dtype) : "");
-    return t;
-  };
-  const double modelShards = static_cast<double>(l.tp) * l.pp;
-  out.push_back(gradientTraffic("dp", l.dp, (m.params - m.expertParams()) / modelShards,
-                                l.dp == 1 ? "dp=1: no data parallelism" : ""));
-  const int expertDp = l.dp / l.ep;
-  out.push_back(gradientTraffic(
-      "edp", expertDp, m.expertParams() / (modelShards * l.ep),
-      !m.moe()        ? "dense model: no experts"
-      : expertDp == 1 ? fmt::format("dp/ep = {}/{} = 1: each expert's gradients live on one rank", l.dp, l.ep)
-                      : ""));
-
-  Traffic ep{"ep", l.ep, 0, {}, false, "", ""};
-  if (!m.moe()) {
-    ep.none = "dense model: no experts";
-  } else if (l.ep == 1) {
-    ep.none = "ep=1: every rank holds every expert, no token exchange";
-  } else {
-    // each rank dispatches its tokens (top-k copies) to the experts' ranks and gets them back
-    const U64 tokens = static_cast<U64>(c.microBatch) * static_cast<U64>(c.seq) / shard;
-    ep.messages = 4 * stageLayers * micro;
-    ep.legs = {{core::Op::kAllToAll, tokens * static_cast<U64>(m.hidden) * bytes * static_cast<U64>(m.topK)}};
-    ep.what = fmt::format(
-        "{} tokens x top-{} per rank; dispatch and combine, forward and backward: 4 per MoE layer x "
-        "{} layers per stage x {} micro-batches",
-        tokens, m.topK, stageLayers, micro);
-  }
-  out.push_back(ep);
-  return out;
-}
-
-std::vector<std::vector<int>> groupsFor(const core::Layout& layout, std::string_view type) {
-  using core::Parallelism;
-  if (type == "tp") return core::groupsOf(layout, Parallelism::kTensor);
-  if (type == "pp") return core::groupsOf(layout, Parallelism::kPipeline);
-  if (type == "dp") return core::groupsOf(layout, Parallelism::kData);
-  if (type == "ep") return core::groupsOf(layout, Parallelism::kExpert);
-  // expert data parallel: member i of a DP group (its dp index) sits at place i % ep of its
-  // expert group, so the ranks with the same place hold the same experts
-  std::vector<std::vector<int>> out;
-  for (const std::vector<int>& group : core::groupsOf(layout, Parallelism::kData)) {
-    for (int e = 0; e < layout.ep; ++e) {
-      std::vector<int> members;
-      for (std::size_t i = static_cast<std::size_t>(e); i < group.size(); i += static_cast<std::size_t>(layout.ep)) {
-        members.push_back(group[i]);
-      }
-      out.push_back(std::move(members));
-    }
-  }
-  return out;
-}
-
-std::string scopeFor(const std::vector<std::vector<int>>& groups, int ranksPerNode) {
-  bool allInNode = true;
-  bool allSpread = true;
-  for (const std::vector<int>& group : groups) {
-    std::set<int> nodes;
-    for (const int r : group) nodes.insert(r / ranksPerNode);
-    allInNode = allInNode && nodes.size() == 1;
-    allSpread = allSpread && nodes.size() == group.size();
-  }
-  return allInNode ? "intra" : allSpread ? "inter" : "world";
 }
 
 std::optional<Curve> curveOf(const std::vector<core::CollectiveRecord>& rows, std::string_view scope, core::Op op,
@@ -638,7 +488,7 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
   p.steps = c.tokens / tokensPerStep;
   if (c.model.moe()) {
     p.notes.push_back(fmt::format("compute counts the {} active parameters of {} (top-{} of {} experts)",
-                                  formatCount(c.model.activeParams()), formatCount(c.model.params), c.model.topK,
+                                  core::formatCount(c.model.activeParams()), core::formatCount(c.model.params), c.model.topK,
                                   c.model.experts));
   }
   if (gpus > p.fileRanks && p.fileRanks > 0) {
