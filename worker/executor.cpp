@@ -333,6 +333,70 @@ bool activeIn(CopyPhase phase, bool write, bool first) {
   return write ? source : !source;
 }
 
+// The rank of local rank `local` on `node`, -1 when the node has none.
+int rankAt(const core::Topology& topology, int node, int local) {
+  for (const auto& r : topology.ranks) {
+    if (r.node == node && r.localRank == local) return r.rank;
+  }
+  return -1;
+}
+
+// This rank's side of a copy step, as one of the pair `pair` (its `first` member copies from a).
+CopyReport measureCopies(Backend& backend, const core::CopyStep& step, const std::vector<core::CopyMethod>& methods,
+                         const Communicator& pair, bool first) {
+  CopyReport mine;
+  mine.first = first ? 1 : 0;
+  CopySpec spec;
+  spec.bytes = step.bytes;
+  spec.iters = step.iters;
+  spec.warmup = step.warmup;
+  spec.seed = static_cast<std::uint32_t>(step.index);
+  std::unique_ptr<CopyRunner> runner = backend.prepareCopies(pair.get(), spec);
+  const std::string path = runner ? runner->path() : "none";
+  std::snprintf(mine.path, sizeof mine.path, "%s", path.c_str());
+  mine.canRead = runner && runner->canRead() ? 1 : 0;
+  for (std::size_t m = 0; runner && m < methods.size() && m < kMaxCopyMethods; ++m) {
+    if (!runner->supports(methods[m])) continue;
+    mine.supported[m] = 1;
+    for (const bool write : {true, false}) {
+      if (!write && !mine.canRead) continue;
+      for (const CopyPhase phase : {kForward, kBackward, kBoth}) {
+        mine.seconds[m][write ? 0 : 1][phase] = runner->transfer(methods[m], activeIn(phase, write, first), write);
+      }
+      mine.wrong[m] += runner->checkedCopy(methods[m], first, write) + runner->checkedCopy(methods[m], !first, write);
+    }
+  }
+  return mine;
+}
+
+// One row per node and method from both sides' reports: the slower side's time sets the rate.
+core::CopyRecord copyRow(const core::CopyStep& step, core::CopyMethod method, std::size_t m, const CopyReport& a,
+                         const CopyReport& b) {
+  core::CopyRecord c;
+  c.step = step.index;
+  c.a = step.a;
+  c.b = step.b;
+  c.method = std::string(core::name(method));
+  c.path = a.path;
+  c.bytes = step.bytes;
+  c.iters = step.iters;
+  const double volume = static_cast<double>(step.bytes) * step.iters;
+  const bool measured = a.supported[m] && b.supported[m];
+  const auto rate = [&](int dir, CopyPhase phase) {
+    const double t = std::max(a.seconds[m][dir][phase], b.seconds[m][dir][phase]);
+    if (!measured || t <= 0) return std::numeric_limits<double>::quiet_NaN();
+    return (phase == kBoth ? 2.0 : 1.0) * volume / t / 1e9;
+  };
+  c.writeAB = rate(0, kForward);
+  c.writeBA = rate(0, kBackward);
+  c.writeBidir = rate(0, kBoth);
+  c.readAB = rate(1, kForward);
+  c.readBA = rate(1, kBackward);
+  c.readBidir = rate(1, kBoth);
+  c.wrong = a.wrong[m] + b.wrong[m];
+  return c;
+}
+
 }  // namespace
 
 CopyResult Executor::run(const core::CopyStep& step) {
@@ -349,14 +413,8 @@ CopyResult Executor::run(const core::CopyStep& step) {
 
   injectAtStart(step.index, std::nullopt);
   const core::RankRecord& me = topology_.ranks.at(static_cast<std::size_t>(rank_));
-  const auto localRankOf = [&](int node, int local) {
-    for (const auto& r : topology_.ranks) {
-      if (r.node == node && r.localRank == local) return r.rank;
-    }
-    return -1;
-  };
   const bool inPair = (me.localRank == step.a || me.localRank == step.b) &&
-                      localRankOf(me.node, step.a) >= 0 && localRankOf(me.node, step.b) >= 0;
+                      rankAt(topology_, me.node, step.a) >= 0 && rankAt(topology_, me.node, step.b) >= 0;
   MPI_Comm pairComm = MPI_COMM_NULL;
   FM_MPI(MPI_Comm_split(world_, inPair ? me.node : MPI_UNDEFINED, me.localRank, &pairComm));
   Communicator pair(pairComm);
@@ -364,29 +422,8 @@ CopyResult Executor::run(const core::CopyStep& step) {
   CopyReport mine;
   if (inPair) {
     report(step.index, StepPhase::kMeasuring);
+    mine = measureCopies(backend_, step, methods, pair, me.localRank == step.a);
     mine.node = me.node;
-    const bool first = me.localRank == step.a;
-    mine.first = first ? 1 : 0;
-    CopySpec spec;
-    spec.bytes = step.bytes;
-    spec.iters = step.iters;
-    spec.warmup = step.warmup;
-    spec.seed = static_cast<std::uint32_t>(step.index);
-    std::unique_ptr<CopyRunner> runner = backend_.prepareCopies(pair.get(), spec);
-    const std::string path = runner ? runner->path() : "none";
-    std::snprintf(mine.path, sizeof mine.path, "%s", path.c_str());
-    mine.canRead = runner && runner->canRead() ? 1 : 0;
-    for (std::size_t m = 0; runner && m < methods.size() && m < kMaxCopyMethods; ++m) {
-      if (!runner->supports(methods[m])) continue;
-      mine.supported[m] = 1;
-      for (const bool write : {true, false}) {
-        if (!write && !mine.canRead) continue;
-        for (const CopyPhase phase : {kForward, kBackward, kBoth}) {
-          mine.seconds[m][write ? 0 : 1][phase] = runner->transfer(methods[m], activeIn(phase, write, first), write);
-        }
-        mine.wrong[m] += runner->checkedCopy(methods[m], first, write) + runner->checkedCopy(methods[m], !first, write);
-      }
-    }
   }
 
   report(step.index, StepPhase::kDone);
@@ -395,42 +432,18 @@ CopyResult Executor::run(const core::CopyStep& step) {
   FM_MPI(MPI_Gather(&mine, sizeof(CopyReport), MPI_BYTE, all.data(), sizeof(CopyReport), MPI_BYTE, 0, world_));
   if (rank_ != 0) return result;
 
-  const double volume = static_cast<double>(step.bytes) * step.iters;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   bool anyWrong = false;
   for (const core::NodeRecord& node : topology_.nodes) {
-    const int ra = localRankOf(node.node, step.a);
-    const int rb = localRankOf(node.node, step.b);
+    const int ra = rankAt(topology_, node.node, step.a);
+    const int rb = rankAt(topology_, node.node, step.b);
     if (ra < 0 || rb < 0) continue;
-    const CopyReport& a = all[static_cast<std::size_t>(ra)];
-    const CopyReport& b = all[static_cast<std::size_t>(rb)];
     for (std::size_t m = 0; m < methods.size() && m < kMaxCopyMethods; ++m) {
-      core::CopyRecord c;
-      c.step = step.index;
+      core::CopyRecord c = copyRow(step, methods[m], m, all[static_cast<std::size_t>(ra)], all[static_cast<std::size_t>(rb)]);
       c.node = node.node;
-      c.a = step.a;
-      c.b = step.b;
       c.rankA = ra;
       c.rankB = rb;
       c.gpuA = topology_.ranks[static_cast<std::size_t>(ra)].gpuIndex;
       c.gpuB = topology_.ranks[static_cast<std::size_t>(rb)].gpuIndex;
-      c.method = std::string(core::name(methods[m]));
-      c.path = a.path;
-      c.bytes = step.bytes;
-      c.iters = step.iters;
-      const bool measured = a.supported[m] && b.supported[m];
-      const auto rate = [&](int dir, CopyPhase phase) {
-        const double t = std::max(a.seconds[m][dir][phase], b.seconds[m][dir][phase]);
-        if (!measured || t <= 0) return nan;
-        return (phase == kBoth ? 2.0 : 1.0) * volume / t / 1e9;
-      };
-      c.writeAB = rate(0, kForward);
-      c.writeBA = rate(0, kBackward);
-      c.writeBidir = rate(0, kBoth);
-      c.readAB = rate(1, kForward);
-      c.readBA = rate(1, kBackward);
-      c.readBidir = rate(1, kBoth);
-      c.wrong = a.wrong[m] + b.wrong[m];
       anyWrong = anyWrong || c.wrong > 0;
       result.rows.push_back(std::move(c));
     }
@@ -455,6 +468,59 @@ struct PairReport {
   std::uint64_t wrong = 0;
 };
 
+// My partner in a round of `pairs`: the rank of the other member (rank level), or the rank with
+// my local index on the other node (node level; ranks beyond the smaller node's count sit out).
+// Sets `mine`'s slot and side; -1 when I sit out.
+int partnerOf(const core::Topology& topology, int rank, bool nodeLevel, const std::vector<std::pair<int, int>>& pairs,
+              PairReport& mine) {
+  const core::RankRecord& me = topology.ranks.at(static_cast<std::size_t>(rank));
+  const int self = nodeLevel ? me.node : rank;
+  for (std::size_t slot = 0; slot < pairs.size(); ++slot) {
+    const auto [a, b] = pairs[slot];
+    if (self != a && self != b) continue;
+    const bool first = self == a;
+    const int peer = nodeLevel ? rankAt(topology, first ? b : a, me.localRank) : (first ? b : a);
+    if (peer < 0) continue;
+    mine.slot = static_cast<int>(slot);
+    mine.first = first ? 1 : 0;
+    return peer;
+  }
+  return -1;
+}
+
+// One pair's row from its members' reports (node level: every stream of the node pair).
+core::PairRecord pairRow(const core::PairStep& step, std::size_t slot, std::pair<int, int> pair,
+                         const std::vector<PairReport>& all) {
+  core::PairRecord rec;
+  rec.step = step.index;
+  rec.level = std::string(core::name(step.level));
+  rec.a = pair.first;
+  rec.b = pair.second;
+  rec.sample = step.sample;
+  rec.bytes = step.bytes;
+  rec.window = step.window;
+  rec.iters = step.iters;
+  double sendA = 0, sendB = 0, bidir = 0;
+  for (const PairReport& r : all) {
+    if (r.slot != static_cast<int>(slot)) continue;
+    if (r.first) {
+      ++rec.streams;
+      sendA = std::max(sendA, r.send);
+    } else {
+      sendB = std::max(sendB, r.send);
+    }
+    bidir = std::max(bidir, r.bidir);
+    rec.cv = std::max(rec.cv, r.cv);
+    if (r.latency && r.first) rec.latencyUs = r.oneWay * 1e6;
+    rec.wrong += r.wrong;
+  }
+  const double volume = static_cast<double>(step.bytes) * step.window * step.iters;
+  rec.bwAB = sendA > 0 ? rec.streams * volume / sendA / 1e9 : 0.0;
+  rec.bwBA = sendB > 0 ? rec.streams * volume / sendB / 1e9 : 0.0;
+  rec.bwBidir = bidir > 0 ? 2.0 * rec.streams * volume / bidir / 1e9 : 0.0;
+  return rec;
+}
+
 }  // namespace
 
 PairResult Executor::run(const core::PairStep& step) {
@@ -462,38 +528,16 @@ PairResult Executor::run(const core::PairStep& step) {
   injectAtStart(step.index, std::nullopt);
   const std::vector<std::pair<int, int>> pairs = core::pairsOf(step);
   const bool nodeLevel = step.level == core::PairLevel::kNode;
-
-  // My partner this round: the rank of the other member (rank level), or the rank with my local
-  // index on the other node (node level; ranks beyond the smaller node's count sit out).
   PairReport mine;
-  int peer = -1;
-  const core::RankRecord& me = topology_.ranks.at(static_cast<std::size_t>(rank_));
-  for (std::size_t slot = 0; slot < pairs.size() && peer < 0; ++slot) {
-    const auto [a, b] = pairs[slot];
-    const int self = nodeLevel ? me.node : rank_;
-    if (self != a && self != b) continue;
-    const bool first = self == a;
-    if (nodeLevel) {
-      const int other = first ? b : a;
-      for (const auto& r : topology_.ranks) {
-        if (r.node == other && r.localRank == me.localRank) peer = r.rank;
-      }
-    } else {
-      peer = first ? b : a;
-    }
-    if (peer >= 0) {
-      mine.slot = static_cast<int>(slot);
-      mine.first = first ? 1 : 0;
-    }
-  }
+  const int peer = partnerOf(topology_, rank_, nodeLevel, pairs, mine);
 
   // Node level: the rank pairs of one node pair start each phase together, so a direction's
   // aggregate is measured with all its streams running.
   MPI_Comm phaseComm = MPI_COMM_NULL;
-  if (nodeLevel) MPI_Comm_split(world_, peer >= 0 ? mine.slot : MPI_UNDEFINED, rank_, &phaseComm);
+  if (nodeLevel) FM_MPI(MPI_Comm_split(world_, peer >= 0 ? mine.slot : MPI_UNDEFINED, rank_, &phaseComm));
   Communicator phase(phaseComm);
   const auto together = [&] {
-    if (phase.member()) MPI_Barrier(phase.get());
+    if (phase.member()) FM_MPI(MPI_Barrier(phase.get()));
   };
 
   if (peer >= 0) {
@@ -510,7 +554,8 @@ PairResult Executor::run(const core::PairStep& step) {
     const PairRunner::Timing both = runner->stream(peer, true, true);
     mine.bidir = both.seconds;
     mine.cv = std::max({ab.cv, ba.cv, both.cv});
-    if (step.latencyIters > 0 && (!nodeLevel || me.localRank == 0)) {
+    const bool measuresLatency = !nodeLevel || topology_.ranks.at(static_cast<std::size_t>(rank_)).localRank == 0;
+    if (step.latencyIters > 0 && measuresLatency) {
       mine.oneWay = runner->pingPong(peer, first);
       mine.latency = 1;
     }
@@ -520,41 +565,14 @@ PairResult Executor::run(const core::PairStep& step) {
   report(step.index, StepPhase::kDone);
   sleepingBarrier(world_);
   std::vector<PairReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-  FM_MPI(MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0,
-             world_));
+  FM_MPI(MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0, world_));
   PairResult result;
   if (rank_ != 0) return result;
 
-  const double volume = static_cast<double>(step.bytes) * step.window * step.iters;
   bool anyWrong = false;
   for (std::size_t slot = 0; slot < pairs.size(); ++slot) {
-    core::PairRecord rec;
-    rec.step = step.index;
-    rec.level = std::string(core::name(step.level));
-    rec.a = pairs[slot].first;
-    rec.b = pairs[slot].second;
-    rec.sample = step.sample;
-    rec.bytes = step.bytes;
-    rec.window = step.window;
-    rec.iters = step.iters;
-    double sendA = 0, sendB = 0, bidir = 0;
-    for (const PairReport& r : all) {
-      if (r.slot != static_cast<int>(slot)) continue;
-      if (r.first) {
-        ++rec.streams;
-        sendA = std::max(sendA, r.send);
-      } else {
-        sendB = std::max(sendB, r.send);
-      }
-      bidir = std::max(bidir, r.bidir);
-      rec.cv = std::max(rec.cv, r.cv);
-      if (r.latency && r.first) rec.latencyUs = r.oneWay * 1e6;
-      rec.wrong += r.wrong;
-    }
+    core::PairRecord rec = pairRow(step, slot, pairs[slot], all);
     if (rec.streams == 0) continue;  // nodes without ranks to pair (cannot happen with 1+ each)
-    rec.bwAB = sendA > 0 ? rec.streams * volume / sendA / 1e9 : 0.0;
-    rec.bwBA = sendB > 0 ? rec.streams * volume / sendB / 1e9 : 0.0;
-    rec.bwBidir = bidir > 0 ? 2.0 * rec.streams * volume / bidir / 1e9 : 0.0;
     anyWrong = anyWrong || rec.wrong > 0;
     result.rows.push_back(std::move(rec));
   }
