@@ -18,15 +18,16 @@ trap 'rm -f "$log"' EXIT
 ctest --preset release -j "$(nproc)" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
-# The AddressSanitizer + UBSan build (host code; CUDA off) runs the unit and multi-rank gtests:
-# any sanitizer report fails them (leak checks are off: Open MPI keeps allocations until exit).
+# The AddressSanitizer + UBSan build (host code; CUDA off; only the gtest binaries it runs) runs the
+# unit and multi-rank gtests: any sanitizer report fails them (leak checks are off: Open MPI keeps
+# allocations until exit).
 # FABRICMAP_SKIP_ASAN=1 skips it, for a quick local run.
 if [ "${FABRICMAP_SKIP_ASAN:-0}" != 1 ] && [ $# -eq 0 ] && [ "$quick" -eq 0 ]; then
   scripts/build.sh asan || exit 1
   ctest --preset asan -j "$(nproc)" -R '^(unit\.|mpi\.collectives\.)' 2>&1 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
-# The fuzz targets (tests/fuzz: clang, libFuzzer, ASan + UBSan), each for 60 s from its seed
+# The fuzz targets (tests/fuzz: clang, libFuzzer, ASan + UBSan), each for 30 s from its seed
 # corpus: any crash, sanitizer report, leak or slow input fails them. FABRICMAP_SKIP_FUZZ=1 skips.
 if [ "${FABRICMAP_SKIP_FUZZ:-0}" != 1 ] && [ $# -eq 0 ] && [ "$quick" -eq 0 ]; then
   scripts/build.sh fuzz || exit 1

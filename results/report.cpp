@@ -445,71 +445,90 @@ Heatmap heatmapOf(const MatrixSource& s, int maxCells) {
   return binnedHeatmap(s, (s.bw->n + maxCells - 1) / maxCells);
 }
 
-void renderHeatmap(Out out, const Heatmap& h) {
-  const int n = h.n;
-  const int cell = std::clamp(720 / std::max(n, 1), 10, 48);
-  const bool numbers = cell >= 40;
-  std::size_t labelChars = 0;
-  for (const auto& l : h.labels) labelChars = std::max(labelChars, l.size());
-  const int labelFont = cell >= 14 ? 11 : 9;
-  const int margin = std::clamp(static_cast<int>(std::min<std::size_t>(labelChars, 18)) * labelFont * 6 / 10 + 10, 28, 130);
-  const int side = n * cell;
-  const int width = std::max(margin + side + 12 + margin / 2, margin + 360);
-  const int legendTop = margin + side + 14;
-  const int height = legendTop + 40;
-  double top = 0;
-  for (const double v : h.value) {
-    if (finite(v)) top = std::max(top, v);
+// Where a heatmap's parts go: cells of `cell` pixels after a `margin` for the labels, the legend
+// below; `top` is the largest value (the colour scale's end).
+struct HeatmapGeometry {
+  explicit HeatmapGeometry(const Heatmap& h)
+      : n(h.n), cell(std::clamp(720 / std::max(n, 1), 10, 48)), labelFont(cell >= 14 ? 11 : 9) {
+    std::size_t labelChars = 0;
+    for (const auto& l : h.labels) labelChars = std::max(labelChars, l.size());
+    margin = std::clamp(static_cast<int>(std::min<std::size_t>(labelChars, 18)) * labelFont * 6 / 10 + 10, 28, 130);
+    const int side = n * cell;
+    width = std::max(margin + side + 12 + margin / 2, margin + 360);
+    legendTop = margin + side + 14;
+    height = legendTop + 40;
+    for (const double v : h.value) {
+      if (finite(v)) top = std::max(top, v);
+    }
   }
-  // darker is worse in every map: low bandwidth, high latency
-  const auto bucket = [&](double v) {
-    if (!finite(v)) return std::string("qn");
-    const int q = top > 0 ? std::clamp(static_cast<int>(v / top * 10), 0, 9) : 0;
-    return fmt::format("q{}", h.latency ? 9 - q : q);
-  };
-  const auto valueText = [&](double v) { return h.latency ? usText(v) : bwText(v); };
-  fmt::format_to(out, "<h3>{}</h3>\n<p class=\"note\">{}</p>\n", esc(h.title), h.caption);
-  fmt::format_to(out, "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">\n",
-                 width, height, width, height);
-  // axis labels: rows left, columns rotated above
+  int n;
+  int cell;
+  int labelFont;
+  int margin = 0;
+  int width = 0;
+  int legendTop = 0;
+  int height = 0;
+  double top = 0;
+};
+
+std::string heatmapValueText(const Heatmap& h, double v) { return h.latency ? usText(v) : bwText(v); }
+
+// axis labels: rows left, columns rotated above
+void renderHeatmapLabels(Out out, const Heatmap& h, const HeatmapGeometry& g) {
   const auto label = [&](int i) {
     return esc(shortened(h.labels[static_cast<std::size_t>(i)], 18));
   };
-  const int every = std::max(1, (labelFont * 13 / 10 + cell - 1) / cell);
-  fmt::format_to(out, "<g font-size=\"{}\" fill=\"#334155\">", labelFont);
-  for (int i = 0; i < n; i += every) {
-    const int mid = margin + i * cell + cell / 2;
-    fmt::format_to(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>", margin - 4,
-                   mid, label(i));
+  const int every = std::max(1, (g.labelFont * 13 / 10 + g.cell - 1) / g.cell);
+  fmt::format_to(out, "<g font-size=\"{}\" fill=\"#334155\">", g.labelFont);
+  for (int i = 0; i < g.n; i += every) {
+    const int mid = g.margin + i * g.cell + g.cell / 2;
+    fmt::format_to(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
+                   g.margin - 4, mid, label(i));
     fmt::format_to(out, "<text transform=\"translate({},{}) rotate(-60)\" dominant-baseline=\"middle\">{}</text>", mid,
-                   margin - 4, label(i));
+                   g.margin - 4, label(i));
   }
   fmt::format_to(out, "</g>\n");
-  // The cells: a 64 x 64 grid is 4,096 of them, so each is as short as it can be: its size comes
-  // from a style rule, its row from the enclosing group.
-  fmt::format_to(out, "<style>#{0} rect{{width:{1}px;height:{1}px}}</style><g id=\"{0}\">\n", h.id, cell - 1);
-  for (int r = 0; r < n; ++r) {
-    fmt::format_to(out, "<g transform=\"translate(0,{})\">", margin + r * cell);
-    for (int c = 0; c < n; ++c) {
-      const std::size_t i = cellIndex(n, r, c);
-      const int x = margin + c * cell;
+}
+
+// The cells: a 64 x 64 grid is 4,096 of them, so each is as short as it can be: its size comes
+// from a style rule, its row from the enclosing group. Darker is worse in every map: low
+// bandwidth, high latency.
+void renderHeatmapCells(Out out, const Heatmap& h, const HeatmapGeometry& g) {
+  const bool numbers = g.cell >= 40;
+  const auto bucket = [&](double v) {
+    if (!finite(v)) return std::string("qn");
+    const int q = g.top > 0 ? std::clamp(static_cast<int>(v / g.top * 10), 0, 9) : 0;
+    return fmt::format("q{}", h.latency ? 9 - q : q);
+  };
+  fmt::format_to(out, "<style>#{0} rect{{width:{1}px;height:{1}px}}</style><g id=\"{0}\">\n", h.id, g.cell - 1);
+  for (int r = 0; r < g.n; ++r) {
+    fmt::format_to(out, "<g transform=\"translate(0,{})\">", g.margin + r * g.cell);
+    for (int c = 0; c < g.n; ++c) {
+      const std::size_t i = cellIndex(g.n, r, c);
+      const int x = g.margin + c * g.cell;
       if (!finite(h.value[i])) {
         fmt::format_to(out, "<rect x=\"{}\" class=\"qn\"/>", x);
         continue;
       }
       fmt::format_to(out, "<rect x=\"{}\" class=\"{}\"><title>{}</title></rect>", x, bucket(h.value[i]), esc(h.tip[i]));
       if (numbers) {
-        const bool low = top > 0 && h.value[i] / top < 0.6;
+        const bool low = g.top > 0 && h.value[i] / g.top < 0.6;
         const bool dark = h.latency ? !low : low;
         fmt::format_to(out, "<text class=\"ov\" x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\" "
                             "dominant-baseline=\"middle\" fill=\"{}\">{}</text>",
-                       x + cell / 2, cell / 2, dark ? "#fff" : "#111", valueText(h.value[i]));
+                       x + g.cell / 2, g.cell / 2, dark ? "#fff" : "#111", heatmapValueText(h, h.value[i]));
       }
     }
     fmt::format_to(out, "</g>\n");
   }
   fmt::format_to(out, "</g>\n");
-  // outlines on top of the cells, transparent to the pointer so the hover text stays reachable
+}
+
+// outlines on top of the cells, transparent to the pointer so the hover text stays reachable
+void renderHeatmapOutlines(Out out, const Heatmap& h, const HeatmapGeometry& g) {
+  const int n = g.n;
+  const int cell = g.cell;
+  const int margin = g.margin;
   fmt::format_to(out, "<g class=\"ov\">");
   for (int r = 0; r < n; ++r) {
     for (int c = 0; c < n; ++c) {
@@ -534,13 +553,18 @@ void renderHeatmap(Out out, const Heatmap& h) {
     }
   }
   fmt::format_to(out, "</g>\n");
-  // legend: the colour scale, then the outlines
+}
+
+// legend: the colour scale, then the outlines
+void renderHeatmapLegend(Out out, const Heatmap& h, const HeatmapGeometry& g) {
+  const int margin = g.margin;
+  const int legendTop = g.legendTop;
   fmt::format_to(out, "<g font-size=\"11\" fill=\"#334155\">");
   for (int q = 0; q < 10; ++q) {
     fmt::format_to(out, "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"12\" class=\"q{}\"/>", margin + q * 16, legendTop, q);
   }
   const std::string zero = "0";
-  const std::string most = fmt::format("{} {}", valueText(top), esc(h.unit));
+  const std::string most = fmt::format("{} {}", heatmapValueText(h, g.top), esc(h.unit));
   fmt::format_to(out, "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", margin,
                  legendTop + 26, h.latency ? most : zero, margin + 160, legendTop + 26, h.latency ? zero : most);
   if (h.judged) {
@@ -552,6 +576,17 @@ void renderHeatmap(Out out, const Heatmap& h) {
                    margin + 236, legendTop, margin + 254, legendTop + 10);
   }
   fmt::format_to(out, "</g></svg>\n");
+}
+
+void renderHeatmap(Out out, const Heatmap& h) {
+  const HeatmapGeometry g(h);
+  fmt::format_to(out, "<h3>{}</h3>\n<p class=\"note\">{}</p>\n", esc(h.title), h.caption);
+  fmt::format_to(out, "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">\n", g.width, g.height,
+                 g.width, g.height);
+  renderHeatmapLabels(out, h, g);
+  renderHeatmapCells(out, h, g);
+  renderHeatmapOutlines(out, h, g);
+  renderHeatmapLegend(out, h, g);
   if (!h.legend.empty()) fmt::format_to(out, "<p class=\"note\">{}</p>\n", h.legend);
 }
 
@@ -688,6 +723,91 @@ Heatmap nodeLatencyHeatmap(const ResultsFile& f, const std::vector<std::string>&
   return h;
 }
 
+// The node x node bandwidth heatmap.
+void renderNodeHeatmap(Out out, const ResultsFile& f, const std::vector<std::string>& nodeNames) {
+  const core::Matrices& m = f.matrices;
+  MatrixSource s;
+  s.bw = &m.nodeBw;
+  s.worst = &m.nodeBwWorst;
+  s.latency = &m.nodeLatency;
+  const double fixed = m.nodeExpected.bandwidth;
+  std::vector<double> offDiagonal;
+  m.nodeBw.forEachCell([&](int, int, float v) { offDiagonal.push_back(v); });
+  s.expectedByClass = {finite(fixed) && fixed > 0 ? fixed : core::median(offDiagonal)};
+  s.slowShare = slowShareOf(f);
+  s.barByClass = {slowBar(m.nodeExpected, s.slowShare)};
+  for (const auto& x : f.findings) {
+    if (x.nodeA >= 0 && x.nodeB >= 0 && x.nodeA < m.nodeBw.n && x.nodeB < m.nodeBw.n && x.severity != core::Severity::kInfo) {
+      s.named.emplace_back(x.nodeA, x.nodeB);
+      s.named.emplace_back(x.nodeB, x.nodeA);
+    }
+  }
+  s.names = nodeNames;
+  s.axis = nodeNames;
+  s.noun = "node";
+  Heatmap h = heatmapOf(s, kReportMaxCells);
+  h.id = "hm-node";
+  h.title = fmt::format("Node x node bandwidth, GB/s ({} nodes)", m.nodeBw.n);
+  h.caption = fmt::format("{}Expected {} GB/s between nodes{}.",
+                          m.nodeMeasured ? "All ranks of the row node send to the column node's ranks at once. "
+                                         : "The median of the node pair's rank pairs (one rank per node). ",
+                          bwText(s.expectedByClass[0]),
+                          s.barByClass[0] < s.slowShare
+                              ? fmt::format(", slow below {:.2f}x of it (a noisy fabric)", s.barByClass[0])
+                              : "");
+  if (m.nodeBw.n > kReportMaxCells) {
+    h.caption += fmt::format(" Binned: {} nodes per row and column, each cell the minimum of its block.",
+                             (m.nodeBw.n + kReportMaxCells - 1) / kReportMaxCells);
+  }
+  renderHeatmap(out, h);
+}
+
+// The rank x rank bandwidth heatmap, black squares around each node's ranks.
+void renderRankHeatmap(Out out, const ResultsFile& f) {
+  const core::Matrices& m = f.matrices;
+  MatrixSource s;
+  s.bw = &m.rankUnidir;
+  s.worst = &m.rankUnidirWorst;
+  s.latency = &m.rankLatency;
+  const int n = m.rankUnidir.n;
+  if (m.rankLinkClass.n == n) s.linkClass = &m.rankLinkClass;
+  s.expectedByClass = classBaselines(m);
+  s.slowShare = slowShareOf(f);
+  s.barByClass = classBars(m, s.slowShare);
+  std::vector<int> nodeOf(static_cast<std::size_t>(n), -1);
+  for (const auto& r : f.topology.ranks) {
+    if (r.rank >= 0 && r.rank < n) nodeOf[static_cast<std::size_t>(r.rank)] = r.node;
+  }
+  for (int r = 0; r < n; ++r) {
+    const int node = nodeOf[static_cast<std::size_t>(r)];
+    s.names.push_back(node >= 0 ? fmt::format("rank {} ({})", r, nodeName(f, node)) : fmt::format("rank {}", r));
+    s.axis.push_back(fmt::format("{}", r));
+  }
+  s.group = nodeOf;
+  s.noun = "rank";
+  // Binned, the rank matrix repeats much of the node matrix above it: coarser bins keep the page small.
+  const int maxCells = m.nodeBw.n >= 2 ? kReportMaxCells / 2 : kReportMaxCells;
+  Heatmap h = heatmapOf(s, maxCells);
+  h.id = "hm-rank";
+  h.title = fmt::format("Rank x rank bandwidth, GB/s ({} ranks)", n);
+  std::vector<int> present;
+  m.rankUnidir.forEachCell([&](int r, int c, float) {
+    const int k = static_cast<int>(classOf(s, r, c));
+    if (std::find(present.begin(), present.end(), k) == present.end() && k > 0) present.push_back(k);
+  });
+  std::sort(present.begin(), present.end());
+  h.legend = classLegend(m, s.expectedByClass, present, s.slowShare);
+  if (n > kReportMaxCells) {
+    h.caption = fmt::format("Binned: {} ranks per row and column, each cell the minimum of its block (hover: min, "
+                            "median, max). The node matrix above and the findings name the slow parts.",
+                            (n + maxCells - 1) / maxCells);
+  } else {
+    h.caption = "One direction at a time, one pair at a time. Black squares enclose each node's ranks; coloured "
+                "inner outlines mark the intra-node link class.";
+  }
+  renderHeatmap(out, h);
+}
+
 void renderHeatmaps(Out out, const ResultsFile& f) {
   fmt::format_to(out, "<section id=\"heatmaps\"><h2>Bandwidth and latency heatmaps</h2>\n");
   const core::Matrices& m = f.matrices;
@@ -704,90 +824,13 @@ void renderHeatmaps(Out out, const ResultsFile& f) {
                  esc(m.mode), core::formatBytes(m.bytes), m.window, m.iters, slowShareOf(f));
   std::vector<std::string> nodeNames;
   for (int i = 0; i < m.nodeBw.n; ++i) nodeNames.push_back(nodeName(f, i));
-  if (m.nodeBw.n >= 2) {
-    MatrixSource s;
-    s.bw = &m.nodeBw;
-    s.worst = &m.nodeBwWorst;
-    s.latency = &m.nodeLatency;
-    const double fixed = m.nodeExpected.bandwidth;
-    std::vector<double> offDiagonal;
-    m.nodeBw.forEachCell([&](int, int, float v) { offDiagonal.push_back(v); });
-    s.expectedByClass = {finite(fixed) && fixed > 0 ? fixed : core::median(offDiagonal)};
-    s.slowShare = slowShareOf(f);
-    s.barByClass = {slowBar(m.nodeExpected, s.slowShare)};
-    for (const auto& x : f.findings) {
-      if (x.nodeA >= 0 && x.nodeB >= 0 && x.nodeA < m.nodeBw.n && x.nodeB < m.nodeBw.n && x.severity != core::Severity::kInfo) {
-        s.named.emplace_back(x.nodeA, x.nodeB);
-        s.named.emplace_back(x.nodeB, x.nodeA);
-      }
-    }
-    s.names = nodeNames;
-    s.axis = nodeNames;
-    s.noun = "node";
-    Heatmap h = heatmapOf(s, kReportMaxCells);
-    h.id = "hm-node";
-    h.title = fmt::format("Node x node bandwidth, GB/s ({} nodes)", m.nodeBw.n);
-    h.caption = fmt::format("{}Expected {} GB/s between nodes{}.",
-                            m.nodeMeasured ? "All ranks of the row node send to the column node's ranks at once. "
-                                           : "The median of the node pair's rank pairs (one rank per node). ",
-                            bwText(s.expectedByClass[0]),
-                            s.barByClass[0] < s.slowShare
-                                ? fmt::format(", slow below {:.2f}x of it (a noisy fabric)", s.barByClass[0])
-                                : "");
-    if (m.nodeBw.n > kReportMaxCells) {
-      h.caption += fmt::format(" Binned: {} nodes per row and column, each cell the minimum of its block.",
-                               (m.nodeBw.n + kReportMaxCells - 1) / kReportMaxCells);
-    }
-    renderHeatmap(out, h);
-  }
+  if (m.nodeBw.n >= 2) renderNodeHeatmap(out, f, nodeNames);
   bool latencies = false;
   m.nodeLatency.forEachCell([&](int, int, float) { latencies = true; });
   if (m.nodeLatency.n >= 2 && latencies) {
     renderHeatmap(out, nodeLatencyHeatmap(f, nodeNames));
   }
-  if (m.rankUnidir.n >= 2) {
-    MatrixSource s;
-    s.bw = &m.rankUnidir;
-    s.worst = &m.rankUnidirWorst;
-    s.latency = &m.rankLatency;
-    const int n = m.rankUnidir.n;
-    if (m.rankLinkClass.n == n) s.linkClass = &m.rankLinkClass;
-    s.expectedByClass = classBaselines(m);
-    s.slowShare = slowShareOf(f);
-    s.barByClass = classBars(m, s.slowShare);
-    std::vector<int> nodeOf(static_cast<std::size_t>(n), -1);
-    for (const auto& r : f.topology.ranks) {
-      if (r.rank >= 0 && r.rank < n) nodeOf[static_cast<std::size_t>(r.rank)] = r.node;
-    }
-    for (int r = 0; r < n; ++r) {
-      const int node = nodeOf[static_cast<std::size_t>(r)];
-      s.names.push_back(node >= 0 ? fmt::format("rank {} ({})", r, nodeName(f, node)) : fmt::format("rank {}", r));
-      s.axis.push_back(fmt::format("{}", r));
-    }
-    s.group = nodeOf;
-    s.noun = "rank";
-    // Binned, the rank matrix repeats much of the node matrix above it: coarser bins keep the page small.
-    const int maxCells = m.nodeBw.n >= 2 ? kReportMaxCells / 2 : kReportMaxCells;
-    Heatmap h = heatmapOf(s, maxCells);
-    h.id = "hm-rank";
-    h.title = fmt::format("Rank x rank bandwidth, GB/s ({} ranks)", n);
-    std::vector<int> present;
-    m.rankUnidir.forEachCell([&](int r, int c, float) {
-      const int k = static_cast<int>(classOf(s, r, c));
-      if (std::find(present.begin(), present.end(), k) == present.end() && k > 0) present.push_back(k);
-    });
-    std::sort(present.begin(), present.end());
-    h.legend = classLegend(m, s.expectedByClass, present, s.slowShare);
-    if (n > kReportMaxCells) {
-      h.caption = fmt::format("Binned: {} ranks per row and column, each cell the minimum of its block (hover: min, "
-                              "median, max). The node matrix above and the findings name the slow parts.",
-                              (n + maxCells - 1) / maxCells);
-    } else {
-      h.caption = "One direction at a time, one pair at a time. Black squares enclose each node's ranks; coloured "
-                  "inner outlines mark the intra-node link class.";
-    }
-    renderHeatmap(out, h);
-  }
+  if (m.rankUnidir.n >= 2) renderRankHeatmap(out, f);
   fmt::format_to(out, "</section>\n");
 }
 
@@ -861,38 +904,43 @@ struct CurveKey {
   auto operator<=>(const CurveKey&) const = default;
 };
 
-void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series,
-                 const std::vector<std::tuple<double, double, std::string>>& dots, const std::string& caption) {
-  constexpr int kW = 460, kH = 284, kL = 54, kR = 26, kT = 40, kB = 42;
-  double xlo = std::numeric_limits<double>::infinity();
-  double xhi = -xlo;
-  double ymax = 0;
-  for (const auto& s : series) {
-    for (const auto& [x, y] : s.points) {
-      xlo = std::min(xlo, std::log2(std::max(x, 1.0)));
-      xhi = std::max(xhi, std::log2(std::max(x, 1.0)));
-      if (finite(y)) ymax = std::max(ymax, y);
+// A busbw chart's axes: log2 of the message sizes across, busbw up from 0 to `ymax`.
+constexpr int kChartW = 460, kChartH = 284, kChartL = 54, kChartR = 26, kChartT = 40, kChartB = 42;
+struct ChartScale {
+  explicit ChartScale(const std::vector<Series>& series) {
+    for (const auto& s : series) {
+      for (const auto& [x, y] : s.points) {
+        xlo = std::min(xlo, std::log2(std::max(x, 1.0)));
+        xhi = std::max(xhi, std::log2(std::max(x, 1.0)));
+        if (finite(y)) ymax = std::max(ymax, y);
+      }
     }
+    if (!finite(xlo) || !finite(xhi)) {
+      xlo = 0;
+      xhi = 1;
+    }
+    if (!(xhi > xlo)) {
+      xlo -= 1;
+      xhi += 1;
+    }
+    ymax = niceCeil(ymax * 1.05);
   }
-  if (!finite(xlo) || !finite(xhi)) {
-    xlo = 0;
-    xhi = 1;
+  double px(double bytes) const {
+    return kChartL + (std::log2(std::max(bytes, 1.0)) - xlo) / (xhi - xlo) * (kChartW - kChartL - kChartR);
   }
-  if (!(xhi > xlo)) {
-    xlo -= 1;
-    xhi += 1;
-  }
-  ymax = niceCeil(ymax * 1.05);
-  const auto px = [&](double bytes) {
-    return kL + (std::log2(std::max(bytes, 1.0)) - xlo) / (xhi - xlo) * (kW - kL - kR);
-  };
-  const auto py = [&](double y) { return kT + (1 - (finite(y) ? y : 0) / ymax) * (kH - kT - kB); };
-  fmt::format_to(out, "<div class=\"chart\"><svg width=\"{}\" height=\"{}\" "
-                      "viewBox=\"0 0 {} {}\" role=\"img\">",
-                 kW, kH, kW, kH);
-  fmt::format_to(out, "<text x=\"{}\" y=\"16\" font-size=\"13\" font-weight=\"600\" fill=\"#0f172a\">{} \u00b7 {}{}</text>",
-                 kL, esc(shortened(key.op, 24)), esc(shortened(key.scope, 12)),
-                 esc(shortened(fmt::format(" \u00b7 {}{}", key.dtype, key.redop == "none" || key.redop.empty() ? "" : " " + key.redop), 24)));
+  double py(double y) const { return kChartT + (1 - (finite(y) ? y : 0) / ymax) * (kChartH - kChartT - kChartB); }
+  double xlo = std::numeric_limits<double>::infinity();
+  double xhi = -std::numeric_limits<double>::infinity();
+  double ymax = 0;
+};
+
+void renderChartAxes(Out out, const ChartScale& scale) {
+  constexpr int kW = kChartW, kH = kChartH, kL = kChartL, kR = kChartR, kT = kChartT, kB = kChartB;
+  const double xlo = scale.xlo;
+  const double xhi = scale.xhi;
+  const double ymax = scale.ymax;
+  const auto px = [&](double bytes) { return scale.px(bytes); };
+  const auto py = [&](double y) { return scale.py(y); };
   // y grid and ticks
   fmt::format_to(out, "<g font-size=\"10\" fill=\"#475569\">");
   for (int t = 0; t <= 5; ++t) {
@@ -918,6 +966,12 @@ void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series
                  (kT + kH - kB) / 2);
   fmt::format_to(out, "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#64748b\"/>", kL, kW - kR, kH - kB, kH - kB);
   fmt::format_to(out, "</g>");
+}
+
+void renderChartCurves(Out out, const ChartScale& scale, const std::vector<Series>& series,
+                       const std::vector<std::tuple<double, double, std::string>>& dots) {
+  const auto px = [&](double bytes) { return scale.px(bytes); };
+  const auto py = [&](double y) { return scale.py(y); };
   for (const bool faint : {true, false}) {
     for (const auto& s : series) {
       if (s.faint != faint || s.points.empty()) continue;
@@ -936,6 +990,20 @@ void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series
     fmt::format_to(out, "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#fff\" stroke=\"#334155\"><title>{}</title></circle>",
                    px(x), py(y), esc(tip));
   }
+}
+
+void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series,
+                 const std::vector<std::tuple<double, double, std::string>>& dots, const std::string& caption) {
+  constexpr int kW = kChartW, kH = kChartH, kL = kChartL, kT = kChartT;
+  const ChartScale scale(series);
+  fmt::format_to(out, "<div class=\"chart\"><svg width=\"{}\" height=\"{}\" "
+                      "viewBox=\"0 0 {} {}\" role=\"img\">",
+                 kW, kH, kW, kH);
+  fmt::format_to(out, "<text x=\"{}\" y=\"16\" font-size=\"13\" font-weight=\"600\" fill=\"#0f172a\">{} \u00b7 {}{}</text>",
+                 kL, esc(shortened(key.op, 24)), esc(shortened(key.scope, 12)),
+                 esc(shortened(fmt::format(" \u00b7 {}{}", key.dtype, key.redop == "none" || key.redop.empty() ? "" : " " + key.redop), 24)));
+  renderChartAxes(out, scale);
+  renderChartCurves(out, scale, series, dots);
   // legend, between the title and the plot (the curves rise to the top right)
   fmt::format_to(out, "<g font-size=\"10\" fill=\"#334155\"><line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#2563eb\" stroke-width=\"2\"/>"
                       "<text x=\"{3}\" y=\"{4}\">out-of-place</text>",
@@ -944,6 +1012,78 @@ void renderChart(Out out, const CurveKey& key, const std::vector<Series>& series
                       "<text x=\"{3}\" y=\"{4}\">in-place</text></g>",
                  kL + 100, kL + 116, kT - 10, kL + 120, kT - 7);
   fmt::format_to(out, "</svg><p>{}</p></div>\n", caption);
+}
+
+// One curve key's chart: the median over the scope's groups per placement, faint lines per group.
+using Placements = std::map<bool, std::map<std::uint64_t, std::map<int, const core::CollectiveRecord*>>>;
+void renderCurve(Out out, const CurveKey& key, const Placements& placements) {
+  std::vector<Series> series;
+  std::vector<std::tuple<double, double, std::string>> dots;
+  double peak = 0;
+  std::uint64_t peakBytes = 0;
+  std::uint64_t wrong = 0;
+  std::set<int> groups;
+  for (const auto& [inPlace, sizes] : placements) {
+    Series med;
+    med.inPlace = inPlace;
+    std::map<int, Series> perGroup;
+    for (const auto& [bytes, byGroup] : sizes) {
+      std::vector<double> bus;
+      std::vector<double> alg;
+      std::vector<double> times;
+      for (const auto& [g, r] : byGroup) {
+        groups.insert(g);
+        bus.push_back(r->busbw);
+        alg.push_back(r->algbw);
+        times.push_back(r->timeUs.mean);
+        wrong += r->wrong;
+        perGroup[g].points.emplace_back(static_cast<double>(bytes), r->busbw);
+      }
+      const double m = core::median(bus);
+      med.points.emplace_back(static_cast<double>(bytes), m);
+      if (m > peak) {
+        peak = m;
+        peakBytes = bytes;
+      }
+      const auto [lo, hi] = std::minmax_element(bus.begin(), bus.end());
+      std::string tip = fmt::format("{} {} {}, {}: busbw {} GB/s, algbw {} GB/s, time {} us", key.op, key.scope,
+                                    core::formatBytes(bytes), inPlace ? "in-place" : "out-of-place", bwText(m),
+                                    bwText(core::median(alg)), usText(core::median(times)));
+      if (bus.size() > 1) {
+        tip += fmt::format(" (medians of {} groups; busbw {} .. {})", bus.size(), bwText(*lo), bwText(*hi));
+      }
+      dots.emplace_back(static_cast<double>(bytes), m, std::move(tip));
+    }
+    if (groups.size() >= 2 && groups.size() <= 8) {
+      for (auto& [g, s] : perGroup) {
+        s.inPlace = inPlace;
+        s.faint = true;
+        series.push_back(std::move(s));
+      }
+    }
+    series.push_back(std::move(med));
+  }
+  const std::string caption =
+      fmt::format("peak busbw <b>{} GB/s</b> at {}; {}{}", bwText(peak), core::formatBytes(peakBytes),
+                  plural(groups.size(), "group", "groups"),
+                  wrong > 0 ? fmt::format("; <span class=\"sev-error\">{} wrong elements</span>", wrong) : "");
+  renderChart(out, key, series, dots, caption);
+}
+
+// The waived steps, once per reason.
+void renderWaived(Out out, const ResultsFile& f) {
+  std::set<std::string> waived;
+  for (const auto& s : f.steps) {
+    if (s.status == "waived") waived.insert(fmt::format("{} {} in scope {}: {}", s.op, s.dtype, s.scope, s.reason));
+  }
+  if (!waived.empty()) {
+    fmt::format_to(out, "<h3>Waived</h3><ul>");
+    std::size_t shown = 0;
+    for (const auto& w : waived) {
+      if (shown++ < 20) fmt::format_to(out, "<li>{}</li>", esc(w));
+    }
+    fmt::format_to(out, "</ul>{}\n", waived.size() > 20 ? fmt::format("<p class=\"note\">and {} more</p>", waived.size() - 20) : "");
+  }
 }
 
 void renderCurves(Out out, const ResultsFile& f) {
@@ -963,81 +1103,16 @@ void renderCurves(Out out, const ResultsFile& f) {
                       "the median over the scope's groups, faint lines each group (up to 8). Hover a point for the "
                       "spread.</p>\n<div class=\"charts\">\n");
   // (key) -> in-place -> bytes -> group -> record
-  std::map<CurveKey, std::map<bool, std::map<std::uint64_t, std::map<int, const core::CollectiveRecord*>>>> curves;
+  std::map<CurveKey, Placements> curves;
   std::vector<CurveKey> order;  // as the run measured them: scope by scope, op by op
   for (const auto& r : f.collectives) {
     CurveKey key{r.scope, r.op, r.dtype, r.redop};
     if (!curves.contains(key)) order.push_back(key);
     curves[key][r.inPlace][r.bytes][r.group] = &r;
   }
-  for (const auto& key : order) {
-    const auto& placements = curves[key];
-    std::vector<Series> series;
-    std::vector<std::tuple<double, double, std::string>> dots;
-    double peak = 0;
-    std::uint64_t peakBytes = 0;
-    std::uint64_t wrong = 0;
-    std::set<int> groups;
-    for (const auto& [inPlace, sizes] : placements) {
-      Series med;
-      med.inPlace = inPlace;
-      std::map<int, Series> perGroup;
-      for (const auto& [bytes, byGroup] : sizes) {
-        std::vector<double> bus;
-        std::vector<double> alg;
-        std::vector<double> times;
-        for (const auto& [g, r] : byGroup) {
-          groups.insert(g);
-          bus.push_back(r->busbw);
-          alg.push_back(r->algbw);
-          times.push_back(r->timeUs.mean);
-          wrong += r->wrong;
-          perGroup[g].points.emplace_back(static_cast<double>(bytes), r->busbw);
-        }
-        const double m = core::median(bus);
-        med.points.emplace_back(static_cast<double>(bytes), m);
-        if (m > peak) {
-          peak = m;
-          peakBytes = bytes;
-        }
-        const auto [lo, hi] = std::minmax_element(bus.begin(), bus.end());
-        std::string tip = fmt::format("{} {} {}, {}: busbw {} GB/s, algbw {} GB/s, time {} us", key.op, key.scope,
-                                      core::formatBytes(bytes), inPlace ? "in-place" : "out-of-place", bwText(m),
-                                      bwText(core::median(alg)), usText(core::median(times)));
-        if (bus.size() > 1) {
-          tip += fmt::format(" (medians of {} groups; busbw {} .. {})", bus.size(), bwText(*lo), bwText(*hi));
-        }
-        dots.emplace_back(static_cast<double>(bytes), m, std::move(tip));
-      }
-      if (groups.size() >= 2 && groups.size() <= 8) {
-        for (auto& [g, s] : perGroup) {
-          s.inPlace = inPlace;
-          s.faint = true;
-          series.push_back(std::move(s));
-        }
-      }
-      series.push_back(std::move(med));
-    }
-    const std::string caption =
-        fmt::format("peak busbw <b>{} GB/s</b> at {}; {}{}", bwText(peak), core::formatBytes(peakBytes),
-                    plural(groups.size(), "group", "groups"),
-                    wrong > 0 ? fmt::format("; <span class=\"sev-error\">{} wrong elements</span>", wrong) : "");
-    renderChart(out, key, series, dots, caption);
-  }
+  for (const auto& key : order) renderCurve(out, key, curves[key]);
   fmt::format_to(out, "</div>\n");
-  // waived steps, once per reason
-  std::set<std::string> waived;
-  for (const auto& s : f.steps) {
-    if (s.status == "waived") waived.insert(fmt::format("{} {} in scope {}: {}", s.op, s.dtype, s.scope, s.reason));
-  }
-  if (!waived.empty()) {
-    fmt::format_to(out, "<h3>Waived</h3><ul>");
-    std::size_t shown = 0;
-    for (const auto& w : waived) {
-      if (shown++ < 20) fmt::format_to(out, "<li>{}</li>", esc(w));
-    }
-    fmt::format_to(out, "</ul>{}\n", waived.size() > 20 ? fmt::format("<p class=\"note\">and {} more</p>", waived.size() - 20) : "");
-  }
+  renderWaived(out, f);
   fmt::format_to(out, "</section>\n");
 }
 

@@ -106,6 +106,43 @@ void addNics(GpuTopology& topo, const std::filesystem::path& sysfsRoot,
   }
 }
 
+// A node without NVML: no GPUs listed (a warning counts those on the PCI bus), NICs from sysfs.
+GpuTopology withoutNvml(const std::string& nvmlError, const std::filesystem::path& sysfsRoot,
+                        const std::vector<std::string>& warnings) {
+  GpuTopology topo = makeTopology(0, 0);
+  topo.sources = {Source::kSysfs};
+  topo.warnings.push_back(
+      fmt::format("NVML not available ({}): GPUs and NVLinks unknown, NICs from sysfs only", nvmlError));
+  const std::vector<std::string> pciGpus = nvidiaPciGpus(sysfsRoot);
+  if (!pciGpus.empty()) {
+    topo.warnings.push_back(fmt::format(
+        "{} NVIDIA GPU(s) on the PCI bus ({}) could not be queried without NVML: not listed", pciGpus.size(),
+        fmt::join(pciGpus, ", ")));
+  }
+  topo.warnings.insert(topo.warnings.end(), warnings.begin(), warnings.end());
+  addNics(topo, sysfsRoot, {});
+  return topo;
+}
+
+// What joins GPUs a and b: NVLinks (direct, or both on NVSwitches), else the PCIe path NVML or
+// sysfs gives; and whether they can read each other's memory.
+Link gpuLink(NvmlApi& nvml, const NvLinkCounts& links, const std::vector<std::optional<PciLocation>>& locations,
+             int a, int b) {
+  Link link;
+  int nvlinks = std::max(links.peer[a][b], links.peer[b][a]);
+  if (links.toSwitch[a] > 0 && links.toSwitch[b] > 0) nvlinks += std::min(links.toSwitch[a], links.toSwitch[b]);
+  if (nvlinks > 0) {
+    link.kind = LinkKind::kNvLink;
+    link.nvlinks = nvlinks;
+  } else if (const std::optional<LinkKind> path = nvml.commonAncestor(a, b)) {
+    link.kind = *path;
+  } else if (locations[a] && locations[b]) {
+    link.kind = pciPath(*locations[a], *locations[b]);
+  }
+  link.p2p = nvml.p2pRead(a, b);
+  return link;
+}
+
 }  // namespace
 
 GpuTopology discoverNode(NvmlApi* nvml, const std::string& nvmlError,
@@ -119,21 +156,7 @@ GpuTopology discoverNode(NvmlApi* nvml, const std::string& nvmlError,
         fmt::format("no sysfs at {}: NICs, NUMA nodes and PCIe paths unknown", sysfsRoot.string()));
   }
 
-  if (nvml == nullptr) {
-    GpuTopology topo = makeTopology(0, 0);
-    topo.sources = {Source::kSysfs};
-    topo.warnings.push_back(fmt::format(
-        "NVML not available ({}): GPUs and NVLinks unknown, NICs from sysfs only", nvmlError));
-    const std::vector<std::string> pciGpus = nvidiaPciGpus(sysfsRoot);
-    if (!pciGpus.empty()) {
-      topo.warnings.push_back(fmt::format(
-          "{} NVIDIA GPU(s) on the PCI bus ({}) could not be queried without NVML: not listed",
-          pciGpus.size(), fmt::join(pciGpus, ", ")));
-    }
-    topo.warnings.insert(topo.warnings.end(), warnings.begin(), warnings.end());
-    addNics(topo, sysfsRoot, {});
-    return topo;
-  }
+  if (nvml == nullptr) return withoutNvml(nvmlError, sysfsRoot, warnings);
 
   const int n = nvml->deviceCount();
   GpuTopology topo = makeTopology(n, 0);
@@ -163,20 +186,7 @@ GpuTopology discoverNode(NvmlApi* nvml, const std::string& nvmlError,
   const NvLinkCounts links = countNvLinks(*nvml, topo, warnings);
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
-      Link link;
-      int nvlinks = std::max(links.peer[a][b], links.peer[b][a]);
-      if (links.toSwitch[a] > 0 && links.toSwitch[b] > 0) {
-        nvlinks += std::min(links.toSwitch[a], links.toSwitch[b]);
-      }
-      if (nvlinks > 0) {
-        link.kind = LinkKind::kNvLink;
-        link.nvlinks = nvlinks;
-      } else if (const std::optional<LinkKind> path = nvml->commonAncestor(a, b)) {
-        link.kind = *path;
-      } else if (locations[a] && locations[b]) {
-        link.kind = pciPath(*locations[a], *locations[b]);
-      }
-      link.p2p = nvml->p2pRead(a, b);
+      const Link link = gpuLink(*nvml, links, locations, a, b);
       topo.gpuLinks[a][b] = link;
       topo.gpuLinks[b][a] = link;
     }
