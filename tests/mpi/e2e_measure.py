@@ -1,0 +1,252 @@
+"""End-to-end cases of measuring: sweeps, emulated nodes, pairwise, copies, bad input, injected corruption."""
+import json
+import math
+import os
+import subprocess
+
+import h5py
+
+from e2e_support import *  # noqa: F401,F403 (the checks and helpers every case uses)
+
+
+def case_sweep(args, tmp):
+    out = os.path.join(tmp, "sweep.h5")
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "-b", "8", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "-o", out]
+               + PAIR_ARGS)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    check("Out of bounds values : 0 OK" in p.stdout, "console summary missing")
+    check("# all_reduce float sum in scope world" in p.stdout, "nccl-tests style block missing")
+    attrs, t = read(out)
+    check(attrs["world_size"] == args.np, "world_size")
+    check(attrs["backend"] == "mpi", "backend")
+    check(attrs["schema_version"] == 3, "schema_version")
+    check("Open MPI" in attrs["mpi_version"], "mpi_version")
+    check(len(t["topology/ranks"]) == args.np, "ranks table")
+    rows = check_rows(attrs, t, args.np)
+    ops = {r["op"] for rs in rows.values() for r in rs}
+    check(ops == {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
+                  "sendrecv"}, f"ops measured: {sorted(ops)}")
+    sizes = sorted({r["bytes"] for rs in rows.values() for r in rs if r["op"] == "all_reduce"})
+    check(sizes == [8, 64, 512, 4096, 32768], f"all_reduce sizes {sizes}")
+    # show --json is the same content
+    j = subprocess.run([args.fabricmap, "show", out, "--json"], capture_output=True, text=True, timeout=60)
+    check(j.returncode == 0, "show --json failed")
+    doc = json.loads(j.stdout)
+    check(len(doc["collectives"]) == len(t["collectives"]), "show --json rows")
+    check(doc["complete"] is True and doc["provenance"]["run_config"]["iters"] == 3, "show --json")
+    s = subprocess.run([args.fabricmap, "show", out], capture_output=True, text=True, timeout=60)
+    check(s.returncode == 0 and "complete" in s.stdout and "all_reduce" in s.stdout, "show text")
+    check("Bottlenecks" in s.stdout and "Bottlenecks" in p.stdout, "no Bottlenecks section")
+    check_pairwise(out, args.np)
+    check(len(doc["pairs"]) > 0 and doc["matrices"]["rank"]["bw_unidir"][0][0] is None, "show --json pairs")
+
+
+def case_emulated(args, tmp):
+    out = os.path.join(tmp, "emulated.h5")
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "-b", "1K", "-e", "64K", "-f", "8", "-n", "3", "-w", "1", "--ranks-per-node", "2",
+                "--ops", "all_reduce,alltoall", "--collectives", "--pairwise", "-o", out] + PAIR_ARGS)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    attrs, t = read(out)
+    check(bool(attrs["emulated"]) and attrs["ranks_per_node"] == 2, "emulated attributes")
+    nodes = (args.np + 1) // 2
+    check(attrs["node_count"] == nodes and len(t["topology/nodes"]) == nodes, "node count")
+    scopes = {s["scope"]: s for s in t["scopes"]}
+    if args.np == 4:
+        check(scopes["intra"]["members"] == "0-1;2-3", f"intra {scopes['intra']}")
+        check(scopes["inter"]["members"] == "0,2;1,3", f"inter {scopes['inter']}")
+    elif args.np == 3:
+        check(scopes["intra"]["members"] == "0-1", f"intra {scopes['intra']}")
+        check(scopes["inter"]["members"] == "0,2", f"inter {scopes['inter']}")
+    for s in ("world", "intra", "inter"):
+        check(scopes[s]["status"] == "active", f"scope {s} not active")
+    rows = check_rows(attrs, t, args.np)
+    for scope in ("intra", "inter"):
+        groups = {r["group"] for rs in rows.values() for r in rs if r["scope"] == scope}
+        check(groups == set(range(scopes[scope]["groups"])), f"{scope} groups measured {groups}")
+    local = [r["local_rank"] for r in t["topology/ranks"]]
+    check(local == [i % 2 for i in range(args.np)], f"local ranks {local}")
+    check_pairwise(out, args.np)
+    node_pairs = [p for p in t["pairs"] if p["level"] == "node" and p["sample"] == 0]
+    check(len(node_pairs) == nodes * (nodes - 1) // 2, f"node pairs {node_pairs}")
+    check(all(p["streams"] == (2 if args.np % 2 == 0 else 1) for p in node_pairs), "streams per node pair")
+
+
+def case_pairwise_quick(args, tmp):
+    out = os.path.join(tmp, "quick.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--pairwise", "--pairwise-mode", "quick",
+                               "--pairwise-peers", "3", "-o", out] + PAIR_ARGS)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    attrs, t = read(out)
+    check(not any(s["kind"] == "collective" for s in t["steps"]), "--pairwise ran collectives")
+    first = [pr for pr in t["pairs"] if pr["level"] == "rank" and pr["sample"] == 0]
+    degree = {r: 0 for r in range(args.np)}
+    for pr in first:
+        degree[pr["a"]] += 1
+        degree[pr["b"]] += 1
+    check(all(d >= 3 for d in degree.values()), f"every rank meets 3+ peers: {degree}")
+    check(len(first) < args.np * (args.np - 1) // 2, "quick mode measured every pair")
+    check_pairwise(out, args.np, mode="quick")
+    import numpy
+    with h5py.File(out, "r") as f:
+        medians = f["matrix/rank/peer_median"][:]
+    check(numpy.isfinite(medians).all() and (medians > 0).all(), f"peer medians {medians}")
+
+
+def case_pair_window(args, tmp):
+    """The window a pair stream used is what the file and the console say: osu_bw's 64 by default,
+    N with --pair-window N, in every /pairs row, the /matrix/rank attributes and the console line."""
+    for extra, window in (([], 64), (["--pair-window", "8"], 8)):
+        out = os.path.join(tmp, f"w{window}.h5")
+        p = mpirun(args, args.np, [args.fabricmap, "run", "--pairwise", "--retests", "0", "-o", out]
+                   + PAIR_ARGS + extra)
+        check(p.returncode == 0, f"window {window}: exit {p.returncode}: {p.stderr}")
+        with h5py.File(out, "r") as f:
+            windows = {int(r["window"]) for r in f["pairs"][:]}
+            check(windows == {window}, f"/pairs window {windows}, expected {window}")
+            check(int(f["matrix/rank"].attrs["window"]) == window,
+                  f"/matrix/rank window {f['matrix/rank'].attrs['window']}, expected {window}")
+        check(f"window {window}," in p.stdout, f"console does not say window {window}")
+
+
+def case_pairwise_single(args, tmp):
+    p = mpirun(args, 1, [args.fabricmap, "run", "--pairwise", "-o", os.path.join(tmp, "x.h5")], timeout=60)
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "at least 2 ranks" in lines[0], f"{p.returncode} {lines}")
+
+
+def case_bad_input(args, tmp):
+    out = os.path.join(tmp, "bad.h5")
+    cases = [
+        ["--no-such-option"],
+        ["-b", "1M", "-e", "1K"],
+        ["-f", "1"],
+        ["--ops", "all_reduce,bogus"],
+        ["-d", "float128"],
+        ["-b", "6"],
+        ["-r", str(args.np)],
+        ["--backend", "warp"],
+        ["-e", "1T"],
+        ["-o", "sun"],
+        ["-f", "2", "-i", "8"],
+        ["--collectives", "-d", "half"],
+        ["--pair-bytes", "0"],
+        ["--pair-bytes", "4G"],
+        ["--slow-threshold", "0"],
+        ["--slow-threshold", "1.5"],
+        ["--latency-factor", "0.5"],
+        ["--pairwise-mode", "sideways"],
+        ["--copies", "--copy-bytes", "0"],
+        ["--cuda-graph", "--backend", "mpi"],
+        ["--step-timeout", "0"],
+        ["--inject-fault", "freeze:rank=1"],
+    ]
+    for extra in cases:
+        p = mpirun(args, args.np, [args.fabricmap, "run", "-o", out] + extra, timeout=60)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2, f"{extra}: exit {p.returncode}")
+        check(ok, f"{extra}: expected one error line from fabricmap, got {lines}")
+        check(p.stdout.strip() == "", f"{extra}: stdout not empty: {p.stdout[:200]}")
+        check(not os.path.exists(out), f"{extra}: left a results file")
+        check(p.elapsed < 30, f"{extra}: took {p.elapsed:.1f}s")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "-o", os.path.join(tmp, "missing", "dir", "x.h5")],
+               timeout=60)
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "does not exist" in lines[0], f"unwritable: {p.returncode} {lines}")
+
+
+def case_corrupt(args, tmp):
+    out = os.path.join(tmp, "corrupt.h5")
+    victim = args.np - 1
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "-b", "4K", "-e", "16K", "-n", "2", "--ops", "all_reduce,all_gather",
+                "--inject-fault", f"corrupt:rank={victim}:op=all_reduce", "-o", out])
+    check(p.returncode == 1, f"exit {p.returncode}")
+    check("wrong results" in p.stderr and f"rank(s) {victim}" in p.stderr and "all_reduce" in p.stderr,
+          f"message does not name op and rank: {p.stderr}")
+    attrs, t = read(out)
+    check(attrs["complete"] == True, "a run with wrong results still completes its file")
+    bad = [r for r in t["collectives"] if r["wrong"] > 0]
+    check(bad and all(r["op"] == "all_reduce" and r["wrong_ranks"] == str(victim) for r in bad),
+          f"wrong rows {bad}")
+    check(all(s["status"] == "wrong" for s in t["steps"] if s["op"] == "all_reduce"), "step status")
+    corruption = [f for f in t["findings"] if f["kind"] == "data_corruption"]
+    check(len(corruption) == len(bad) and all(f["rank"] == victim and f["severity"] == "error" for f in corruption),
+          f"data_corruption findings {corruption} for {len(bad)} wrong rows")
+    # one culprit line for the victim however many steps it spoiled, on the run's console and on
+    # show's: "#   ERROR   data_corruption rank R (host): N findings, worst ..., confidence 1.00"
+    s = subprocess.run([args.fabricmap, "show", out], capture_output=True, text=True, timeout=60)
+    for label, text in (("run", p.stdout), ("show", s.stdout)):
+        lines = [l for l in text.splitlines() if l.startswith("#   ERROR   ")]
+        check(len(corruption) > 1 and len(lines) == 1
+              and lines[0].startswith(f"#   ERROR   data_corruption rank {victim} (")
+              and f": {len(corruption)} findings, worst " in lines[0] and lines[0].endswith(", confidence 1.00"),
+              f"{label}: culprit lines {lines} for {len(corruption)} findings:\n{text[-1500:]}")
+        check(text.count("# DATA CORRUPTION") <= 1, f"{label}: wrong data said more than once as found")
+
+
+def case_rank_fault(args, tmp):
+    """A runtime failure on one rank only must end the whole job promptly with exit 3, naming the
+    rank and host, not leave the other ranks waiting in a collective."""
+    out = os.path.join(tmp, "fault.h5")
+    victim = args.np - 1
+    p = mpirun(args, args.np, [args.fabricmap, "run", "-b", "8", "-e", "64K", "-f", "8", "-n", "2",
+                               "--inject-fault", f"error:rank={victim}:step=3", "-o", out], timeout=120)
+    check(p.returncode == 3, f"exit {p.returncode}: {p.stderr[-500:]}")
+    check(f"fabricmap run: error on rank {victim} (" in p.stderr and "step 3" in p.stderr,
+          f"rank not named: {p.stderr[-800:]}")
+    check(p.elapsed < 60, f"took {p.elapsed:.0f}s to end")
+    attrs, t = read(out)
+    check(attrs["complete"] == False, "an aborted run must not claim to be complete")
+    # Rank 0 writes step k before it joins step k+1, so when the victim fails at the start of step
+    # 3 (after step 2 ended everywhere), steps 0 and 1 are on disk; step 2 is if rank 0 was faster
+    # than the abort. Either way only whole steps, in order.
+    kept = [s["step"] for s in t["steps"]]
+    check(kept in ([0, 1], [0, 1, 2]), f"steps kept: {kept}")
+
+
+def case_copies(args, tmp):
+    """Copies between the ranks of each node (host memory on the mpi backend): uneven nodes of 3
+    and 2 ranks, after a one-step sweep, without the pairwise phase."""
+    import numpy
+    out = os.path.join(tmp, "copies.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--collectives", "--copies", "--ops", "all_reduce",
+                               "-b", "1K", "-e", "1K", "--copy-bytes", "1M", "--copy-iters", "3",
+                               "--ranks-per-node", "3", "-o", out])
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
+    check("host copy write bandwidth" in p.stdout, "console shows no copy matrix")
+    attrs, t = read(out)
+    with h5py.File(out, "r") as f:
+        d = f["copies"][:]
+        copies = [{k: (text(row[k]) if d.dtype[k].kind == "O" else row[k].item()) for k in d.dtype.names}
+                  for row in d]
+        gpu = {node: {k: f[f"matrix/gpu/{node}/{k}"][:] for k in f[f"matrix/gpu/{node}"]}
+               for node in f["matrix/gpu"]}
+        fold = f["matrix/rank/copy_unidir"][:]
+        check("matrix/rank/bw_unidir" not in f, "pairwise matrices written without a pairwise phase")
+    collectives = [s["step"] for s in t["steps"] if s["kind"] == "collective"]
+    copy_steps = [s for s in t["steps"] if s["kind"] == "copy"]
+    check(attrs["complete"] == True and len(t["steps"]) == attrs["planned_steps"], "incomplete file")
+    check(len(copy_steps) == 3 and all(s["status"] == "ok" for s in copy_steps), f"copy steps {copy_steps}")
+    check(min(s["step"] for s in copy_steps) > max(collectives), "copies must follow the collectives")
+    # node 0 (ranks 0-2) measures pairs 0-1, 0-2, 1-2; node 1 (ranks 3-4) only 0-1
+    want = {(0, 0, 1), (0, 0, 2), (0, 1, 2), (1, 0, 1)}
+    check({(c["node"], c["a"], c["b"]) for c in copies} == want, f"copy rows {copies}")
+    for c in copies:
+        rates = [c[k] for k in ("write_ab", "write_ba", "write_bidir", "read_ab", "read_ba", "read_bidir")]
+        check(all(math.isfinite(r) and r > 0 for r in rates), f"rates {c}")
+        check(c["method"] == "host" and c["path"] == "shared_memory" and c["wrong"] == 0, f"row {c}")
+        check(c["rank_a"] == c["node"] * 3 + c["a"] and c["rank_b"] == c["node"] * 3 + c["b"], f"ranks {c}")
+    check(sorted(gpu) == ["0", "1"], f"gpu groups {sorted(gpu)}")
+    for node, n in (("0", 3), ("1", 2)):
+        m = gpu[node]["host_write_unidir"]
+        off = ~numpy.eye(n, dtype=bool)
+        check(m.shape == (n, n) and numpy.isfinite(m[off]).all() and numpy.isnan(numpy.diag(m)).all(),
+              f"node {node} write matrix {m}")
+        check(list(gpu[node]["ranks"]) == [int(node) * 3 + i for i in range(n)], f"ranks {gpu[node]['ranks']}")
+    same = numpy.array([[a // 3 == b // 3 and a != b for b in range(5)] for a in range(5)])
+    check(numpy.isfinite(fold[same]).all() and numpy.isnan(fold[~same]).all(), f"rank fold {fold}")
+    s = subprocess.run([args.fabricmap, "show", "--json", out], capture_output=True, text=True, timeout=30)
+    j = json.loads(s.stdout)
+    check(len(j["copies"]) == 4 and len(j["matrices"]["gpu"]) == 2, "show --json lacks the copies")

@@ -1,0 +1,415 @@
+"""End-to-end cases of what comes after a run: training patterns, show, predict, import, verify."""
+import json
+import math
+import os
+import subprocess
+import time
+
+import h5py
+
+from e2e_support import *  # noqa: F401,F403 (the checks and helpers every case uses)
+
+
+def patterns(path):
+    """The /patterns tables of a results file, as lists of dicts."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name in ("layout", "training", "scaling"):
+            d = f["patterns/" + name][:] if "patterns/" + name in f else []
+            out[name] = [{k: (text(row[k]) if d.dtype[k].kind == "O" else row[k].item()) for k in d.dtype.names}
+                         for row in d]
+        out["layout_text"] = text(f["patterns/layout"].attrs["layout"]) if "patterns/layout" in f else None
+    return out
+
+
+def check_training(path, layout, types, ops):
+    """Every traffic type of the layout recorded alone and with the others, with positive figures;
+    the concurrent rows carry their interference against the isolated ones."""
+    pt = patterns(path)
+    check(pt["layout_text"] == layout, f"layout {pt['layout_text']} != {layout}")
+    check([r["rank"] for r in pt["layout"]] == list(range(8)), f"layout rows {pt['layout']}")
+    rows = pt["training"]
+    for mode in ("isolated", "concurrent"):
+        got = sorted(r["traffic"] for r in rows if r["mode"] == mode)
+        check(got == sorted(types), f"{layout} {mode} traffic {got}, expected {types}")
+    for r in rows:
+        check(r["time_us_median"] > 0 and r["busbw"] > 0 and r["messages"] > 0 and math.isfinite(r["busbw"]),
+              f"{layout} row {r}")
+        check(r["ops"] == ops.get(r["traffic"], r["ops"]), f"{layout} {r['traffic']} ops {r['ops']}")
+        if r["mode"] == "concurrent":
+            alone = [a for a in rows if a["mode"] == "isolated" and a["traffic"] == r["traffic"]][0]
+            check(abs(r["interference"] - r["time_us_median"] / alone["time_us_median"]) < 1e-9,
+                  f"interference {r['interference']} of {r['traffic']}")
+        else:
+            check(math.isnan(r["interference"]), f"isolated row with interference {r}")
+    return pt
+
+
+def case_training(args, tmp):
+    """The training pattern on 8 ranks in 2 emulated nodes of 4 (tp=2,pp=2,dp=2 with the scaling
+    sweep; tp=4,dp=2 with sequence parallelism and ZeRO), a TP group across nodes (a warning, or
+    a refusal with --strict-layout), bad layouts, and a run stopped in the pattern and resumed."""
+    base = ["--ranks-per-node", "4", "--seq-len", "128", "--hidden", "256", "--train-iters", "4",
+            "--step-timeout", "60", "--progress", "off"]
+    # with a small sweep of the ops the layout uses, for predict's curves
+    full = ["run", "--patterns", "collectives,training", "--layout", "tp=2,pp=2,dp=2", "--scaling", "--scaling-bytes",
+            "1M", "-n", "5", "-w", "1", "--ops", "all_reduce,sendrecv", "--scopes", "intra,inter", "--out-of-place",
+            "-b", "16K", "-e", "1M", "-f", "4"]
+    first = os.path.join(tmp, "t3d.h5")
+    p = mpirun(args, 8, [args.fabricmap] + full + ["-o", first] + base, timeout=180)
+    check(p.returncode == 0, f"tp=2,pp=2,dp=2: exit {p.returncode}: {p.stderr[-600:]}")
+    check("training pattern, layout tp=2,pp=2,dp=2,ep=1" in p.stdout and "interference" in p.stdout,
+          f"console: {p.stdout[-1500:]}")
+    pt = check_training(first, "tp=2,pp=2,dp=2,ep=1", ["tp", "pp", "dp"], {"tp": "all_reduce", "pp": "sendrecv"})
+    # messages: activations 1 x 128 x 256 x 2 B; gradients 12 x 256^2 x 2 layers x 2 B / tp 2, one bucket
+    sizes = {r["traffic"]: (r["bytes"], r["messages"], r["nranks"], r["groups"]) for r in pt["training"]}
+    check(sizes == {"tp": (65536, 8, 2, 4), "pp": (65536, 2, 2, 4), "dp": (1572864, 1, 2, 4)}, f"sizes {sizes}")
+    scaling = pt["scaling"]
+    check([(r["level"], r["n"], r["groups"], r["nranks"]) for r in scaling] ==
+          [("gpus", 2, 2, 2), ("gpus", 4, 2, 4), ("nodes", 1, 1, 4), ("nodes", 2, 1, 8)], f"scaling {scaling}")
+    check(all(r["busbw"] > 0 and r["wrong"] == 0 for r in scaling), f"scaling figures {scaling}")
+    check(scaling[0]["efficiency"] == 1.0 and scaling[2]["efficiency"] == 1.0, "a level's smallest point is its baseline")
+    check(abs(scaling[1]["efficiency"] - scaling[1]["busbw"] / scaling[0]["busbw"]) < 1e-9, "efficiency")
+    attrs, t = read(first)
+    kinds = [s["kind"] for s in t["steps"]]
+    check(attrs["complete"] == True and kinds == ["collective"] * 16 + ["scaling"] * 4 + ["training"] * 4,
+          f"steps {kinds}")
+    # predict prices every traffic type of the layout on the file's curves, with the concurrent
+    # pattern's interference: a complete JSON
+    pr = subprocess.run([args.fabricmap, "predict", first, "--params", "20M", "--layers", "4", "--hidden", "256",
+                         "--seq", "128", "--global-batch", "8", "--layout", "tp=2,pp=2,dp=2", "--bucket-bytes", "512K",
+                         "--peak-tflops", "50", "--price-per-gpu-hour", "2", "--json"],
+                        capture_output=True, text=True, timeout=60)
+    check(pr.returncode == 0, f"predict: exit {pr.returncode}: {pr.stderr[-600:]}")
+    doc = json.loads(pr.stdout) if pr.returncode == 0 else {"predictions": [{"traffic": []}]}
+    prediction = doc["predictions"][0]
+    measured = {r["traffic"]: r["interference"] for r in pt["training"] if r["mode"] == "concurrent"}
+    for t in prediction["traffic"]:
+        if t["type"] in ("tp", "pp", "dp"):
+            check(t["status"] == "ok" and t["exposed_seconds"] > 0 and all(l["busbw_gbs"] > 0 for l in t["legs"]),
+                  f"predict {t['type']}: {t}")
+            check(t["interference"] is not None and math.isclose(t["interference"], measured[t["type"]], rel_tol=1e-9),
+                  f"predict {t['type']} interference {t['interference']} vs measured {measured.get(t['type'])}")
+        else:
+            check(t["status"] == "none", f"predict {t['type']}: {t['status']}")
+    for key in ("compute_seconds", "step_seconds", "gpu_utilization", "tokens_per_second", "days", "gpu_hours", "cost"):
+        check(isinstance(prediction.get(key), (int, float)) and prediction[key] > 0, f"predict {key}: {prediction.get(key)}")
+    check(prediction.get("unknown_reason") == "", f"predict unknown: {prediction.get('unknown_reason')}")
+    shown = subprocess.run([args.fabricmap, "show", first], capture_output=True, text=True, timeout=60)
+    check(shown.returncode == 0 and "concurrent" in shown.stdout and "efficiency" in shown.stdout,
+          f"show: {shown.stdout[-800:]}")
+
+    second = os.path.join(tmp, "t2d.h5")
+    p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "--layout", "tp=4,dp=2", "--sequence-parallel",
+                         "--dp-mode", "zero", "-o", second] + base, timeout=180)
+    check(p.returncode == 0, f"tp=4,dp=2: exit {p.returncode}: {p.stderr[-600:]}")
+    check_training(second, "tp=4,pp=1,dp=2,ep=1", ["tp", "dp"],
+                   {"tp": "all_gather+reduce_scatter", "dp": "reduce_scatter+all_gather"})
+    check(not [f for f in read(second)[1]["findings"] if f["kind"] == "layout"], "tp=4 inside nodes got a layout finding")
+
+    # TP across the two nodes: measured with a warning; refused when strict
+    wide = os.path.join(tmp, "wide.h5")
+    p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "--layout", "tp=8", "-o", wide] + base,
+               timeout=180)
+    check(p.returncode == 0, f"tp=8: exit {p.returncode}: {p.stderr[-600:]}")
+    layout_findings = [f for f in read(wide)[1]["findings"] if f["kind"] == "layout"]
+    check(len(layout_findings) == 1 and layout_findings[0]["severity"] == "warning" and
+          "ranks 0-7" in layout_findings[0]["message"], f"layout findings {layout_findings}")
+    for extra, expected in ((["--layout", "tp=8", "--strict-layout"], "strict-layout"),
+                            (["--layout", "tp=3,dp=2"], "the job has 8 ranks"),
+                            (["--layout", "tp=2,dp=4,ep=3"], "does not divide"),
+                            (["--layout", "tp=2,dp=x"], "positive integer")):
+        bad = os.path.join(tmp, "bad.h5")
+        p = mpirun(args, 8, [args.fabricmap, "run", "--patterns", "training", "-o", bad] + base + extra, timeout=60)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and expected in lines[0] and not os.path.exists(bad),
+              f"{extra}: exit {p.returncode} {lines}")
+
+    # stopped in the concurrent step, resumed: the same step list as a clean run
+    stopped = os.path.join(tmp, "stopped.h5")
+    clean_steps = step_list(first)[1]
+    concurrent = [st[0] for st in clean_steps if st[1] == "training" and st[2] == "concurrent"][0]
+    p = mpirun(args, 8, [args.fabricmap] + full + base[:-4] + ["--step-timeout", str(TIMEOUT), "--inject-fault",
+                                                               f"stall:rank=5:step={concurrent}", "-o", stopped],
+               timeout=120)
+    check(p.returncode == 3, f"stalled run: exit {p.returncode}: {p.stderr[-600:]}")
+    check(len(step_list(stopped)[1]) == concurrent, f"stalled run kept {step_list(stopped)[1]}")
+    p = mpirun(args, 8, [args.fabricmap, "run", "--resume", stopped], timeout=180)
+    check(p.returncode == 0, f"resume: exit {p.returncode}: {p.stderr[-600:]}")
+    resumed = step_list(stopped)[1]
+    check([st[:-1] for st in resumed] == [st[:-1] for st in clean_steps],
+          f"resumed steps differ from a clean run's:\n{resumed}\n{clean_steps}")
+    check(len([r for r in patterns(stopped)["training"] if r["mode"] == "concurrent"]) == 3,
+          "the resumed concurrent step is missing rows")
+
+
+def case_show(args, tmp):
+    notes = os.path.join(tmp, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("not an hdf5 file\n")
+    for target in (notes, os.path.join(tmp, "absent.h5")):
+        p = subprocess.run([args.fabricmap, "show", target], capture_output=True, text=True, timeout=30)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok, f"show {target}: {p.returncode} {lines}")
+    # a damaged file on which libhdf5 itself loops forever: the reader's CPU-time guard ends it
+    damaged = os.path.join(os.path.dirname(__file__), "..", "data", "damaged", "hdf5-heap-loop.h5")
+    start = time.monotonic()
+    p = subprocess.run([args.fabricmap, "show", damaged], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, FABRICMAP_READ_CPU_LIMIT="2"))
+    elapsed = time.monotonic() - start
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "did not finish after 2 s of CPU time" in lines[0] and elapsed < 15,
+          f"show of a file libhdf5 loops on: exit {p.returncode} after {elapsed:.1f}s: {lines}")
+
+
+def case_predict(args, tmp):
+    """`predict` on a file this run measures: scopes chosen, figures sourced, unknowns explained."""
+    out = os.path.join(tmp, "measured.h5")
+    p = mpirun(args, args.np,
+               [args.fabricmap, "run", "--ranks-per-node", "2", "--collectives", "--ops", "all_reduce,sendrecv",
+                "-b", "4M", "-e", "32M", "-f", "2", "-n", "3", "-w", "1", "--progress", "off", "-o", out])
+    check(p.returncode == 0, f"run exit {p.returncode}: {p.stderr}")
+
+    def predict(*extra):
+        return subprocess.run([args.fabricmap, "predict", out] + list(extra), capture_output=True, text=True,
+                              timeout=60)
+
+    base = ["--model", "llama-7b", "--layout", "tp=2,pp=2,dp=2", "--global-batch", "64", "--peak-tflops", "989",
+            "--price-per-gpu-hour", "2.5"]
+    j = predict(*base, "--json")
+    check(j.returncode == 0, f"predict --json exit {j.returncode}: {j.stderr}")
+    doc = json.loads(j.stdout) if j.returncode == 0 else {"predictions": [{}]}
+    pr = doc["predictions"][0]
+    traffic = {t["type"]: t for t in pr.get("traffic", [])}
+    # nodes of 2 ranks: TP pairs {0,1} inside a node, PP {0,2} and DP {0,4} one rank per node
+    for kind, scope, op in (("tp", "intra", "all_reduce"), ("pp", "inter", "sendrecv"), ("dp", "inter", "all_reduce")):
+        t = traffic.get(kind, {})
+        check(t.get("status") == "ok" and t.get("scope") == scope, f"predict {kind}: {t}")
+        leg = (t.get("legs") or [{}])[0]
+        check(leg.get("op") == op and leg.get("busbw_gbs", 0) > 0 and out in leg.get("source", ""),
+              f"predict {kind} leg {leg}")
+    check(traffic.get("tp", {}).get("legs", [{}])[0].get("bytes_per_message") == 32 << 20, "tp message 32 MiB")
+    check(traffic.get("ep", {}).get("status") == "none", "dense model has no ep traffic")
+    exposed = sum(t["exposed_seconds"] for t in traffic.values() if t["status"] == "ok")
+    # pp=2: the 1F1B bubble is compute x (pp - 1) / micro-batches per step
+    cfg = doc["config"]
+    check(math.isclose(pr.get("bubble_seconds", -1), pr["compute_seconds"] * (cfg["layout"]["pp"] - 1)
+                       / (cfg["micro_batches_per_step"] * cfg["virtual_stages"]), rel_tol=1e-9),
+          f"bubble {pr.get('bubble_seconds')} of compute {pr['compute_seconds']}")
+    check(pr.get("step_seconds") is not None
+          and math.isclose(pr["step_seconds"], pr["compute_seconds"] + pr["bubble_seconds"] + exposed, rel_tol=1e-9),
+          f"step = compute + bubble + exposed: {pr.get('step_seconds')}")
+    check(pr.get("cost") is not None and math.isclose(pr["cost"], 2.5 * pr["gpu_hours"], rel_tol=1e-9), "cost")
+    text_run = predict(*base)
+    check(text_run.returncode == 0 and "interpolated (log-log)" in text_run.stdout and "GPU utilization" in text_run.stdout
+          and "pipeline bubble" in text_run.stdout, f"predict text: {text_run.stdout}")
+    # two providers side by side
+    both = subprocess.run([args.fabricmap, "predict", out, out] + base, capture_output=True, text=True, timeout=60)
+    check(both.returncode == 0 and both.stdout.count(out) >= 3 and "step time s" in both.stdout,
+          f"side by side: {both.stdout}")
+    # what the file did not measure is unknown with the reason, never guessed
+    moe = predict("--model", "mixtral-8x7b", "--layout", "tp=2,dp=2,ep=2", "--global-batch", "64",
+                  "--peak-tflops", "989", "--json")
+    check(moe.returncode == 0, f"mixtral exit {moe.returncode}: {moe.stderr}")
+    if moe.returncode == 0:
+        m = json.loads(moe.stdout)["predictions"][0]
+        ep = [t for t in m["traffic"] if t["type"] == "ep"][0]
+        check(ep["status"] == "unknown" and "alltoall not measured" in ep["reason"], f"ep: {ep}")
+        check(m["step_seconds"] is None and "step time unknown" in m["unknown_reason"], "mixtral step unknown")
+    # bad input: one message, exit 2
+    for extra in (base[:-4] + [],  # a host-memory file records no GPU: --peak-tflops is needed
+                  ["--model", "llama-8b", "--dp", "2", "--peak-tflops", "989"],
+                  ["--model", "llama-7b", "--dp", "3", "--peak-tflops", "989"],
+                  base + ["--virtual-stages", "3"]):  # 32 layers do not split into 2 x 3 chunks
+        bad = predict(*extra)
+        ok, lines = one_error_line(bad)
+        check(bad.returncode == 2 and ok, f"predict {extra}: exit {bad.returncode} {lines}")
+    missing = subprocess.run([args.fabricmap, "predict", os.path.join(tmp, "absent.h5")] + base,
+                             capture_output=True, text=True, timeout=60)
+    ok, lines = one_error_line(missing)
+    check(missing.returncode == 2 and ok, f"predict of a missing file: exit {missing.returncode} {lines}")
+
+
+def case_import(args, tmp):
+    """`import nccl-tests` on the real logs of tests/data/nccl-tests: the file holds the figures as
+    printed, says where they came from, and show prints them; bad input is one message and exit 2."""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "nccl-tests")
+    gh200 = os.path.join(data, "gh200-2node-8gpu-allreduce-slingshot-cscs-alps.txt")
+    a100 = os.path.join(data, "a100-sxm4-8gpu-allreduce-superbench-testdata.txt")
+
+    def run(*argv):
+        return subprocess.run([args.fabricmap] + list(argv), capture_output=True, text=True, timeout=60)
+
+    # two logs of the same ranks: an all_reduce and an all_gather (the same log, other binary)
+    with open(gh200) as f:
+        log_text = f.read()
+    gather = os.path.join(tmp, "gh200-all-gather.log")
+    with open(gather, "w") as f:
+        f.write("".join("[1,0]<stdout>:" + l + "\r\n"
+                        for l in log_text.replace("all_reduce_perf", "all_gather_perf").splitlines()))
+    out = os.path.join(tmp, "imported.h5")
+    p = run("import", "nccl-tests", gh200, gather, "-o", out)
+    check(p.returncode == 0, f"import exit {p.returncode}: {p.stderr}")
+    attrs, t = read(out)
+    check(text(attrs["backend"]) == "nccl-tests (imported)", f"backend {attrs['backend']}")
+    check(json.loads(text(attrs["imported_from"])) == [gh200, gather], f"imported_from {attrs['imported_from']}")
+    check(bool(attrs["complete"]) and attrs["planned_steps"] == 100 and len(t["steps"]) == 100,
+          f"complete {attrs['complete']}, {len(t['steps'])} steps of {attrs['planned_steps']}")
+    check([s["step"] for s in t["steps"]] == list(range(100)), "steps numbered in order")
+    check([r["hostname"] for r in t["topology/ranks"]] == ["nid005471"] * 4 + ["nid005487"] * 4, "rank hosts")
+    check([n["ranks"] for n in t["topology/nodes"]] == [4, 4], "nodes")
+    rows = t["collectives"]
+    check(len(rows) == 100 and {r["op"] for r in rows[:50]} == {"all_reduce"}
+          and {r["op"] for r in rows[50:]} == {"all_gather"}, "ops of the rows")
+    last = rows[49]
+    check(last["bytes"] == 134217728 and last["in_place"] and last["busbw"] == 123.11
+          and last["time_us_mean"] == 1907.8 and last["time_us_median"] == 1907.8 and math.isnan(last["time_us_min"])
+          and last["nranks"] == 8 and last["ranks"] == "0-7" and last["checked"] and last["wrong"] == 0,
+          f"last all_reduce row {last}")
+    check(max(r["busbw"] for r in rows[:50] if not r["in_place"]) == 122.57, "peak out-of-place busbw")
+    with h5py.File(out, "r") as f:
+        imported = f["imported"][:]
+    check(len(imported) == 2, f"{len(imported)} /imported rows")
+    for row, name in zip(imported, (gh200, gather)):
+        check(text(row["file"]) == name and text(row["avg_bus_bandwidth_line"]) == "# Avg bus bandwidth    : 19.7866"
+              and row["avg_bus_bandwidth"] == 19.7866 and text(row["out_of_bounds"]) == "0 OK",
+              f"/imported row {row}")
+    j = run("show", "--json", out)
+    doc = json.loads(j.stdout) if j.returncode == 0 else {}
+    check(j.returncode == 0 and [i["file"] for i in doc.get("imported", [])] == [gh200, gather]
+          and doc["provenance"]["imported_from"] == [gh200, gather] and len(doc["collectives"]) == 100,
+          f"show --json: {j.returncode} {j.stderr}")
+    s = run("show", out)
+    check(s.returncode == 0 and f"# imported from nccl-tests: {gh200}, {gather}" in s.stdout
+          and s.stdout.count("# Avg bus bandwidth    : 19.7866") == 2, f"show: {s.stdout[:600]}")
+    # the old table layout (no root column, error N/A) imports as well
+    old = os.path.join(tmp, "a100.h5")
+    p = run("import", "nccl-tests", a100, "-o", old)
+    check(p.returncode == 0, f"import a100 exit {p.returncode}: {p.stderr}")
+    if p.returncode == 0:
+        attrs, t = read(old)
+        check(len(t["collectives"]) == 68 and max(r["busbw"] for r in t["collectives"]) == 235.26
+              and all(not r["checked"] and r["root"] == -1 for r in t["collectives"])
+              and {s["status"] for s in t["steps"]} == {"unchecked"}, "a100 rows")
+    # bad input: exit 2, one message naming the file (and line), no file written
+    garbage = os.path.join(tmp, "garbage.log")
+    with open(garbage, "w") as f:
+        f.write(log_text.replace("    17.65    0.00", "    17.65    zero"))
+    empty = os.path.join(tmp, "empty.log")
+    open(empty, "w").close()
+    bad_out = os.path.join(tmp, "bad.h5")
+    for argv, want in (([garbage], garbage + ":18: "), ([empty], empty + ": no nccl-tests result table"),
+                       ([os.path.join(tmp, "absent.log")], "absent.log: no such file"),
+                       ([gh200, a100], "were measured on different ranks")):
+        p = run("import", "nccl-tests", *argv, "-o", bad_out)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and want in lines[0], f"import {argv}: exit {p.returncode} {lines}")
+        check(not os.path.exists(bad_out), f"import {argv} left {bad_out}")
+    p = run("import", "nccl-tests", gh200, "-o", out)
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "--force" in lines[0], f"import over a file: {p.returncode} {lines}")
+    check(run("import", "nccl-tests", gh200, "-o", out, "--force").returncode == 0, "import --force")
+
+
+PROFILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "profiles")
+
+
+def case_verify(args, tmp):
+    """`verify` on a measured file: a custom profile it passes (0) and one it fails (1, the check named),
+    a built-in GPU profile (1: NO_GPU), unusable input (2); `compare` of runs with different rank counts."""
+    big = os.path.join(tmp, "big.h5")
+    small = os.path.join(tmp, "small.h5")
+    measure = ["--ranks-per-node", "2", "--collectives", "--ops", "all_reduce", "-b", "256K", "-e", "4M", "-f", "2",
+               "-n", "3", "-w", "1", "--pairwise", "--scaling", "--progress", "off"]
+    for path, np_ in ((big, args.np), (small, 2)):
+        p = mpirun(args, np_, [args.fabricmap, "run"] + measure + ["-o", path])
+        check(p.returncode == 0, f"run np {np_} exit {p.returncode}: {p.stderr}")
+
+    def fm(*extra):
+        return subprocess.run([args.fabricmap] + list(extra), capture_output=True, text=True, timeout=60)
+
+    passing = fm("verify", big, "--profile", "custom", "--profile-file", os.path.join(PROFILES, "host-pass.txt"), "--json")
+    check(passing.returncode == 0, f"verify host-pass exit {passing.returncode}: {passing.stdout} {passing.stderr}")
+    if passing.returncode == 0:
+        doc = json.loads(passing.stdout)
+        checks = {(c["check"], c["status"]) for c in doc["checks"]}
+        check(doc["verdict"] == "pass" and doc["failed"] == 0 and doc["missing"] == 0, f"verdict {doc['verdict']}")
+        for name in ("topology_class", "gpus_per_node", "intra_allreduce_busbw", "inter_allreduce_busbw_per_nic",
+                     "pair_fraction", "scaling_efficiency"):
+            check((name, "pass") in checks, f"check {name} passed: {sorted(checks)}")
+        intra = [c for c in doc["checks"] if c["check"] == "intra_allreduce_busbw"]
+        check(len(intra) == args.np // 2 and all(c["measured"] > 0 and "1 MiB..4 MiB" in c["detail"] for c in intra),
+              f"intra judged per node on the plateau: {intra}")
+        print("verify pass: " + ", ".join(f"{c['check']} {c['subject']} {c['measured']}" for c in doc["checks"]
+                                          if isinstance(c["measured"], float)))
+    failing = fm("verify", big, "--profile-file", os.path.join(PROFILES, "host-fail.txt"))
+    check(failing.returncode == 1 and "VERDICT: FAIL" in failing.stdout
+          and "intra_allreduce_busbw node0" in failing.stdout.splitlines()[-1],
+          f"verify host-fail: exit {failing.returncode}: {failing.stdout[-600:]}")
+    builtin = fm("verify", big, "--profile", "hgx-h100-8", "--json")
+    check(builtin.returncode == 1, f"verify hgx-h100-8 exit {builtin.returncode}: {builtin.stderr}")
+    if builtin.stdout.strip():
+        doc = json.loads(builtin.stdout)
+        classes = [c for c in doc["checks"] if c["check"] == "topology_class"]
+        check(classes and all(c["status"] == "fail" and c["measured"] == "NO_GPU" for c in classes),
+              f"hgx-h100-8 topology class: {classes}")
+        # a 4 MiB sweep cannot show an NVSwitch plateau: not measured, with the reason
+        intra = [c for c in doc["checks"] if c["check"] == "intra_allreduce_busbw"]
+        check(intra and intra[0]["status"] == "missing" and "min_plateau_bytes" in intra[0]["detail"], f"{intra}")
+    # --record writes /verdict
+    rec = fm("verify", big, "--profile-file", os.path.join(PROFILES, "host-fail.txt"), "--record")
+    check(rec.returncode == 1, f"verify --record exit {rec.returncode}: {rec.stderr}")
+    with h5py.File(big, "r") as f:
+        v = f["verdict"].attrs if "verdict" in f else {}
+        check(v and bool(v["pass"]) is False and text(v["profile"]) == "host-too-fast" and int(v["failed"]) >= 1
+              and "intra_allreduce_busbw" in text(v["reasons"]), f"/verdict {dict(v)}")
+    check(not os.path.exists(big + ".verdict"), "the verdict's working copy was left behind")
+    shown = fm("show", big)
+    check(shown.returncode == 0 and "# acceptance: FAIL against profile host-too-fast" in shown.stdout,
+          f"show after --record: {shown.stdout[:800]} {shown.stderr}")
+    shown = fm("show", big, "--json")
+    acceptance = json.loads(shown.stdout)["acceptance"] if shown.returncode == 0 else None
+    check(acceptance and acceptance["pass"] is False and acceptance["verdict"] == "fail"
+          and any("intra_allreduce_busbw" in r for r in acceptance["reasons"]), f"show --json acceptance: {acceptance}")
+    # unusable input: exit 2 with one message
+    notes = os.path.join(tmp, "notes.h5")
+    with open(notes, "w") as f:
+        f.write("not hdf5\n")
+    bad_profile = os.path.join(tmp, "bad.txt")
+    with open(bad_profile, "w") as f:
+        f.write("# ok\nmin_pair_fraction = lots\n")
+    for extra, expect in (([notes, "--profile", "pcie-8"], "not an HDF5 file"),
+                          ([os.path.join(tmp, "absent.h5"), "--profile", "pcie-8"], "absent.h5"),
+                          ([big, "--profile", "dgx-9000"], "unknown profile"),
+                          ([big, "--profile-file", bad_profile], "bad.txt:2: min_pair_fraction")):
+        p = fm("verify", *extra)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and expect in lines[0], f"verify {extra}: exit {p.returncode} {lines}")
+
+    # compare: 4 ranks against 2, figures side by side
+    c = fm("compare", big, small, "--label", "np4", "--label", "np2", "--json")
+    check(c.returncode == 0, f"compare exit {c.returncode}: {c.stderr}")
+    if c.returncode == 0:
+        doc = json.loads(c.stdout)
+        check([f["ranks"] for f in doc["files"]] == [args.np, 2] and doc["reference"] == "np4", "compare files")
+        rows = {r["key"]: r for r in doc["rows"]}
+        for key in ("collectives.intra.all_reduce.plateau_busbw", "collectives.world.all_reduce.peak_busbw",
+                    "topology.classes", "findings.error"):
+            check(key in rows and len(rows[key]["values"]) == 2, f"compare row {key}")
+        world = rows.get("collectives.world.all_reduce.plateau_busbw", {"values": [{}, {}]})["values"]
+        check(all(isinstance(v.get("value"), float) and v["value"] > 0 for v in world), f"world plateau {world}")
+        check(isinstance(world[1].get("ratio"), float) and isinstance(world[1].get("differs"), bool), f"{world}")
+        # one node of 2 ranks measures no separate intra scope: absent there, never marked
+        intra = rows.get("collectives.intra.all_reduce.plateau_busbw", {"values": [{}, {}]})["values"]
+        check(intra[0].get("value", 0) > 0 and intra[1].get("value") is None and intra[1]["differs"] is False,
+              f"intra plateau {intra}")
+        check(rows.get("pairs.inter_node.median", {"values": [{}, {}]})["values"][1].get("value") is None,
+              "np2 (one node) has no inter-node pairs")
+        print("compare: " + "; ".join(f"{k} {[v['value'] for v in r['values']]} differs {[v['differs'] for v in r['values']]}"
+                                     for k, r in rows.items() if "plateau_busbw" in k))
+    t = fm("compare", big, small, "--tolerance", "0.05")
+    check(t.returncode == 0 and "# fabricmap compare: 2 files, reference" in t.stdout and "tolerance 5%" in t.stdout,
+          f"compare text: {t.stdout[:400]} {t.stderr}")
+    bad = fm("compare", big, notes)
+    ok, lines = one_error_line(bad)
+    check(bad.returncode == 2 and ok, f"compare of an unusable file: exit {bad.returncode} {lines}")
