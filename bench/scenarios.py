@@ -93,7 +93,8 @@ def make_scenario(seed, i):
 
 def report(records, args, wall, what="wall time"):
     lines = [f"# fabricmap blame scenarios: seed {args.seed}, {len(records)} scenario(s), "
-             f"run arguments: {' '.join(records[0]['run_args']) if records else ''}; {what} {wall / 60:.1f} min",
+             f"run arguments: {' '.join(records[0]['run_args']) if records else ''}; {what} {wall / 60:.1f} min"
+             + (f"; links shaped to {args.line_rate / 1e9:.3g} GB/s" if getattr(args, "shaped", False) else ""),
              "",
              blame.format_table(blame.SUMMARY_HEADER, blame.summary_rows(records, lambda r: r["scenario"]["kind"], KINDS)),
              "",
@@ -115,6 +116,9 @@ def main():
     ap.add_argument("--extra-args", default="", help="more `fabricmap run` arguments, appended")
     ap.add_argument("--line-rate", type=float, default=None,
                     help="line rate in B/s instead of measuring it on each cluster")
+    ap.add_argument("--shaped", action="store_true",
+                    help="shape every link to --line-rate first (tbf both ways): a fabric whose links, not the "
+                         "host's CPUs, set a healthy pair's rate; faults take their share of that rate")
     ap.add_argument("--timeout", type=int, default=180, help="seconds per fabricmap run")
     ap.add_argument("--json", default=None, help="write every scenario's details here (after each one)")
     ap.add_argument("--table", default=None, help="write the summary tables here too")
@@ -147,6 +151,8 @@ def main():
         for s in scenarios:
             print(s.describe())
         return 0
+    if args.shaped and not args.line_rate:
+        ap.error("--shaped needs --line-rate")
     reason = cluster.skip_reason()
     if reason:
         print(f"SKIP: the cluster harness cannot run here: {reason}")
@@ -158,7 +164,7 @@ def main():
     for s in scenarios:
         try:
             rec = blame.run_scenario(s, fabricmap, run_args, keep_dir=args.keep, timeout=args.timeout,
-                                     line_rate=args.line_rate)
+                                     line_rate=args.line_rate, shaped=args.shaped)
         except Exception as e:  # noqa: BLE001 (a harness error: record it, go on with the next)
             rec = {"scenario": blame.as_dict(s), "run_args": run_args, "status": "failed", "returncode": None,
                    "error": f"{type(e).__name__}: {e}"}

@@ -325,9 +325,21 @@ def observed_effects(culprits, results):
 
 # ---- running one scenario ------------------------------------------------------------------------
 
-def run_scenario(scenario, fabricmap, run_args=None, keep_dir=None, timeout=180, line_rate=None, log=print):
+def shape_links(c, line_rate):
+    """Gives every node's interfaces `line_rate` (B/s) both ways (tbf, as a fault's rates): the
+    emulated fabric's links then have that line rate, below what the host's CPUs move through a
+    veth, so a healthy pair measures the link rather than the CPU scheduler. A fault injected
+    afterwards replaces its part's rate (or, for a link, runs under the node's)."""
+    rate, burst = tc_rate(line_rate, 0.0)
+    for node in range(c.nodes):
+        c.limit_node(node, f"{rate}bit", "both", burst=str(burst))
+
+
+def run_scenario(scenario, fabricmap, run_args=None, keep_dir=None, timeout=180, line_rate=None, log=print,
+                 shaped=False):
     """Builds the scenario's cluster, measures its line rate (unless given, B/s), plants the
-    faults, runs fabricmap and scores the file. Returns a JSON-able dict of everything."""
+    faults, runs fabricmap and scores the file. Returns a JSON-able dict of everything.
+    `shaped`: every link is shaped to `line_rate` first (shape_links)."""
     run_args = list(DEFAULT_RUN_ARGS if run_args is None else run_args)
     start = time.monotonic()
     rec = {"scenario": as_dict(scenario), "run_args": run_args}
@@ -335,6 +347,9 @@ def run_scenario(scenario, fabricmap, run_args=None, keep_dir=None, timeout=180,
     with cluster.Cluster(nodes=scenario.nodes, names=scenario.names, subnet=scenario.subnet,
                          prefix=PREFIX, rails=rails) as c:
         rec["line_rate_B_s"] = line_rate or measure_line_rate(c)
+        if shaped:
+            shape_links(c, rec["line_rate_B_s"])
+            rec["shaped"] = True
         rec["tc"] = [inject(c, f, rec["line_rate_B_s"]) for f in scenario.faults]
         rec["probe_share"] = [probe_fault(c, f, rec["line_rate_B_s"]) for f in scenario.faults]
         out = c.path(f"scenario-{scenario.id}.h5")
