@@ -75,6 +75,7 @@ struct Pattern {
 
   // Expected value of the reduction over all ranks of input element `index`.
   FM_HOST_DEVICE double reduced(std::uint64_t index) const {
+    if (nranks == 1) return input(0, index);  // one rank: its own values (the sparse families name two ranks)
     switch (family) {
       case PatternFamily::kSum:
         return table[(index + seed) % static_cast<std::uint64_t>(k)];
