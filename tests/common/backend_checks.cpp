@@ -105,6 +105,7 @@ int checkCopies(worker::Backend& backend, std::uint64_t bytes) {
         EXPECT_EQ(runner->checkedCopy(method, !first, write), 0u) << what << (write ? " write" : " read");
       }
     }
+    runner.reset();  // its destructor waits for the peer on `pair`: before the communicator goes
     MPI_Comm_free(&pair);
   }
   MPI_Barrier(MPI_COMM_WORLD);
