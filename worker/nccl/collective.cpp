@@ -2,8 +2,9 @@
 //
 // In-place layouts follow NCCL: all_gather's input is this rank's block of the output buffer;
 // reduce_scatter reads the whole output buffer and leaves its result in this rank's block of it;
-// all_reduce, broadcast and reduce use one buffer. alltoall and sendrecv are grouped sends and
-// receives (nccl-tests does the same) and have no in-place form (the backend waives it).
+// all_reduce, broadcast and reduce use one buffer. alltoall is ncclAlltoAll where the library has
+// it (NCCL 2.28 and later), else grouped sends and receives; sendrecv is a grouped send and
+// receive: as nccl-tests 2.19 does both. Neither has an in-place form (the backend waives it).
 // Timing: an event before the batch and one after each op on the stream; op i completed on this
 // rank at (event i+1 - event 0), the figure the executor turns into per-iteration times. In
 // CUDA-graph mode the batch (ops and their events, as external event nodes) is captured, built
@@ -19,8 +20,42 @@
 #include "worker/mpi_check.h"
 #include "worker/nccl/device.h"
 
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#pragma weak ncclAlltoAll  // null at run time under an older libnccl.so.2 than the headers
+#endif
+
 namespace fabricmap::worker::nccl {
 namespace {
+
+// ncclAlltoAll is there to call: built against 2.28+ headers and running on a 2.28+ library.
+bool libraryHasAllToAll() {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+  static const bool has = [] {
+    int version = 0;
+    return &ncclAlltoAll != nullptr && ncclGetVersion(&version) == ncclSuccess && version >= NCCL_VERSION(2, 28, 0);
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+void enqueueAllToAll(const std::byte* send, std::byte* recv, std::size_t count, ncclDataType_t type,
+                     std::size_t block, int n, ncclComm_t comm, cudaStream_t stream) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+  if (libraryHasAllToAll()) {
+    FM_CHECK_NCCL(ncclAlltoAll(send, recv, count, type, comm, stream));
+    return;
+  }
+#endif
+  FM_CHECK_NCCL(ncclGroupStart());
+  for (int peer = 0; peer < n; ++peer) {
+    const std::size_t offset = static_cast<std::size_t>(peer) * block;
+    FM_CHECK_NCCL(ncclSend(send + offset, count, type, peer, comm, stream));
+    FM_CHECK_NCCL(ncclRecv(recv + offset, count, type, peer, comm, stream));
+  }
+  FM_CHECK_NCCL(ncclGroupEnd());
+}
 
 class NcclCollective final : public CollectiveRunner {
  public:
@@ -171,13 +206,7 @@ void enqueueOp(core::Op op, const std::byte* send, std::byte* recv, std::size_t 
       FM_CHECK_NCCL(ncclReduce(send, recv, count, type, redop, root, comm, stream));
       break;
     case core::Op::kAllToAll:
-      FM_CHECK_NCCL(ncclGroupStart());
-      for (int peer = 0; peer < n; ++peer) {
-        const std::size_t offset = static_cast<std::size_t>(peer) * block;
-        FM_CHECK_NCCL(ncclSend(send + offset, count, type, peer, comm, stream));
-        FM_CHECK_NCCL(ncclRecv(recv + offset, count, type, peer, comm, stream));
-      }
-      FM_CHECK_NCCL(ncclGroupEnd());
+      enqueueAllToAll(send, recv, count, type, block, n, comm, stream);
       break;
     case core::Op::kSendRecv:
       FM_CHECK_NCCL(ncclGroupStart());
