@@ -6,7 +6,8 @@
 // it (NCCL 2.28 and later), else grouped sends and receives; sendrecv is a grouped send and
 // receive: as nccl-tests 2.19 does both. Neither has an in-place form (the backend waives it).
 // Timing: an event before the batch and one after each op on the stream; op i completed on this
-// rank at (event i+1 - event 0), the figure the executor turns into per-iteration times. In
+// rank at (event i+1 - event 0), the figure the executor turns into per-iteration times; then a
+// second batch with no event between its ops gives the mean, as nccl-tests times it. In
 // CUDA-graph mode the batch (ops and their events, as external event nodes) is captured, built
 // and uploaded before the clock starts, then launched once: what remains is the GPU's time
 // without the host's per-launch cost.
@@ -86,7 +87,7 @@ class NcclCollective final : public CollectiveRunner {
     std::vector<cudaEvent_t> events(static_cast<std::size_t>(iters) + 1);
     for (auto& e : events) FM_CHECK_CUDA(cudaEventCreate(&e));
     if (graph_) {
-      launchGraph(events);
+      launchGraph(iters, events[0], events.data() + 1);
     } else {
       FM_CHECK_CUDA(cudaEventRecord(events[0], stream_));
       for (int i = 0; i < iters; ++i) {
@@ -103,14 +104,36 @@ class NcclCollective final : public CollectiveRunner {
     return done;
   }
 
-  // Captures one op and its completion event per entry of events[1..], then starts the graph
-  // behind events[0].
-  void launchGraph(const std::vector<cudaEvent_t>& events) {
+  // nccl-tests' timing: the ops back to back with nothing between them, an event before and one
+  // after. (An event after each op, as timeIterations records, keeps NCCL's consecutive kernels
+  // from overlapping: on an H200 a sendrecv of 1 GiB to itself read 2-3% slower with them.)
+  double timeBatch(int iters) override {
+    cudaEvent_t start = nullptr;
+    cudaEvent_t end = nullptr;
+    FM_CHECK_CUDA(cudaEventCreate(&start));
+    FM_CHECK_CUDA(cudaEventCreate(&end));
+    if (graph_) {
+      launchGraph(iters, start, nullptr);
+    } else {
+      FM_CHECK_CUDA(cudaEventRecord(start, stream_));
+      for (int i = 0; i < iters; ++i) launch();
+    }
+    FM_CHECK_CUDA(cudaEventRecord(end, stream_));
+    waitStream(stream_, comm_, timeout_, fmt::format("{} x {}", iters, what_));
+    const double seconds = elapsedSeconds(start, end);
+    cudaEventDestroy(start);
+    cudaEventDestroy(end);
+    return seconds;
+  }
+
+  // Captures `iters` ops, each followed by its entry of `afterEach` when given, then starts the
+  // graph behind `start`.
+  void launchGraph(int iters, cudaEvent_t start, const cudaEvent_t* afterEach) {
     cudaGraph_t graph = nullptr;
     FM_CHECK_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    for (std::size_t i = 1; i < events.size(); ++i) {
+    for (int i = 0; i < iters; ++i) {
       launch();
-      FM_CHECK_CUDA(cudaEventRecordWithFlags(events[i], stream_, cudaEventRecordExternal));
+      if (afterEach != nullptr) FM_CHECK_CUDA(cudaEventRecordWithFlags(afterEach[i], stream_, cudaEventRecordExternal));
     }
     FM_CHECK_CUDA(cudaStreamEndCapture(stream_, &graph));
     cudaGraphExec_t exec = nullptr;
@@ -119,7 +142,7 @@ class NcclCollective final : public CollectiveRunner {
     FM_CHECK_CUDA(built);
     try {
       FM_CHECK_CUDA(cudaGraphUpload(exec, stream_));
-      FM_CHECK_CUDA(cudaEventRecord(events[0], stream_));
+      FM_CHECK_CUDA(cudaEventRecord(start, stream_));
       FM_CHECK_CUDA(cudaGraphLaunch(exec, stream_));
     } catch (...) {
       cudaGraphExecDestroy(exec);
