@@ -44,13 +44,24 @@ struct AnalysisConfig {
 // node among four touches half of all node pairs, and would drag the expected figure down to
 // halfway between good and bad. They are computed from every pair's
 // first measurement and then fixed (fixBaselines): the retests' lucky best samples must not raise
-// the bar that the other pairs passed with a single sample. A re-measured pair's verdict compares
-// its best sample with the baseline, and requires its samples to agree.
+// the bar that the other pairs passed with a single sample (and a retest, often measured alone,
+// runs faster than the same pair among a round's). Except where the first round ran slow
+// everywhere (raiseDepressedBaselines). A re-measured pair's verdict compares its best sample with
+// the baseline, and requires its samples to agree.
 // Fixed baselines (Matrices::expectedFixed) are used as they are.
 core::Expected classBaseline(const core::Matrices& m, core::LinkClass cls);
 // Every class's at once (one pass over the rank matrices), indexed by LinkClass (kSelf unused).
 std::array<core::Expected, core::kLinkClasses> classBaselines(const core::Matrices& m);
 core::Expected nodeBaseline(const core::Matrices& m);
+
+// After the retests: a baseline (of a class, or of node pairs) that the re-measured pairs' typical
+// samples (MatrixBuilder::buildTypical, the median of each pair's samples) put above
+// kDepressedRound times the fixed one takes their figure. The first round then ran far below what
+// the fabric moves (connections being set up, shaped links ramping up), and its bar would let a
+// slow node pass. `typical` has its baselines computed (fixBaselines); true when one was raised
+// (the pairs that only then look slow are measured again, orchestrator/run/steps.cpp).
+inline constexpr double kDepressedRound = 2.0;
+bool raiseDepressedBaselines(core::Matrices& fixed, const core::Matrices& typical);
 
 // The share of a link's peak that tuned transfers reach (REFERENCE.md: 80-88% of NVLink's).
 inline constexpr double kPracticalShare = 0.8;

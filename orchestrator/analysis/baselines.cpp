@@ -100,6 +100,19 @@ void fixBaselines(core::Matrices& m, const core::Topology& topology) {
   m.expectedFixed = true;
 }
 
+bool raiseDepressedBaselines(core::Matrices& fixed, const core::Matrices& typical) {
+  bool raised = false;
+  const auto raise = [&](core::Expected& e, const core::Expected& t) {
+    if (!(t.bandwidth > kDepressedRound * e.bandwidth)) return;
+    e = t;
+    raised = true;
+  };
+  for (std::size_t c = 1; c < core::kLinkClasses; ++c) {
+    if (fixed.classExpectedFrom[c].empty()) raise(fixed.classExpected[c], typical.classExpected[c]);
+  }
+  raise(fixed.nodeExpected, typical.nodeExpected);
+  return raised;
+}
 
 // A first measurement worth measuring again: below the bar; below half the baseline, whatever
 // the noise lowered the bar to (on a noisy fabric the faulty and the unlucky healthy pairs first

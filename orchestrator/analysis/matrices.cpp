@@ -72,9 +72,15 @@ void MatrixBuilder::add(const core::PairRecord& s) {
   core::Matrix& latWorst = node ? m_.nodeLatencyWorst : m_.rankLatencyWorst;
   // Worst samples matter only once a pair is measured again: the first retest starts them as
   // copies of the first measurements (R x R floats each, kept only when needed).
+  core::Matrix& typical = node ? typicalNode_ : typicalRank_;
   if (s.sample > 0 && bwWorst.n == 0) {
     bwWorst = bw;
     latWorst = lat;
+  }
+  if (s.sample > 0 && typical.n == 0) typical = bw;
+  if (typical.n > 0) {  // before keep() moves the best and worst on
+    keepTypical(typical, bw, bwWorst, s.sample, s.a, s.b, s.bwAB);
+    keepTypical(typical, bw, bwWorst, s.sample, s.b, s.a, s.bwBA);
   }
   if (bw.sparse) {  // both directions of a measured pair are cells, even one without a figure
     for (core::Matrix* x : {&bw, &lat}) {
@@ -173,6 +179,39 @@ core::Matrices MatrixBuilder::build() const {
   core::Matrices m = m_;
   completeMatrices(m, topology_);
   return m;
+}
+
+core::Matrices MatrixBuilder::baselines() const {
+  core::Matrices m;
+  m.expectedFixed = m_.expectedFixed;
+  m.classExpected = m_.classExpected;
+  m.classExpectedFrom = m_.classExpectedFrom;
+  m.nodeExpected = m_.nodeExpected;
+  return m;
+}
+
+core::Matrices MatrixBuilder::buildTypical() const {
+  core::Matrices m = m_;
+  if (typicalRank_.n > 0) m.rankUnidir = typicalRank_;
+  if (typicalNode_.n > 0) m.nodeBw = typicalNode_;
+  completeMatrices(m, topology_);
+  return m;
+}
+
+void MatrixBuilder::keepTypical(core::Matrix& typical, const core::Matrix& best, const core::Matrix& worst,
+                                int sample, int row, int col, double value) {
+  if (!(value > 0) || !std::isfinite(value)) return;
+  const auto v = static_cast<float>(value);
+  float& t = typical.at(row, col);
+  const float b = best.at(row, col);
+  const float w = worst.n > 0 ? worst.at(row, col) : b;
+  if (std::isnan(t) || std::isnan(b)) {
+    t = v;
+  } else if (sample <= 1) {
+    t = std::max(b, v);  // two samples: the better
+  } else {
+    t = std::clamp(v, std::min(w, b), b);  // the middle of the three
+  }
 }
 
 namespace {

@@ -33,10 +33,22 @@ class MatrixBuilder {
   // The matrices so far: link classes, per-rank peer medians, and the node matrix (measured, or
   // derived from the rank matrix when nodes were not measured as a whole).
   core::Matrices build() const;
+  // The same with each re-measured pair's typical bandwidth in place of its best: the median of
+  // its samples (of two, the better; exact up to three, beyond that each new sample clamped
+  // between the best and worst before it). What the baselines are fixed from after the retests.
+  core::Matrices buildTypical() const;
+  bool retested() const { return typicalRank_.n > 0 || typicalNode_.n > 0; }
+  // The fixed baselines alone (no matrix in it).
+  core::Matrices baselines() const;
 
  private:
+  void keepTypical(core::Matrix& typical, const core::Matrix& best, const core::Matrix& worst, int sample,
+                   int row, int col, double value);
+
   const core::Topology& topology_;
   core::Matrices m_;
+  core::Matrix typicalRank_;  // copies of the bandwidth matrices made at the first retest
+  core::Matrix typicalNode_;
 };
 
 // Fills what follows from the rank matrices: link classes, per-rank peer medians, and, unless the

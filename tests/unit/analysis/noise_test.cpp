@@ -206,3 +206,79 @@ TEST(Analysis, OnANoisyFabricSlowLookingPairsAreStillRetested) {
 
 }  // namespace
 }  // namespace fabricmap::orchestrator
+
+namespace fabricmap::orchestrator {
+namespace {
+
+void addPair(MatrixBuilder& b, int a, int c, int sample, double bw) {
+  core::PairRecord s;
+  s.level = "rank";
+  s.a = a;
+  s.b = c;
+  s.sample = sample;
+  s.bwAB = s.bwBA = bw;
+  s.latencyUs = 20;
+  b.add(s);
+}
+
+TEST(Analysis, ARetestedPairsTypicalSampleIsTheMedianOfItsSamples) {
+  const Fabric f = fabric(2, 1);
+  MatrixBuilder b(f.topology, MatrixShape{});
+  addPair(b, 0, 1, 0, 0.10);
+  EXPECT_FALSE(b.retested());
+  addPair(b, 0, 1, 1, 0.40);
+  ASSERT_TRUE(b.retested());
+  EXPECT_FLOAT_EQ(b.buildTypical().rankUnidir.at(0, 1), 0.40f);  // of two, the better
+  addPair(b, 0, 1, 2, 0.30);
+  EXPECT_FLOAT_EQ(b.buildTypical().rankUnidir.at(0, 1), 0.30f);  // the middle of three
+  EXPECT_FLOAT_EQ(b.build().rankUnidir.at(1, 0), 0.40f);         // the best stays the best
+}
+
+TEST(Analysis, BaselinesFixedAgainFromTypicalSamplesNameANodeAFirstRoundHid) {
+  // A shaped fabric's first round: every pair ran slow (healthy 0.12-0.18, node 2's 0.07), so the
+  // first baseline sits near node 2's pairs; the retests measure healthy pairs at 0.38.
+  const Fabric f = fabric(4, 1);
+  MatrixBuilder b(f.topology, MatrixShape{});
+  const auto slow = [](int a, int c) { return a == 2 || c == 2; };
+  for (int a = 0; a < 4; ++a) {
+    for (int c = a + 1; c < 4; ++c) addPair(b, a, c, 0, slow(a, c) ? 0.07 : 0.12 + 0.02 * a);
+  }
+  core::Matrices first = b.build();
+  fixBaselines(first, f.topology);
+  b.fixExpected(first);
+  const auto inter = static_cast<std::size_t>(core::LinkClass::kInterNode);
+  EXPECT_LT(first.classExpected[inter].bandwidth, 0.2);
+  for (int sample : {1, 2}) {
+    for (int a = 0; a < 4; ++a) {
+      for (int c = a + 1; c < 4; ++c) addPair(b, a, c, sample, slow(a, c) ? 0.07 : 0.38 - 0.01 * sample);
+    }
+  }
+  core::Matrices typical = b.buildTypical();
+  fixBaselines(typical, f.topology);
+  EXPECT_NEAR(typical.classExpected[inter].bandwidth, 0.37, 0.015);
+  core::Matrices fixed = b.baselines();
+  ASSERT_TRUE(raiseDepressedBaselines(fixed, typical));  // over twice the first round's
+  EXPECT_DOUBLE_EQ(fixed.classExpected[inter].bandwidth, typical.classExpected[inter].bandwidth);
+  b.fixExpected(fixed);
+  const std::vector<core::Finding> all = serious(analyze(b.build(), f.topology, kDefaults));
+  ASSERT_EQ(all.size(), 1u) << describe(all);
+  EXPECT_EQ(all[0].kind, core::FindingKind::kNode);
+  EXPECT_EQ(all[0].nodeA, 2);
+}
+
+TEST(Analysis, RetestsThatRunSomewhatFasterLeaveTheBaselinesFixed) {
+  // a retest measured alone runs faster than its pair did among a round's: not a depressed round
+  const Fabric f = fabric(4, 1);
+  core::Matrices fixed = f.m;
+  fixBaselines(fixed, f.topology);
+  core::Matrices typical = fixed;
+  for (auto& e : typical.classExpected) e.bandwidth *= 1.6;
+  typical.nodeExpected.bandwidth *= 1.6;
+  const core::Matrices before = fixed;
+  EXPECT_FALSE(raiseDepressedBaselines(fixed, typical));
+  const auto inter = static_cast<std::size_t>(core::LinkClass::kInterNode);
+  EXPECT_EQ(fixed.classExpected[inter].bandwidth, before.classExpected[inter].bandwidth);
+}
+
+}  // namespace
+}  // namespace fabricmap::orchestrator
