@@ -56,7 +56,8 @@ core::Expected nodeBaseline(const core::Matrices& m);
 
 // After the retests: a baseline (of a class, or of node pairs) that the re-measured pairs' typical
 // samples (MatrixBuilder::buildTypical, the median of each pair's samples) put above
-// kDepressedRound times the fixed one takes their figure. The first round then ran far below what
+// kDepressedRound times the fixed one takes their bandwidth figures (latency keeps the first
+// round's). The first round then ran far below what
 // the fabric moves (connections being set up, shaped links ramping up), and its bar would let a
 // slow node pass. `typical` has its baselines computed (fixBaselines); true when one was raised
 // (the pairs that only then look slow are measured again, orchestrator/run/steps.cpp).

@@ -210,14 +210,14 @@ TEST(Analysis, OnANoisyFabricSlowLookingPairsAreStillRetested) {
 namespace fabricmap::orchestrator {
 namespace {
 
-void addPair(MatrixBuilder& b, int a, int c, int sample, double bw) {
+void addPair(MatrixBuilder& b, int a, int c, int sample, double bw, double latencyUs = 20) {
   core::PairRecord s;
   s.level = "rank";
   s.a = a;
   s.b = c;
   s.sample = sample;
   s.bwAB = s.bwBA = bw;
-  s.latencyUs = 20;
+  s.latencyUs = latencyUs;
   b.add(s);
 }
 
@@ -236,7 +236,8 @@ TEST(Analysis, ARetestedPairsTypicalSampleIsTheMedianOfItsSamples) {
 
 TEST(Analysis, BaselinesFixedAgainFromTypicalSamplesNameANodeAFirstRoundHid) {
   // A shaped fabric's first round: every pair ran slow (healthy 0.12-0.18, node 2's 0.07), so the
-  // first baseline sits near node 2's pairs; the retests measure healthy pairs at 0.38.
+  // first baseline sits near node 2's pairs; the retests, each pair alone, measure healthy pairs
+  // at 0.38 and every latency at half the round's.
   const Fabric f = fabric(4, 1);
   MatrixBuilder b(f.topology, MatrixShape{});
   const auto slow = [](int a, int c) { return a == 2 || c == 2; };
@@ -250,7 +251,7 @@ TEST(Analysis, BaselinesFixedAgainFromTypicalSamplesNameANodeAFirstRoundHid) {
   EXPECT_LT(first.classExpected[inter].bandwidth, 0.2);
   for (int sample : {1, 2}) {
     for (int a = 0; a < 4; ++a) {
-      for (int c = a + 1; c < 4; ++c) addPair(b, a, c, sample, slow(a, c) ? 0.07 : 0.38 - 0.01 * sample);
+      for (int c = a + 1; c < 4; ++c) addPair(b, a, c, sample, slow(a, c) ? 0.07 : 0.38 - 0.01 * sample, 10);
     }
   }
   core::Matrices typical = b.buildTypical();
@@ -259,6 +260,7 @@ TEST(Analysis, BaselinesFixedAgainFromTypicalSamplesNameANodeAFirstRoundHid) {
   core::Matrices fixed = b.baselines();
   ASSERT_TRUE(raiseDepressedBaselines(fixed, typical));  // over twice the first round's
   EXPECT_DOUBLE_EQ(fixed.classExpected[inter].bandwidth, typical.classExpected[inter].bandwidth);
+  EXPECT_DOUBLE_EQ(fixed.classExpected[inter].latency, first.classExpected[inter].latency);
   b.fixExpected(fixed);
   const std::vector<core::Finding> all = serious(analyze(b.build(), f.topology, kDefaults));
   ASSERT_EQ(all.size(), 1u) << describe(all);
