@@ -106,7 +106,8 @@ class NcclCollective final : public CollectiveRunner {
 
   // nccl-tests' timing: the ops back to back with nothing between them, an event before and one
   // after. (An event after each op, as timeIterations records, keeps NCCL's consecutive kernels
-  // from overlapping: on an H200 a sendrecv of 1 GiB to itself read 2-3% slower with them.)
+  // from overlapping: on an H200 all_reduce read 0.977x nccl-tests at 64 MiB with them, and a
+  // 1 KiB op in CUDA-graph mode 3.8 us against 1.0.)
   double timeBatch(int iters) override {
     cudaEvent_t start = nullptr;
     cudaEvent_t end = nullptr;
