@@ -6,6 +6,9 @@
 //   - most of its outgoing and incoming pairs slow   -> "node"        (its NIC, cable or host)
 //   - most outgoing slow, incoming fine              -> "node_egress"
 //   - most incoming slow, outgoing fine              -> "node_ingress"
+// judged against the node pairs' baseline; a node not named so is judged again against the pairs
+// without it (when its own pairs widened the spread), then on its ranks' transfers (when every one
+// of its ranks is slow and the node pairs were too noisy to tell).
 // Slow pairs left unexplained by those are "link" findings (one route between two nodes that are
 // fine with everyone else). Inside nodes, slow rank pairs of the same-node class make an
 // "intra_node" finding per node; ranks whose inter-node pairs are mostly slow on a node that is
@@ -59,7 +62,8 @@ RuleContext::RuleContext(const core::Matrices& matrices, const core::Topology& t
             viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nodeJudge(m, nodeBase), c, noisyNodes, topo),
             {},
             std::vector<char>(static_cast<std::size_t>(m.nodeBw.n), 0),
-            {}} {}
+            {},
+            std::nullopt} {}
 
 namespace {
 
@@ -73,7 +77,9 @@ struct Rule {
 // adjust the findings before them.
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> kRules{
-      {{"node", "a node most of whose peers see it slow both ways, or by its egress or ingress only"}, nodeRule},
+      {{"node", "a node most of whose peers see it slow both ways, or by its egress or ingress only (against the "
+                "fabric's baseline, then the pairs without it, then on its ranks' transfers)"},
+       nodeRule},
       {{"link", "a slow node pair that no node finding explains, both ends fine with their other peers"}, linkRule},
       {{"latency", "a node most of whose peers see high latency, else a node pair's latency"}, latencyRule},
       {{"rank", "a rank whose inter-node transfers are mostly slow while its node-mates are fine"}, rankRule},

@@ -3,6 +3,8 @@
 // analysis.cpp; analysis.h has the contract.
 #pragma once
 
+#include <optional>
+
 #include <array>
 #include <cstdint>
 #include <unordered_set>
@@ -33,6 +35,9 @@ struct InterNode {
     double ratio = 0;  // its inter-node median over the best of its node's ranks
   };
   std::vector<SlowRank> slowRanks;
+  // Ranks most of whose inter-node transfers in a direction are slow (inter_node_rules.cpp), found
+  // once by the first rule that needs them.
+  std::optional<std::vector<int>> rankCandidates;
 
   bool isExplained(int x, int y) const { return explained.count(view.values.index(x, y)) > 0; }
   void explain(int x, bool outgoing, bool incoming) {
