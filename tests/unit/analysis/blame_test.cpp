@@ -355,6 +355,19 @@ TEST(Analysis, ANodeWithinTheRestsOwnVariationIsNotJudgedAlone) {
   });
   EXPECT_TRUE(serious(analyze(noisy.m, noisy.topology, kDefaults)).empty())
       << describe(analyze(noisy.m, noisy.topology, kDefaults));
+  // a pair without host0 (1 -> 2 at 3.30) below one of host0's (3 -> 0 at 3.31), all of whose
+  // pairs are under the bar of the pairs without it (3.32): the evidence is not whole, no node
+  const Fabric overlap = fabric(4, 1, 64, [&](core::Matrices& m, const core::Topology&) {
+    for (int a = 0; a < 4; ++a) {
+      for (int b = 0; b < 4; ++b) {
+        if (a != b) setBw(m, a, b, kScenario33[a][b]);
+      }
+    }
+    setBw(m, 3, 0, 3.31f);
+    setBw(m, 1, 2, 3.30f);
+  });
+  EXPECT_EQ(ofKindIn(analyze(overlap.m, overlap.topology, kDefaults), "node"), 0)
+      << describe(analyze(overlap.m, overlap.topology, kDefaults));
   // three nodes: the pairs without one node are a single pair, too few to judge it by
   const Fabric three = fabric(3, 1, 64, [&](core::Matrices& m, const core::Topology&) {
     for (int a = 0; a < 3; ++a) {
