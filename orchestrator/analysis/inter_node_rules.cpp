@@ -149,7 +149,8 @@ std::optional<NodeCulprit> nodeCulprit(InterNode& in, int x) {
 // fabric look +-11% noisy, which lowered the bar to 0.66x (issue 14's scenario 33). Such a node is
 // judged again against the pairs without it and without the nodes already named: their median,
 // spread and gap, when at least kAloneCells of them are measured. Only nodes most of whose pairs in
-// a direction are below the plain threshold of the fabric's baseline are candidates, at most
+// a direction are below the plain threshold of the fabric's baseline (or of the final figures'
+// median, when higher) are candidates, at most
 // kAloneCandidates and a quarter of the nodes (the premise is one node apart from a quiet rest),
 // and only a node slow both ways is named so (see nodeCulpritAlone).
 constexpr int kAloneCells = 6;
@@ -169,7 +170,14 @@ bool mostlyBelow(const InterNode& in, int x, bool outgoing, double bar) {
 }
 
 std::vector<int> aloneCandidates(const InterNode& in, const std::vector<char>& handled) {
-  const double bar = in.c.slowThreshold * in.base.bandwidth;
+  // the fabric's baseline, or the final figures' median where the first round, which fixed the
+  // baseline, ran below them (a depressed first round less than kDepressedRound below)
+  std::vector<float> cells;
+  sampleOf(in.m.nodeBw, [&](int x, int y, float v) {
+    if (x != y) cells.push_back(v);
+  });
+  const double reference = std::max(in.base.bandwidth, robustStats(std::move(cells), true).median);
+  const double bar = in.c.slowThreshold * reference;
   std::vector<int> out;
   if (!(bar > 0)) return out;
   for (int x = 0; x < in.view.n(); ++x) {
