@@ -13,7 +13,7 @@ constexpr std::array<std::pair<Severity, std::string_view>, 3> kSeverities{{
     {Severity::kInfo, "info"},
 }};
 
-constexpr std::array<std::pair<FindingKind, std::string_view>, 17> kKinds{{
+constexpr std::array<std::pair<FindingKind, std::string_view>, 22> kKinds{{
     {FindingKind::kNode, "node"},
     {FindingKind::kNodeEgress, "node_egress"},
     {FindingKind::kNodeIngress, "node_ingress"},
@@ -31,6 +31,11 @@ constexpr std::array<std::pair<FindingKind, std::string_view>, 17> kKinds{{
     {FindingKind::kHang, "hang"},
     {FindingKind::kScaling, "scaling"},
     {FindingKind::kLayout, "layout"},
+    {FindingKind::kNicDown, "nic_down"},
+    {FindingKind::kNicRateMismatch, "nic_rate_mismatch"},
+    {FindingKind::kPcieDowntrained, "pcie_downtrained"},
+    {FindingKind::kNoGpuDirect, "no_gpudirect"},
+    {FindingKind::kLinkErrors, "link_errors"},
 }};
 
 }  // namespace

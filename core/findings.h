@@ -52,6 +52,11 @@ enum class FindingKind : std::uint8_t {
   kHang,               // a step that overran its deadline
   kScaling,            // a full node's scaling efficiency
   kLayout,             // a training layout's groups
+  kNicDown,            // an RDMA port not active or its link not up
+  kNicRateMismatch,    // RDMA ports of one link layer at different rates or widths
+  kPcieDowntrained,    // a GPU's or NIC's PCIe link below what it and its slot can do
+  kNoGpuDirect,        // GPUs and RDMA NICs without a way for the NIC to reach GPU memory
+  kLinkErrors,         // RDMA port error counters that grew
 };
 
 std::string_view name(Severity severity);

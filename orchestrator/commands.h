@@ -13,6 +13,8 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args);
 int showCommand(const std::vector<std::string>& args);
 // `fabricmap topo [--file TOPO.txt] [--json]`.
 int topoCommand(const std::vector<std::string>& args);
+// `fabricmap inventory [--sysfs-root DIR] [--interval S] [--json]`.
+int inventoryCommand(const std::vector<std::string>& args);
 // `fabricmap report FILE.h5 [-o report.html]`.
 int reportCommand(const std::vector<std::string>& args);
 // `fabricmap predict FILE.h5 [FILE2.h5 ...] --model M --tp T --pp P --dp D [--json]`.

@@ -27,6 +27,7 @@ constexpr const char* kUsage =
     "  predict  training step time, utilization and cost of a model and layout from results files\n"
     "  import   bring nccl-tests logs into a results file (import nccl-tests LOG... -o FILE.h5)\n"
     "  topo     discover (or --file: parse a saved `nvidia-smi topo -m`) and classify this node\n"
+    "  inventory  this node's RDMA ports, PCIe links and GPUDirect readiness from sysfs, judged\n"
     "\n"
     "fabricmap <command> --help describes each command's options.\n";
 
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
     if (command == "show") return fabricmap::orchestrator::showCommand(args);
     if (command == "report") return fabricmap::orchestrator::reportCommand(args);
     if (command == "topo") return fabricmap::orchestrator::topoCommand(args);
+    if (command == "inventory") return fabricmap::orchestrator::inventoryCommand(args);
     if (command == "predict") return fabricmap::orchestrator::predictCommand(args);
     if (command == "import") return fabricmap::orchestrator::importCommand(args);
     if (command == "compare") return fabricmap::orchestrator::compareCommand(args);

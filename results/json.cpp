@@ -154,6 +154,10 @@ nlohmann::ordered_json matricesJson(const core::Matrices& m) {
 
 }  // namespace
 
+nlohmann::ordered_json findingsJson(const std::vector<core::Finding>& findings) {
+  return arrayOf(findingColumns(), findings);
+}
+
 nlohmann::ordered_json toJson(const ResultsFile& file) {
   nlohmann::ordered_json j;
   j["file"] = file.path;

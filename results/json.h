@@ -9,4 +9,7 @@ namespace fabricmap::results {
 
 nlohmann::ordered_json toJson(const ResultsFile& file);
 
+// Findings as `toJson` writes them (its "findings" array).
+nlohmann::ordered_json findingsJson(const std::vector<core::Finding>& findings);
+
 }  // namespace fabricmap::results

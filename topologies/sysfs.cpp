@@ -25,6 +25,8 @@ bool isBusId(std::string_view s) {
          isHex(rest[2]) && isHex(rest[4]) && isHex(rest[5]) && isHex(rest[7]);
 }
 
+}  // namespace
+
 std::vector<fs::path> sortedEntries(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -60,8 +62,6 @@ int portNumber(const fs::path& port) {
   const auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
   return ec == std::errc() ? value : 0;
 }
-
-}  // namespace
 
 std::string sysfsBusId(std::string_view busId) {
   std::string id(busId);

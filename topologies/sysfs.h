@@ -37,6 +37,15 @@ LinkKind pciPath(const PciLocation& a, const PciLocation& b);
 
 // A sysfs attribute's first line, trimmed; nullopt when it cannot be read.
 std::optional<std::string> readAttribute(const std::filesystem::path& file);
+// An attribute holding one integer; `fallback` when unreadable or not an integer.
+int readInt(const std::filesystem::path& file, int fallback);
+// A directory's entries, sorted by name; empty when it cannot be read.
+std::vector<std::filesystem::path> sortedEntries(const std::filesystem::path& dir);
+// The PCI function a class device (/class/net/X/device, /class/infiniband/Y/device) belongs to;
+// empty when none.
+std::string pciFunctionOf(const std::filesystem::path& deviceLink);
+// An RDMA port directory's number (ports/2 -> 2); 0 when not a number.
+int portNumber(const std::filesystem::path& port);
 
 // /bus/pci/devices/<busId>/local_cpulist ("0-47,96-143"); empty when unknown.
 std::string pciLocalCpus(const std::filesystem::path& sysfsRoot, const std::string& busId);

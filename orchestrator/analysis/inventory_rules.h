@@ -1,0 +1,31 @@
+// The judgement of one node's hardware inventory (topologies/inventory.h): an ordered list of
+// small named rules, each a function of the inventory that adds its findings. Direct evidence:
+// every finding has confidence 1. A value the inventory could not read raises nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+#include "orchestrator/analysis/analysis.h"
+#include "topologies/inventory.h"
+
+namespace fabricmap::orchestrator {
+
+// Where the findings point: the node's name and index (core::Finding::nodeA; -1 outside a run).
+struct InventorySubject {
+  std::string node;
+  int index = -1;
+};
+
+// The rules, in the order inventoryFindings runs them (name and what each names).
+const std::vector<AnalysisRule>& inventoryRules();
+
+// nic_down, nic_rate_mismatch, pcie_downtrained, no_gpudirect for one node.
+std::vector<core::Finding> inventoryFindings(const topologies::Inventory& inventory, const InventorySubject& at);
+
+// link_errors: the error counters that grew between two reads of one node's inventory.
+std::vector<core::Finding> linkErrorFindings(const topologies::Inventory& before, const topologies::Inventory& after,
+                                             const InventorySubject& at);
+
+}  // namespace fabricmap::orchestrator

@@ -1,0 +1,165 @@
+// `fabricmap inventory [--sysfs-root DIR] [--interval S] [--json]`: this node's RDMA ports, Ethernet
+// NICs, PCIe links and GPUDirect readiness from sysfs (topologies/inventory.h), judged by the
+// inventory rules (orchestrator/analysis/inventory_rules.h). No MPI. With --interval the port
+// error counters are read twice, S seconds apart, and what grew is judged too.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "orchestrator/analysis/inventory_rules.h"
+#include "orchestrator/commands.h"
+#include "results/json.h"
+#include "topologies/inventory.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+namespace topo = topologies;
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kInventoryUsage = "usage: fabricmap inventory [--sysfs-root DIR] [--interval S] [--json]";
+
+std::string hostName() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("this node");
+}
+
+std::string numaText(int numa) { return numa >= 0 ? fmt::format("NUMA {}", numa) : "NUMA -"; }
+
+std::string portLine(const topo::NicPort& p) {
+  std::string line = fmt::format("  {:<8} port {}  {:<6} {:<8}", p.device, p.port, p.state.empty() ? "-" : p.state,
+                                 p.physState.empty() ? "-" : p.physState);
+  line += p.rateGbps > 0 ? fmt::format("  {:g} Gb/s", p.rateGbps) : "  rate -";
+  if (p.width > 0) line += fmt::format(" ({}X {})", p.width, p.speed);
+  line += fmt::format("  {}", topo::linkLayerName(p.linkLayer));
+  if (!p.netdev.empty()) line += "  " + p.netdev;
+  line += "  " + (p.pciBusId.empty() ? std::string("-") : p.pciBusId) + "  " + numaText(p.numaNode);
+  return line + "\n";
+}
+
+std::string pcieLine(const topo::PcieLink& l) {
+  const auto gen = [](double speed, int width) {
+    return speed > 0 && width > 0 ? fmt::format("x{} {:g} GT/s", width, speed) : std::string("unknown");
+  };
+  std::string line = fmt::format("  {:<8} {}  {} of {}", l.device, l.busId, gen(l.speedGTs, l.width),
+                                 gen(l.maxSpeedGTs, l.maxWidth));
+  if (l.slotMaxSpeedGTs > 0 && l.slotMaxWidth > 0) line += fmt::format(" (slot {})", gen(l.slotMaxSpeedGTs, l.slotMaxWidth));
+  return line + "  " + numaText(l.numaNode) + "\n";
+}
+
+std::string text(const std::string& node, const std::string& root, const topo::Inventory& inv,
+                 const std::vector<core::Finding>& findings) {
+  std::ostringstream out;
+  out << fmt::format("node: {} (sysfs {})\n", node, root);
+  if (inv.ports.empty()) {
+    out << "\nRDMA ports: none (no RDMA NIC)\n";
+  } else {
+    out << fmt::format("\nRDMA ports: {}\n", inv.ports.size());
+    for (const topo::NicPort& p : inv.ports) out << portLine(p);
+  }
+  out << fmt::format("\nEthernet NICs without RDMA: {}\n", inv.ethernet.size());
+  for (const topo::EthernetNic& e : inv.ethernet) {
+    out << fmt::format("  {:<10} {}  {}  {}  {}\n", e.name, e.rateGbps > 0 ? fmt::format("{:g} Gb/s", e.rateGbps) : "rate -",
+                       e.state.empty() ? "-" : e.state, e.pciBusId.empty() ? "-" : e.pciBusId, numaText(e.numaNode));
+  }
+  out << fmt::format("\nGPUs on the PCI bus: {}\nPCIe links (current of maximum): {}\n", inv.gpus, inv.pcie.size());
+  for (const topo::PcieLink& l : inv.pcie) out << pcieLine(l);
+  out << fmt::format("\nGPUDirect RDMA: {} ({})\n", topo::tristateName(inv.gpuDirect.ready), inv.gpuDirect.how);
+  for (const std::string& n : inv.notes) out << "note: " << n << "\n";
+  out << fmt::format("\nfindings: {}\n", findings.size());
+  for (const core::Finding& f : findings) {
+    out << fmt::format("  {:<7} {:<17} {}\n", core::name(f.severity), core::name(f.kind), f.message);
+  }
+  return out.str();
+}
+
+Json portJson(const topo::NicPort& p) {
+  Json counters = Json::object();
+  for (const auto& [name, value] : p.counters) counters[name] = value;
+  return {{"device", p.device},   {"port", p.port},         {"state", p.state},
+          {"phys_state", p.physState}, {"rate_gbps", p.rateGbps}, {"width", p.width},
+          {"speed", p.speed},     {"link_layer", topo::linkLayerName(p.linkLayer)},
+          {"netdev", p.netdev},   {"pci_bus_id", p.pciBusId}, {"numa_node", p.numaNode},
+          {"counters", std::move(counters)}};
+}
+
+Json json(const std::string& node, const std::string& root, const topo::Inventory& inv,
+          const std::vector<core::Finding>& findings) {
+  Json j;
+  j["node"] = node;
+  j["sysfs_root"] = root;
+  j["ports"] = Json::array();
+  for (const topo::NicPort& p : inv.ports) j["ports"].push_back(portJson(p));
+  j["ethernet"] = Json::array();
+  for (const topo::EthernetNic& e : inv.ethernet) {
+    j["ethernet"].push_back({{"name", e.name}, {"rate_gbps", e.rateGbps}, {"state", e.state},
+                             {"pci_bus_id", e.pciBusId}, {"numa_node", e.numaNode}});
+  }
+  j["gpus"] = inv.gpus;
+  j["pcie"] = Json::array();
+  for (const topo::PcieLink& l : inv.pcie) {
+    j["pcie"].push_back({{"device", l.device}, {"bus_id", l.busId}, {"gpu", l.gpu}, {"speed_gts", l.speedGTs},
+                         {"max_speed_gts", l.maxSpeedGTs}, {"width", l.width}, {"max_width", l.maxWidth},
+                         {"slot_max_speed_gts", l.slotMaxSpeedGTs}, {"slot_max_width", l.slotMaxWidth},
+                         {"numa_node", l.numaNode}});
+  }
+  j["gpudirect"] = {{"ready", topo::tristateName(inv.gpuDirect.ready)}, {"how", inv.gpuDirect.how}};
+  j["notes"] = inv.notes;
+  j["findings"] = results::findingsJson(findings);
+  return j;
+}
+
+}  // namespace
+
+int inventoryCommand(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description opts("fabricmap inventory options");
+  opts.add_options()("help,h", "show this help")("json", "print JSON (documented in topologies/README.md)")(
+      "sysfs-root", po::value<std::string>()->default_value("/sys"),
+      "read this sysfs tree (a saved copy of a node's /sys) instead of /sys")(
+      "interval", po::value<double>()->default_value(0),
+      "read the RDMA ports' error counters twice, this many seconds apart, and judge what grew (0: once)");
+  po::variables_map vm;
+  try {
+    const po::positional_options_description none;
+    refusePlaceholders(args);
+    po::store(po::command_line_parser(args).options(opts).positional(none).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw core::UsageError(fmt::format("{} ({})", e.what(), kInventoryUsage));
+  }
+  if (vm.count("help")) {
+    std::cout << kInventoryUsage << "\n\n" << opts;
+    return 0;
+  }
+  const double interval = vm["interval"].as<double>();
+  if (!(interval >= 0 && interval <= 86400)) {
+    throw core::UsageError(fmt::format("--interval {} is not 0..86400 seconds ({})", interval, kInventoryUsage));
+  }
+  const std::string root = vm["sysfs-root"].as<std::string>();
+  const topo::Inventory first = topo::readInventory(root);
+  const InventorySubject at{hostName(), -1};
+  std::vector<core::Finding> findings = inventoryFindings(first, at);
+  if (interval > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+    const topo::Inventory second = topo::readInventory(root);
+    const std::vector<core::Finding> grown = linkErrorFindings(first, second, at);
+    findings.insert(findings.end(), grown.begin(), grown.end());
+  }
+  if (vm.count("json")) {
+    std::cout << json(at.node, root, first, findings).dump(2) << "\n";
+  } else {
+    std::cout << text(at.node, root, first, findings);
+  }
+  return 0;
+}
+
+}  // namespace fabricmap::orchestrator

@@ -1,0 +1,91 @@
+// Fuzz target: the sysfs readers of `fabricmap inventory` (topologies/inventory.h) on hostile
+// attribute texts. A small tree (one GPU and one RDMA NIC behind a switch port, an Ethernet port)
+// is laid out once; each input is split at newlines into the attributes the readers parse (port
+// state, physical state, rate, link layer, an error counter, PCIe speeds and widths, Ethernet
+// speed), read, judged by the inventory rules and compared with a second read. Any text must give
+// values or unknowns, never a crash.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "orchestrator/analysis/inventory_rules.h"
+#include "tests/fuzz/fuzz_input.h"
+#include "topologies/inventory.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Tree {
+  fs::path root;
+  fs::path port;  // class/infiniband/mlx5_0/ports/1
+  fs::path gpu;   // the GPU's PCI function
+  fs::path slot;  // the switch port above it
+  fs::path eth;   // class/net/eno1's device directory
+};
+
+void put(const fs::path& file, std::string_view text) {
+  fs::create_directories(file.parent_path());
+  fabricmap::fuzz::writeFile(file.string(), reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+}
+
+const Tree& tree() {
+  static const Tree t = [] {
+    Tree x;
+    x.root = fabricmap::fuzz::scratch("sys");
+    const fs::path rc = x.root / "devices/pci0000:18";
+    x.slot = rc / "0000:18:01.0";
+    x.gpu = x.slot / "0000:19:00.0";
+    const fs::path nic = x.slot / "0000:1a:00.0";
+    const fs::path mgmt = x.root / "devices/pci0000:04/0000:04:00.0";
+    for (const fs::path& f : {x.slot, x.gpu, nic, mgmt}) {
+      fs::create_directories(f);
+      fs::create_directories(x.root / "bus/pci/devices");
+      fs::create_directory_symlink(f, x.root / "bus/pci/devices" / f.filename());
+    }
+    put(x.gpu / "vendor", "0x10de");
+    put(x.gpu / "class", "0x030200");
+    const fs::path dev = nic / "infiniband/mlx5_0";
+    fs::create_directories(dev);
+    fs::create_directory_symlink(nic, dev / "device");
+    fs::create_directories(x.root / "class/infiniband");
+    fs::create_directory_symlink(dev, x.root / "class/infiniband/mlx5_0");
+    x.port = dev / "ports/1";
+    x.eth = mgmt / "net/eno1";
+    fs::create_directories(x.eth);
+    fs::create_directory_symlink(mgmt, x.eth / "device");
+    fs::create_directories(x.root / "class/net");
+    fs::create_directory_symlink(x.eth, x.root / "class/net/eno1");
+    put(x.root / "module/nvidia_peermem/refcnt", "0");
+    return x;
+  }();
+  return t;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace topo = fabricmap::topologies;
+  const Tree& t = tree();
+  const std::vector<fs::path> files = {
+      t.port / "state",           t.port / "phys_state",        t.port / "rate",
+      t.port / "link_layer",      t.port / "counters/symbol_error", t.gpu / "current_link_speed",
+      t.gpu / "current_link_width", t.gpu / "max_link_speed",    t.gpu / "max_link_width",
+      t.slot / "max_link_speed",  t.eth / "speed",              t.eth / "type"};
+  std::string_view rest(reinterpret_cast<const char*>(data), size);
+  for (const fs::path& f : files) {
+    const std::size_t end = rest.find('\n');
+    put(f, rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  }
+  const topo::Inventory first = topo::readInventory(t.root);
+  const auto findings = fabricmap::orchestrator::inventoryFindings(first, {"fuzz", 0});
+  put(t.port / "counters/symbol_error", rest);  // what is left: the counter's second read
+  const auto grown = fabricmap::orchestrator::linkErrorFindings(first, topo::readInventory(t.root), {"fuzz", 0});
+  for (const auto& f : findings) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+  for (const auto& f : grown) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+  return 0;
+}

@@ -1,0 +1,123 @@
+// The inventory rules over the saved sysfs trees (tests/data/sysfs): each faulty tree raises exactly
+// its finding, the healthy one none; and the PCIe cases a tree does not hold.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "orchestrator/analysis/inventory_rules.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+using topologies::Inventory;
+
+Inventory tree(const std::string& name) {
+  return topologies::readInventory(std::filesystem::path(FABRICMAP_TEST_DATA) / "sysfs" / name);
+}
+
+const InventorySubject kAt{"hgx-07", 3};
+
+std::string describe(const std::vector<core::Finding>& all) {
+  std::string s;
+  for (const auto& f : all) s += fmt::format("[{}: {}] ", core::name(f.kind), f.message);
+  return s.empty() ? "none" : s;
+}
+
+TEST(InventoryRules, TheHealthyNodeRaisesNothing) {
+  EXPECT_TRUE(inventoryFindings(tree("healthy-8gpu-8nic"), kAt).empty())
+      << describe(inventoryFindings(tree("healthy-8gpu-8nic"), kAt));
+  EXPECT_TRUE(linkErrorFindings(tree("healthy-8gpu-8nic"), tree("healthy-8gpu-8nic"), kAt).empty());
+}
+
+TEST(InventoryRules, ANicAtHalfRateAndAPortDown) {
+  const auto found = inventoryFindings(tree("nic-200g-port-down"), kAt);
+  ASSERT_EQ(found.size(), 2u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNicDown);
+  EXPECT_EQ(found[0].severity, core::Severity::kError);  // its only port
+  EXPECT_EQ(found[0].subject, "hgx-07: mlx5_5 port 1");
+  EXPECT_EQ(found[0].nodeA, 3);
+  EXPECT_EQ(found[0].confidence, 1.0);
+  EXPECT_NE(found[0].message.find("port state DOWN, physical state Disabled"), std::string::npos) << found[0].message;
+  EXPECT_EQ(found[1].kind, core::FindingKind::kNicRateMismatch);
+  EXPECT_EQ(found[1].severity, core::Severity::kWarning);
+  EXPECT_EQ(found[1].subject, "hgx-07: mlx5_3 port 1");
+  EXPECT_EQ(found[1].measured, 200);
+  EXPECT_EQ(found[1].expected, 400);
+  EXPECT_NE(found[1].message.find("200 Gb/s (4X HDR) where 6 of the node's active IB ports run 400 Gb/s (4X NDR)"),
+            std::string::npos)
+      << found[1].message;
+}
+
+TEST(InventoryRules, AGpuAtPcieX8) {
+  const auto found = inventoryFindings(tree("gpu-pcie-x8"), kAt);
+  ASSERT_EQ(found.size(), 1u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kPcieDowntrained);
+  EXPECT_EQ(found[0].severity, core::Severity::kWarning);
+  EXPECT_EQ(found[0].subject, "hgx-07: GPU 0000:4d:00.0");
+  EXPECT_DOUBLE_EQ(found[0].ratio, 0.5);
+  EXPECT_NE(found[0].message.find("x8 at 32 GT/s where it can do x16 at 32 GT/s"), std::string::npos)
+      << found[0].message;
+}
+
+TEST(InventoryRules, NoPeerMemoryModule) {
+  const auto found = inventoryFindings(tree("no-peermem"), kAt);
+  ASSERT_EQ(found.size(), 1u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNoGpuDirect);
+  EXPECT_EQ(found[0].severity, core::Severity::kWarning);
+}
+
+TEST(InventoryRules, CountersThatGrewDuringTheRun) {
+  const auto found = linkErrorFindings(tree("counters-before"), tree("counters-after"), kAt);
+  ASSERT_EQ(found.size(), 2u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kLinkErrors);
+  EXPECT_EQ(found[0].severity, core::Severity::kError);  // link_downed: the link went down
+  EXPECT_EQ(found[0].subject, "hgx-07: mlx5_2 port 1");
+  EXPECT_EQ(found[1].severity, core::Severity::kWarning);
+  EXPECT_EQ(found[1].measured, 12);
+  EXPECT_NE(found[1].message.find("symbol_error grew by 12"), std::string::npos) << found[1].message;
+  // the counts a node already had at the start raise nothing
+  EXPECT_TRUE(inventoryFindings(tree("counters-before"), kAt).empty());
+}
+
+topologies::PcieLink link(bool gpu, double speed, int width, double slotSpeed = 32) {
+  topologies::PcieLink l;
+  l.busId = "0000:1b:00.0";
+  l.device = gpu ? "GPU" : "mlx5_0";
+  l.gpu = gpu;
+  l.speedGTs = speed;
+  l.width = width;
+  l.maxSpeedGTs = 32;
+  l.maxWidth = 16;
+  l.slotMaxSpeedGTs = slotSpeed;
+  l.slotMaxWidth = 16;
+  return l;
+}
+
+TEST(InventoryRules, PcieSpeedBelowItsMaximum) {
+  Inventory inv;
+  inv.pcie = {link(true, 2.5, 16),   // an idle GPU: information
+              link(false, 8, 16),    // a NIC at Gen3 of Gen5: a quarter, error
+              link(false, 16, 16, 16),  // a Gen5 NIC in a Gen4 slot: information
+              link(false, 32, 16), link(true, 0, 0)};  // fine; unknown: nothing
+  const auto found = inventoryFindings(inv, {});
+  ASSERT_EQ(found.size(), 3u) << describe(found);
+  EXPECT_EQ(found[0].severity, core::Severity::kInfo);
+  EXPECT_NE(found[0].message.find("a GPU lowers its link speed when idle"), std::string::npos) << found[0].message;
+  EXPECT_EQ(found[0].subject, "GPU 0000:1b:00.0");
+  EXPECT_EQ(found[1].severity, core::Severity::kError);
+  EXPECT_DOUBLE_EQ(found[1].ratio, 0.25);
+  EXPECT_EQ(found[2].severity, core::Severity::kInfo);
+  EXPECT_NE(found[2].message.find("as its slot allows"), std::string::npos) << found[2].message;
+}
+
+TEST(InventoryRules, EveryRuleIsListed) {
+  std::vector<std::string> names;
+  for (const AnalysisRule& r : inventoryRules()) names.emplace_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"nic_down", "nic_rate_mismatch", "pcie_downtrained", "no_gpudirect",
+                                             "link_errors"}));
+}
+
+}  // namespace
+}  // namespace fabricmap::orchestrator
