@@ -48,10 +48,13 @@ namespace {
 // (MPI_Finalize here would wait for them forever).
 class MpiSession {
  public:
-  // Funneled: the watchdog's thread runs beside the main thread but never calls MPI.
+  // Single, as osu_latency and nccl-tests (MPI_Init) run: only the main thread ever calls MPI.
+  // The watchdog's thread (worker/watchdog.h) and CUDA's and NCCL's own threads never do. Any
+  // level above single makes Open MPI 4 lock its internals on every call (measured: a one-way
+  // 8 B message 0.450 us at FUNNELED, 0.404 at SINGLE; bench/README.md (f)).
   MpiSession(int argc, char** argv) {
     int provided = 0;
-    FM_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+    FM_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided));
   }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
