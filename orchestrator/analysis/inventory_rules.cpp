@@ -73,11 +73,8 @@ void nicRateMismatchRule(const Inventory& inv, const InventorySubject& at, std::
     f.expected = norm->first.first;
     f.ratio = f.measured / f.expected;
     f.unit = "Gb/s";
-    NicPort normPort;
-    normPort.rateGbps = norm->first.first;
-    normPort.width = norm->first.second;
     const auto like = std::find_if(inv.ports.begin(), inv.ports.end(), [&](const NicPort& q) {
-      return q.active() && q.linkLayer == p.linkLayer && q.rateGbps == normPort.rateGbps && q.width == normPort.width;
+      return q.active() && q.linkLayer == p.linkLayer && std::pair{q.rateGbps, q.width} == norm->first;
     });
     f.message = fmt::format("{}: {} where {} of the node's active {} ports run {} - {}", f.subject, rateText(p),
                             norm->second, topologies::linkLayerName(p.linkLayer), rateText(*like),
