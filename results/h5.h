@@ -4,10 +4,13 @@
 
 #include <hdf5.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -44,6 +47,19 @@ class Handle {
   hid_t id_ = H5I_INVALID_HID;
   Closer closer_ = nullptr;
 };
+
+// A number read from a file as T. A floating value no integral T can hold (a hostile file's inf,
+// NaN or 1e300) gives `fallback` instead of undefined behaviour.
+template <class T, class X>
+T numberAs(X x, T fallback) {
+  if constexpr (std::is_floating_point_v<X> && std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const bool fits = std::isfinite(x) && x >= static_cast<X>(std::numeric_limits<T>::lowest()) &&
+                      x < static_cast<X>(std::numeric_limits<T>::max());
+    return fits ? static_cast<T>(x) : fallback;
+  } else {
+    return static_cast<T>(x);
+  }
+}
 
 // Silences HDF5's automatic error-stack printing; errors surface as exceptions with one message.
 void silenceErrorStack();

@@ -44,7 +44,7 @@ T attributeOr(hid_t f, const std::string& path, const char* name, T fallback) {
           if constexpr (std::is_same_v<X, std::string> && std::is_same_v<T, std::string>) return x;
           return fallback;
         } else {
-          return static_cast<T>(x);
+          return h5::numberAs<T>(x, fallback);
         }
       },
       *v);

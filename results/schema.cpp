@@ -51,7 +51,7 @@ T as(const Value& v) {
           if constexpr (std::is_same_v<X, std::string>) {
             return T{};
           } else {
-            return static_cast<T>(x);
+            return h5::numberAs<T>(x, T{});
           }
         },
         v);
