@@ -13,7 +13,7 @@ constexpr std::array<std::pair<Severity, std::string_view>, 3> kSeverities{{
     {Severity::kInfo, "info"},
 }};
 
-constexpr std::array<std::pair<FindingKind, std::string_view>, 22> kKinds{{
+constexpr std::array<std::pair<FindingKind, std::string_view>, 24> kKinds{{
     {FindingKind::kNode, "node"},
     {FindingKind::kNodeEgress, "node_egress"},
     {FindingKind::kNodeIngress, "node_ingress"},
@@ -36,6 +36,8 @@ constexpr std::array<std::pair<FindingKind, std::string_view>, 22> kKinds{{
     {FindingKind::kPcieDowntrained, "pcie_downtrained"},
     {FindingKind::kNoGpuDirect, "no_gpudirect"},
     {FindingKind::kLinkErrors, "link_errors"},
+    {FindingKind::kGpuMemory, "gpu_memory"},
+    {FindingKind::kBelowLineRate, "below_line_rate"},
 }};
 
 }  // namespace

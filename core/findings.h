@@ -57,6 +57,8 @@ enum class FindingKind : std::uint8_t {
   kPcieDowntrained,    // a GPU's or NIC's PCIe link below what it and its slot can do
   kNoGpuDirect,        // GPUs and RDMA NICs without a way for the NIC to reach GPU memory
   kLinkErrors,         // RDMA port error counters that grew
+  kGpuMemory,          // a GPU with less memory than its model's others, or than asked for
+  kBelowLineRate,      // a node's inter-node bandwidth below what its NICs carry
 };
 
 std::string_view name(Severity severity);

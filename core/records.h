@@ -68,16 +68,74 @@ struct NodeRecord {
   int gpuLinkCount() const;           // G, from gpuLinks
 };
 
+// A node's hardware inventory as a results file keeps it (/inventory/*; topologies/inventory.h
+// reads it from sysfs and says what each field means). A value that could not be read is empty,
+// 0 or -1, and the node's `notes` say why.
+struct NicRecord {  // /inventory/nics: an RDMA port, or an Ethernet NIC without RDMA
+  int node = 0;
+  std::string device;  // mlx5_0; the interface's name for an Ethernet NIC
+  int port = 0;        // 0 for an Ethernet NIC
+  std::string kind;    // "rdma" or "ethernet"
+  std::string state;   // ACTIVE, DOWN, ... (an Ethernet NIC's operstate: up, down, ...)
+  std::string physState;
+  double rateGbps = 0;
+  int width = 0;
+  std::string speed;
+  std::string linkLayer;  // IB, RoCE, Ethernet, unknown
+  std::string netdev;
+  std::string pciBusId;
+  int numaNode = -1;
+};
+
+struct PcieRecord {  // /inventory/pcie: a GPU's or NIC's PCIe link
+  int node = 0;
+  std::string device;  // "GPU" or the NIC's name
+  std::string busId;
+  bool gpu = false;
+  double speedGTs = 0;
+  double maxSpeedGTs = 0;
+  int width = 0;
+  int maxWidth = 0;
+  double slotMaxSpeedGTs = 0;
+  int slotMaxWidth = 0;
+  int numaNode = -1;
+};
+
+struct NodeInventoryRecord {  // /inventory/node: what is known of the node as a whole
+  int node = 0;
+  int gpus = 0;           // NVIDIA GPUs on its PCI bus
+  std::string gpuDirect;  // GPUDirect RDMA: yes, no, unknown
+  std::string gpuDirectHow;
+  std::string notes;  // what could not be read, and why; "; "-separated
+};
+
+struct CounterRecord {  // /inventory/counters: a port's error counter at the run's start and end
+  int node = 0;
+  std::string device;
+  int port = 0;
+  std::string counter;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+};
+
+struct InventoryRows {
+  std::vector<NicRecord> nics;
+  std::vector<PcieRecord> pcie;
+  std::vector<NodeInventoryRecord> nodes;  // one per node whose inventory was read
+  std::vector<CounterRecord> counters;     // at the end of the run
+};
+
 struct Topology {
   std::vector<RankRecord> ranks;
   std::vector<NodeRecord> nodes;
+  InventoryRows inventory;  // empty when not read (older files, imported logs)
   bool emulated = false;  // nodes are blocks of consecutive ranks (--ranks-per-node)
   int ranksPerNode = 0;   // the block size when emulated
 };
 
 // Root attributes of a results file: where and how it was measured.
 struct Provenance {
-  int schemaVersion = 3;  // what a file says; the sinks write results/schema.h kSchemaVersion
+  int schemaVersion = 4;  // what a file says; the sinks write results/schema.h kSchemaVersion
   std::string toolVersion;
   std::string gitRevision;
   std::string createdUtc;

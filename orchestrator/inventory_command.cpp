@@ -18,6 +18,7 @@
 #include "orchestrator/commands.h"
 #include "results/json.h"
 #include "topologies/inventory.h"
+#include "topologies/inventory_records.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -81,38 +82,10 @@ std::string text(const std::string& node, const std::string& root, const topo::I
   return out.str();
 }
 
-Json portJson(const topo::NicPort& p) {
-  Json counters = Json::object();
-  for (const auto& [name, value] : p.counters) counters[name] = value;
-  return {{"device", p.device},   {"port", p.port},         {"state", p.state},
-          {"phys_state", p.physState}, {"rate_gbps", p.rateGbps}, {"width", p.width},
-          {"speed", p.speed},     {"link_layer", topo::linkLayerName(p.linkLayer)},
-          {"netdev", p.netdev},   {"pci_bus_id", p.pciBusId}, {"numa_node", p.numaNode},
-          {"counters", std::move(counters)}};
-}
-
 Json json(const std::string& node, const std::string& root, const topo::Inventory& inv,
           const std::vector<core::Finding>& findings) {
-  Json j;
-  j["node"] = node;
-  j["sysfs_root"] = root;
-  j["ports"] = Json::array();
-  for (const topo::NicPort& p : inv.ports) j["ports"].push_back(portJson(p));
-  j["ethernet"] = Json::array();
-  for (const topo::EthernetNic& e : inv.ethernet) {
-    j["ethernet"].push_back({{"name", e.name}, {"rate_gbps", e.rateGbps}, {"state", e.state},
-                             {"pci_bus_id", e.pciBusId}, {"numa_node", e.numaNode}});
-  }
-  j["gpus"] = inv.gpus;
-  j["pcie"] = Json::array();
-  for (const topo::PcieLink& l : inv.pcie) {
-    j["pcie"].push_back({{"device", l.device}, {"bus_id", l.busId}, {"gpu", l.gpu}, {"speed_gts", l.speedGTs},
-                         {"max_speed_gts", l.maxSpeedGTs}, {"width", l.width}, {"max_width", l.maxWidth},
-                         {"slot_max_speed_gts", l.slotMaxSpeedGTs}, {"slot_max_width", l.slotMaxWidth},
-                         {"numa_node", l.numaNode}});
-  }
-  j["gpudirect"] = {{"ready", topo::tristateName(inv.gpuDirect.ready)}, {"how", inv.gpuDirect.how}};
-  j["notes"] = inv.notes;
+  Json j{{"node", node}, {"sysfs_root", root}};
+  j.update(topo::inventoryJson(inv));
   j["findings"] = results::findingsJson(findings);
   return j;
 }
@@ -155,7 +128,8 @@ int inventoryCommand(const std::vector<std::string>& args) {
     findings.insert(findings.end(), grown.begin(), grown.end());
   }
   if (vm.count("json")) {
-    std::cout << json(at.node, root, first, findings).dump(2) << "\n";
+    // names read from sysfs are not always UTF-8
+    std::cout << json(at.node, root, first, findings).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
     std::cout << text(at.node, root, first, findings);
   }

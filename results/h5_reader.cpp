@@ -320,6 +320,9 @@ ResultsFile readResults(const std::string& path) {
       int cols = 0;
       node.gpuLinks = h5::readTextArray(f, std::string(kGpuLinksGroup) + "/" + std::to_string(node.node), rows, cols);
     }
+    forEachInventoryTable([&](const char* table, const char*, const auto& columns, auto member) {
+      out.topology.inventory.*member = readTable(f, table, columns);
+    });
     out.topology.emulated = out.provenance.emulated;
     out.topology.ranksPerNode = out.provenance.ranksPerNode;
     out.scopes = readTable(f, kScopesTable, scopeColumns());

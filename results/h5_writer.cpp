@@ -248,6 +248,9 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
     h5::writeTextArray(f, path, node.gpuLinks, g, g);
     h5::writeAttributeAt(f, path, "hostname", node.hostname);
   }
+  forEachInventoryTable([&](const char* path, const char*, const auto& columns, auto member) {
+    writeTable(f, path, columns, topology.inventory.*member);
+  });
   writeTable(f, kScopesTable, scopeColumns(), scopes);
   writeTable(f, kStepsTable, stepColumns(), {});
   core::forEachRowType([&]<class R>(std::type_identity<R>) {
@@ -310,6 +313,11 @@ void H5Sink::finding(const core::Finding& finding) {
   const hid_t f = file_.get();
   appendRecords(f, kFindingsTable, findingColumns(), {&finding, 1});
   h5::flush(f);
+}
+
+void H5Sink::counters(const std::vector<core::CounterRecord>& counters) {
+  appendRecords(file_.get(), kInventoryCountersTable, counterColumns(), counters);
+  h5::flush(file_.get());
 }
 
 void H5Sink::imported(const std::vector<core::ImportRecord>& records) {

@@ -114,6 +114,17 @@ class PendingRows {
   VectorsOf<core::StepRows>::type rows_;
 };
 
+// An inventory line (a row of an /inventory table) joins `rows`; false for any other line type.
+bool inventoryLine(const std::string& type, const json& j, core::InventoryRows& rows) {
+  bool kept = false;
+  forEachInventoryTable([&](const char*, const char* lineType, const auto& columns, auto member) {
+    if (kept || type != lineType) return;
+    (rows.*member).push_back(recordOf(columns, j));
+    kept = true;
+  });
+  return kept;
+}
+
 }  // namespace
 
 std::string journalPath(const std::string& resultsPath) { return resultsPath + ".journal"; }
@@ -150,6 +161,9 @@ void JournalSink::begin(const core::Provenance& provenance, const core::Topology
   std::string out = line("provenance", provenanceColumns(), stamped);
   for (const auto& r : topology.ranks) out += line("rank", rankColumns(), r);
   for (const auto& n : topology.nodes) out += line("node", nodeColumns(), n, json{{"gpu_links", n.gpuLinks}});
+  forEachInventoryTable([&](const char*, const char* type, const auto& columns, auto member) {
+    for (const auto& r : topology.inventory.*member) out += line(type, columns, r);
+  });
   for (const auto& s : scopes) out += line("scope", scopeColumns(), s);
   append(out);
 }
@@ -179,6 +193,12 @@ void JournalSink::finding(const core::Finding& finding) { append(line("finding",
 void JournalSink::analysis(const core::Matrices&, const std::vector<core::Finding>& findings) {
   std::string out;
   for (const auto& f : findings) out += line("finding", findingColumns(), f);
+  append(out);
+}
+
+void JournalSink::counters(const std::vector<core::CounterRecord>& counters) {
+  std::string out;
+  for (const auto& c : counters) out += line("counter", counterColumns(), c);
   append(out);
 }
 
@@ -226,6 +246,8 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
         out.topology.nodes.push_back(std::move(n));
       } else if (t == "scope") {
         out.scopes.push_back(recordOf(scopeColumns(), j));
+      } else if (inventoryLine(t, j, out.topology.inventory)) {
+        continue;
       } else if (pending.add(t, j)) {
         continue;  // a step kind's row: kept until its step line
       } else if (t == "layout") {

@@ -195,6 +195,11 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
     }
     j["topology"]["nodes"][i]["gpu_links"] = std::move(rows);
   }
+  // "inventory": {"nics": [...], "pcie": [...], "node": [...], "counters": [...]}, the tables' last names
+  forEachInventoryTable([&](const char* path, const char*, const auto& columns, auto member) {
+    const std::string_view table(path);
+    j["inventory"][std::string(table.substr(table.rfind('/') + 1))] = arrayOf(columns, file.topology.inventory.*member);
+  });
   j["scopes"] = arrayOf(scopeColumns(), file.scopes);
   j["steps"] = arrayOf(stepColumns(), file.steps);
   j["collectives"] = arrayOf(collectiveColumns(), file.collectives);

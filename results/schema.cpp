@@ -401,6 +401,69 @@ const std::vector<Column<core::ImportRecord>>& importColumns() {
   return kColumns;
 }
 
+const std::vector<Column<core::NicRecord>>& nicColumns() {
+  using R = core::NicRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, device, "device", ""),
+      FM_COLUMN(R, port, "port", ""),
+      FM_COLUMN(R, kind, "kind", ""),
+      FM_COLUMN(R, state, "state", ""),
+      FM_COLUMN(R, physState, "phys_state", ""),
+      FM_COLUMN(R, rateGbps, "rate", "Gb/s"),
+      FM_COLUMN(R, width, "width", ""),
+      FM_COLUMN(R, speed, "speed", ""),
+      FM_COLUMN(R, linkLayer, "link_layer", ""),
+      FM_COLUMN(R, netdev, "netdev", ""),
+      FM_COLUMN(R, pciBusId, "pci_bus_id", ""),
+      FM_COLUMN(R, numaNode, "numa_node", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::PcieRecord>>& pcieColumns() {
+  using R = core::PcieRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, device, "device", ""),
+      FM_COLUMN(R, busId, "bus_id", ""),
+      FM_COLUMN(R, gpu, "gpu", ""),
+      FM_COLUMN(R, speedGTs, "speed", "GT/s"),
+      FM_COLUMN(R, maxSpeedGTs, "max_speed", "GT/s"),
+      FM_COLUMN(R, width, "width", ""),
+      FM_COLUMN(R, maxWidth, "max_width", ""),
+      FM_COLUMN(R, slotMaxSpeedGTs, "slot_max_speed", "GT/s"),
+      FM_COLUMN(R, slotMaxWidth, "slot_max_width", ""),
+      FM_COLUMN(R, numaNode, "numa_node", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::NodeInventoryRecord>>& nodeInventoryColumns() {
+  using R = core::NodeInventoryRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, gpus, "gpus", ""),
+      FM_COLUMN(R, gpuDirect, "gpudirect", ""),
+      FM_COLUMN(R, gpuDirectHow, "gpudirect_how", ""),
+      FM_COLUMN(R, notes, "notes", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::CounterRecord>>& counterColumns() {
+  using R = core::CounterRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, device, "device", ""),
+      FM_COLUMN(R, port, "port", ""),
+      FM_COLUMN(R, counter, "counter", ""),
+      FM_COLUMN(R, start, "start", ""),
+      FM_COLUMN(R, end, "end", ""),
+  };
+  return kColumns;
+}
+
 #undef FM_TIME_COLUMNS
 #undef FM_COLUMN_WAS
 #undef FM_COLUMN

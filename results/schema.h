@@ -12,7 +12,7 @@
 
 namespace fabricmap::results {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 inline constexpr const char* kRanksTable = "/topology/ranks";
 inline constexpr const char* kNodesTable = "/topology/nodes";
@@ -29,6 +29,10 @@ inline constexpr const char* kTrainingTable = "/patterns/training";
 inline constexpr const char* kScalingTable = "/patterns/scaling";
 inline constexpr const char* kRankMatrixGroup = "/matrix/rank";
 inline constexpr const char* kNodeMatrixGroup = "/matrix/node";
+inline constexpr const char* kInventoryNicsTable = "/inventory/nics";
+inline constexpr const char* kInventoryPcieTable = "/inventory/pcie";
+inline constexpr const char* kInventoryNodesTable = "/inventory/node";
+inline constexpr const char* kInventoryCountersTable = "/inventory/counters";
 inline constexpr const char* kImportedTable = "/imported";  // `fabricmap import`: one row per log table
 inline constexpr const char* kCompleteAttribute = "complete";
 
@@ -55,11 +59,26 @@ const std::vector<Column<core::LayoutPlace>>& layoutColumns();
 const std::vector<Column<core::TrainingRecord>>& trainingColumns();
 const std::vector<Column<core::ScalingRecord>>& scalingColumns();
 const std::vector<Column<core::ImportRecord>>& importColumns();
+const std::vector<Column<core::NicRecord>>& nicColumns();
+const std::vector<Column<core::PcieRecord>>& pcieColumns();
+const std::vector<Column<core::NodeInventoryRecord>>& nodeInventoryColumns();
+const std::vector<Column<core::CounterRecord>>& counterColumns();
 
 // A step kind's table: its kind in /steps, where its rows go in the file, the type of its journal
 // lines, its columns.
 // One specialization per row type of core::StepRows (results/schema.cpp); the writer, journal and
 // reader handle every step kind through it.
+// The inventory tables, in one list for the writer, the reader and the journal: `visit(path,
+// journal line type, columns, member of core::InventoryRows)`. The counters are written at the
+// run's end, the others at its start.
+template <class Visit>
+void forEachInventoryTable(Visit&& visit) {
+  visit(kInventoryNicsTable, "nic", nicColumns(), &core::InventoryRows::nics);
+  visit(kInventoryPcieTable, "pcie", pcieColumns(), &core::InventoryRows::pcie);
+  visit(kInventoryNodesTable, "node_inventory", nodeInventoryColumns(), &core::InventoryRows::nodes);
+  visit(kInventoryCountersTable, "counter", counterColumns(), &core::InventoryRows::counters);
+}
+
 template <class R>
 struct RowTable {
   core::StepKind stepKind;  // its steps' kind in /steps

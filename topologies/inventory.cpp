@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <set>
 #include <system_error>
 
@@ -148,7 +149,7 @@ std::optional<IbRateText> parseIbRateText(std::string_view text) {
 std::optional<double> parsePcieSpeed(std::string_view text) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr == text.data() || !(value > 0)) return std::nullopt;
+  if (ec != std::errc() || ptr == text.data() || !(value > 0) || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <system_error>
@@ -130,7 +131,7 @@ std::string pciLocalCpus(const fs::path& sysfsRoot, const std::string& busId) {
 std::optional<double> parseIbRate(std::string_view text) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr == text.data() || value < 0) return std::nullopt;
+  if (ec != std::errc() || ptr == text.data() || !(value >= 0) || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

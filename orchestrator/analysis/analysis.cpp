@@ -86,6 +86,9 @@ const std::vector<Rule>& rules() {
       {{"slow_rank", "the rank a slow node's pairs come from, far slower than its node's best rank"}, slowRankRule},
       {{"intra_node", "slow same-node pairs, per node and link class, outside the class's own variation"},
        intraNodeRule},
+      {{"below_line_rate", "a node whose node pairs move under --line-rate-fraction of what its NICs carry (the "
+                           "declared --line-rate, else its active RDMA ports), however equally slow every node is"},
+       belowLineRateRule},
       {{"claimed_vs_measured", "a GPU pair reported NVLink that moves no more than PCIe, an NVSwitch node "
                                "that behaves like bridged pairs"},
        claimedVsMeasuredRule},

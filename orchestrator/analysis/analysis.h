@@ -35,6 +35,11 @@ struct AnalysisConfig {
   // A full node's all_reduce below this share of the busbw its smallest group reached is a
   // scaling finding (a bridged-pairs node collapses past 2 GPUs).
   double minScalingEfficiency = 0.8;
+  // below_line_rate: a node's inter-node bandwidth below this fraction (--line-rate-fraction) of
+  // what its NICs carry: the declared line rate (--line-rate, GB/s per node) or, when 0, the sum
+  // of its active RDMA ports' rates in the inventory.
+  double lineRateGBps = 0;
+  double lineRateFraction = 0.8;
 };
 
 // Expected figures of a link class measured on this fabric. Without reference specs for the

@@ -2,6 +2,7 @@
 #include "orchestrator/analysis/inventory_rules.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -52,32 +53,51 @@ void nicDownRule(const Inventory& inv, const InventorySubject& at, std::vector<F
   }
 }
 
+// A port's (rate, width), and how many ports of each there are.
+using RateWidth = std::pair<double, int>;
+using RateCounts = std::map<RateWidth, int>;
+
+// The most common (rate, width) of `counts` (on a tie the faster) and its count.
+std::pair<RateWidth, int> usual(const RateCounts& counts) {
+  const auto norm = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second, a.first) < std::tie(b.second, b.first);
+  });
+  return *norm;
+}
+
+// The active ports of each link layer whose rate is known, counted by (rate, width).
+std::map<LinkLayer, RateCounts> activeRates(const Inventory& inv) {
+  std::map<LinkLayer, RateCounts> counts;
+  for (const NicPort& p : inv.ports) {
+    if (p.active() && p.rateGbps > 0) ++counts[p.linkLayer][{p.rateGbps, p.width}];
+  }
+  return counts;
+}
+
+bool slowerThan(const RateWidth& a, const RateWidth& b) {
+  return a.first < b.first || (a.first == b.first && a.second < b.second);
+}
+
 // Active ports of one link layer at different rates or widths: the most common (rate, width) is
 // the node's norm (on a tie the faster); a slower port is a warning (it carries less than its
 // peers; an NDR port trained at HDR carries half), a faster one information.
 void nicRateMismatchRule(const Inventory& inv, const InventorySubject& at, std::vector<Finding>& out) {
-  std::map<LinkLayer, std::map<std::pair<double, int>, int>> counts;
-  for (const NicPort& p : inv.ports) {
-    if (p.active() && p.rateGbps > 0) ++counts[p.linkLayer][{p.rateGbps, p.width}];
-  }
+  const std::map<LinkLayer, RateCounts> counts = activeRates(inv);
   for (const NicPort& p : inv.ports) {
     if (!p.active() || p.rateGbps <= 0) continue;
-    const auto& layer = counts[p.linkLayer];
-    const auto norm = std::max_element(layer.begin(), layer.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.second, a.first) < std::tie(b.second, b.first);
-    });
-    if (norm->first == std::pair{p.rateGbps, p.width}) continue;
-    const bool slower = p.rateGbps < norm->first.first || (p.rateGbps == norm->first.first && p.width < norm->first.second);
+    const auto norm = usual(counts.at(p.linkLayer));
+    if (norm.first == std::pair{p.rateGbps, p.width}) continue;
+    const bool slower = slowerThan({p.rateGbps, p.width}, norm.first);
     Finding f = finding(FindingKind::kNicRateMismatch, slower ? Severity::kWarning : Severity::kInfo, at, portName(p));
     f.measured = p.rateGbps;
-    f.expected = norm->first.first;
+    f.expected = norm.first.first;
     f.ratio = f.measured / f.expected;
     f.unit = "Gb/s";
     const auto like = std::find_if(inv.ports.begin(), inv.ports.end(), [&](const NicPort& q) {
-      return q.active() && q.linkLayer == p.linkLayer && std::pair{q.rateGbps, q.width} == norm->first;
+      return q.active() && q.linkLayer == p.linkLayer && std::pair{q.rateGbps, q.width} == norm.first;
     });
     f.message = fmt::format("{}: {} where {} of the node's active {} ports run {} - {}", f.subject, rateText(p),
-                            norm->second, topologies::linkLayerName(p.linkLayer), rateText(*like),
+                            norm.second, topologies::linkLayerName(p.linkLayer), rateText(*like),
                             slower ? "check its cable, transceiver and switch port (a link trained down)"
                                    : "the others may be the slow ones");
     out.push_back(std::move(f));
@@ -142,7 +162,8 @@ struct Rule {
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> kRules{
       {{"nic_down", "an RDMA port not active, or its physical link not up"}, nicDownRule},
-      {{"nic_rate_mismatch", "active RDMA ports of one link layer at different rates or widths"}, nicRateMismatchRule},
+      {{"nic_rate_mismatch", "active RDMA ports of one link layer at different rates or widths (in a node, or a "
+                             "node's usual rate against most nodes')"}, nicRateMismatchRule},
       {{"pcie_downtrained", "a GPU's or NIC's PCIe link below what the device and its slot can do"},
        pcieDowntrainedRule},
       {{"no_gpudirect", "GPUs and RDMA NICs but no peer-memory module"}, noGpuDirectRule},
@@ -157,6 +178,8 @@ const std::vector<AnalysisRule>& inventoryRules() {
     std::vector<AnalysisRule> about;
     for (const Rule& r : rules()) about.push_back(r.about);
     about.push_back({"link_errors", "RDMA port error counters that grew between two reads"});
+    about.push_back({"gpu_memory", "a GPU with under 0.9x the memory of its model's largest in the run, or below the "
+                                   "profile's minimum"});
     return about;
   }();
   return kAbout;
@@ -165,6 +188,108 @@ const std::vector<AnalysisRule>& inventoryRules() {
 std::vector<Finding> inventoryFindings(const Inventory& inventory, const InventorySubject& at) {
   std::vector<Finding> out;
   for (const Rule& r : rules()) r.apply(inventory, at, out);
+  return out;
+}
+
+// A node's usual active port of `layer` at (rate, width): the one its message names.
+const NicPort& examplePort(const Inventory& inv, LinkLayer layer, const RateWidth& rate) {
+  return *std::find_if(inv.ports.begin(), inv.ports.end(), [&](const NicPort& p) {
+    return p.active() && p.linkLayer == layer && RateWidth{p.rateGbps, p.width} == rate;
+  });
+}
+
+std::vector<Finding> crossNodeRateFindings(const std::vector<NodeInventory>& nodes) {
+  // each node's usual (rate, width) per link layer, and how many nodes have each
+  std::map<LinkLayer, RateCounts> nodesAt;
+  std::vector<std::map<LinkLayer, RateCounts>> rates;
+  for (const NodeInventory& n : nodes) {
+    rates.push_back(activeRates(n.inventory));
+    for (const auto& [layer, counts] : rates.back()) ++nodesAt[layer][usual(counts).first];
+  }
+  std::vector<Finding> out;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (const auto& [at, counts] : rates[i]) {
+      const LinkLayer layer = at;  // a lambda below takes it (clang cannot capture a binding)
+      const auto mine = usual(counts).first;
+      const auto [usualRate, count] = usual(nodesAt.at(layer));
+      const RateWidth norm = usualRate;
+      if (mine == norm || !slowerThan(mine, norm)) continue;
+      const auto other = std::find_if(nodes.begin(), nodes.end(), [&](const NodeInventory& n) {
+        const auto r = activeRates(n.inventory);
+        return r.count(layer) > 0 && usual(r.at(layer)).first == norm;
+      });
+      Finding f = finding(FindingKind::kNicRateMismatch, Severity::kWarning, nodes[i].at,
+                          fmt::format("{} ports", topologies::linkLayerName(layer)));
+      f.measured = mine.first;
+      f.expected = norm.first;
+      f.ratio = f.measured / f.expected;
+      f.unit = "Gb/s";
+      f.message = fmt::format(
+          "{}: its active {} ports run {} where {} of {} nodes' run {} - a node on slower NICs or cables than the others",
+          f.subject, topologies::linkLayerName(layer), rateText(examplePort(nodes[i].inventory, layer, mine)), count,
+          nodes.size(), rateText(examplePort(other->inventory, layer, norm)));
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A GPU's model without its memory size: "NVIDIA A100-SXM4-40GB" and "-80GB" are one model.
+std::string modelOf(const std::string& name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size();) {
+    std::size_t j = i;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j])) != 0) ++j;
+    if (j > i && name.compare(j, 2, "GB") == 0) {
+      i = j + 2;
+      continue;
+    }
+    out += name.substr(i, std::max<std::size_t>(j - i, 1));
+    i = std::max(j, i + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> gpuMemoryFindings(const core::Topology& topology, double minimumGiB) {
+  // every GPU once (ranks may share one), by model
+  std::map<std::string, std::vector<const core::RankRecord*>> byModel;
+  std::map<std::string, bool> seen;
+  for (const core::RankRecord& r : topology.ranks) {
+    if (r.gpuMemoryBytes == 0 || r.gpuName.empty()) continue;
+    const std::string id = r.gpuUuid.empty() ? fmt::format("{}/{}", r.node, r.gpuIndex) : r.gpuUuid;
+    if (seen.emplace(id, true).second) byModel[modelOf(r.gpuName)].push_back(&r);
+  }
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::vector<Finding> out;
+  for (const auto& [model, gpus] : byModel) {
+    std::uint64_t most = 0;
+    for (const auto* g : gpus) most = std::max(most, g->gpuMemoryBytes);
+    const auto full = std::count_if(gpus.begin(), gpus.end(), [&](const auto* g) { return g->gpuMemoryBytes == most; });
+    for (const auto* g : gpus) {
+      const double gib = static_cast<double>(g->gpuMemoryBytes) / kGiB;
+      const bool belowOthers = static_cast<double>(g->gpuMemoryBytes) < 0.9 * static_cast<double>(most);
+      const bool belowMinimum = minimumGiB > 0 && gib < minimumGiB;
+      if (!belowOthers && !belowMinimum) continue;
+      const std::string node = g->node < static_cast<int>(topology.nodes.size())
+                                   ? topology.nodes[static_cast<std::size_t>(g->node)].name
+                                   : g->hostname;
+      Finding f = finding(FindingKind::kGpuMemory, Severity::kWarning, {node, g->node}, fmt::format("GPU {}", g->gpuIndex));
+      f.rank = g->rank;
+      f.measured = gib;
+      f.expected = belowMinimum ? minimumGiB : static_cast<double>(most) / kGiB;
+      f.ratio = f.measured / f.expected;
+      f.unit = "GiB";
+      f.message = belowOthers ? fmt::format("{} ({}): {:.0f} GiB where {} of the run's {} GPUs of this model have {:.0f} GiB",
+                                            f.subject, g->gpuName, gib, full, gpus.size(), f.expected)
+                              : fmt::format("{} ({}): {:.0f} GiB, below the {:g} GiB asked for", f.subject, g->gpuName,
+                                            gib, minimumGiB);
+      out.push_back(std::move(f));
+    }
+  }
   return out;
 }
 

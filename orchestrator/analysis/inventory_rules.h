@@ -24,6 +24,20 @@ const std::vector<AnalysisRule>& inventoryRules();
 // nic_down, nic_rate_mismatch, pcie_downtrained, no_gpudirect for one node.
 std::vector<core::Finding> inventoryFindings(const topologies::Inventory& inventory, const InventorySubject& at);
 
+// One node's inventory, as a run reads it.
+struct NodeInventory {
+  InventorySubject at;
+  topologies::Inventory inventory;
+};
+
+// nic_rate_mismatch across nodes: a node whose active ports of a link layer usually run slower
+// than most nodes' (every node equally slow within itself, which inventoryFindings cannot see).
+std::vector<core::Finding> crossNodeRateFindings(const std::vector<NodeInventory>& nodes);
+
+// gpu_memory: a GPU with under 0.9 x the memory of the largest GPU of its model in the run (an
+// "A100-SXM4-40GB" among "-80GB" ones: one model), or below `minimumGiB` (0: no minimum).
+std::vector<core::Finding> gpuMemoryFindings(const core::Topology& topology, double minimumGiB = 0);
+
 // link_errors: the error counters that grew between two reads of one node's inventory.
 std::vector<core::Finding> linkErrorFindings(const topologies::Inventory& before, const topologies::Inventory& after,
                                              const InventorySubject& at);

@@ -78,9 +78,10 @@ void nodeRule(RuleContext& ctx, std::vector<Finding>& findings);
 void linkRule(RuleContext& ctx, std::vector<Finding>& findings);
 void rankRule(RuleContext& ctx, std::vector<Finding>& findings);
 void slowRankRule(RuleContext& ctx, std::vector<Finding>& findings);
-// node_rules.cpp: latency between nodes, bandwidth inside them
+// node_rules.cpp: latency between nodes, bandwidth inside them and against the NICs' line rate
 void latencyRule(RuleContext& ctx, std::vector<Finding>& findings);
 void intraNodeRule(RuleContext& ctx, std::vector<Finding>& findings);
+void belowLineRateRule(RuleContext& ctx, std::vector<Finding>& findings);
 // gpu_link_rules.cpp: what the GPU links claim against what they move
 void claimedVsMeasuredRule(RuleContext& ctx, std::vector<Finding>& findings);
 void topologyRule(RuleContext& ctx, std::vector<Finding>& findings);

@@ -19,6 +19,7 @@
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/analysis/matrices.h"
+#include "orchestrator/run/node_inventory.h"
 #include "orchestrator/run/planner.h"
 #include "orchestrator/run/preflight.h"
 #include "orchestrator/run/progress.h"
@@ -289,7 +290,7 @@ int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, cons
 // Every step of `plan` with its progress line and under the watchdog, then the sinks finished and
 // the run's verdict (the exit code).
 int measure(const RunConfig& config, const core::Topology& topology, core::Plan& plan, worker::Executor& executor,
-            Sinks& sinks, Resuming& resuming) {
+            Sinks& sinks, Resuming& resuming, const NodeInventories& inventories) {
   const bool root = resuming.root;
   Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
   // A step past its deadline: rank 0's watchdog thread records who holds it up, flushes the
@@ -307,6 +308,9 @@ int measure(const RunConfig& config, const core::Topology& topology, core::Plan&
   runPlan(topology, plan, executor, steps, wrong);
   progress.end();
   if (root) resuming.publish();  // every step was in the file already
+  const NodeInventories::End end = inventories.readEnd(topology);
+  sinks.each([&](core::RecordSink& s) { s.counters(end.counters); });
+  for (const core::Finding& f : end.findings) sinks.each([&](core::RecordSink& s) { s.finding(f); });
   sinks.each([&](core::RecordSink& s) { s.finish(true); });
 
   return finalVerdict(root, config.output, wrong);
@@ -344,6 +348,8 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
 
     std::unique_ptr<worker::Backend> backend = choice.info->create(backendContext(config, topology, rank));
     describeGpus(topology, *backend);
+    const NodeInventories inventories(topology, config.sysfsRoot);
+    if (root) topology.inventory = inventories.rows();
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 
@@ -379,8 +385,11 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       for (const core::Finding& f : resuming.replay.carriedFindings()) sinks.each([&](core::RecordSink& s) { s.finding(f); });
       stopped.reset();
     }
+    if (root) {
+      for (const core::Finding& f : inventories.findings(topology)) sinks.each([&](core::RecordSink& s) { s.finding(f); });
+    }
 
-    return measure(config, topology, plan, executor, sinks, resuming);
+    return measure(config, topology, plan, executor, sinks, resuming, inventories);
   } catch (const core::UsageError& e) {
     // Usage errors are reached by every rank together (parsing and planning are deterministic,
     // rank-0-only checks are agreed by broadcast), so all ranks finalize and exit 2.

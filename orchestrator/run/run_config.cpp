@@ -330,6 +330,18 @@ void parsePairwise(const po::variables_map& vm, const Suite& suite, RunConfig& c
   if (!(c.latencyFactor >= 1.0) || !std::isfinite(c.latencyFactor)) {
     throw core::UsageError(fmt::format("--latency-factor must be at least 1 (got {})", c.latencyFactor));
   }
+  if (vm.count("line-rate")) {
+    c.lineRateGBps = vm["line-rate"].as<double>();
+    if (!(c.lineRateGBps > 0) || !std::isfinite(c.lineRateGBps)) {
+      throw core::UsageError(fmt::format("--line-rate must be a positive number of GB/s (got {})", c.lineRateGBps));
+    }
+  }
+  c.lineRateFraction = vm["line-rate-fraction"].as<double>();
+  if (!(c.lineRateFraction > 0.0 && c.lineRateFraction <= 1.0)) {
+    throw core::UsageError(fmt::format("--line-rate-fraction must be in (0, 1] (got {})", c.lineRateFraction));
+  }
+  c.sysfsRoot = vm["sysfs-root"].as<std::string>();
+  if (c.sysfsRoot.empty()) throw core::UsageError("--sysfs-root must name a directory");
 }
 
 // --resume, and whether any measurement option was given (a resumed run must not change them).
@@ -453,6 +465,8 @@ AnalysisConfig analysisConfigOf(const RunConfig& config) {
   c.noiseCv = config.noiseCv;
   c.retests = config.retests;
   c.minConfidence = config.minConfidence;
+  c.lineRateGBps = config.lineRateGBps;
+  c.lineRateFraction = config.lineRateFraction;
   return c;
 }
 

@@ -45,6 +45,12 @@ struct RunConfig {
   double noiseCv = 0.2;    // a step whose iteration times vary beyond this coefficient is noisy
   double minConfidence = 0.5;  // findings less sure than this are information (--min-confidence)
   double stepTimeout = 0;  // seconds a step may take before it is a hang; 0: derived per step
+  // the node inventory (topologies/inventory.h): the sysfs tree each node's first rank reads, and
+  // the line rate a node's inter-node bandwidth is judged against (GB/s per node; 0: its active
+  // RDMA ports' rates) below this fraction
+  std::string sysfsRoot = "/sys";
+  double lineRateGBps = 0;
+  double lineRateFraction = 0.8;
 
   // what runs: collective sweeps, GPU-pair copies, pairwise matrices; by default the sweeps and
   // the matrices, and the copies where the backend has GPUs (applyBackendDefaults)

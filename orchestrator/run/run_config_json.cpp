@@ -76,6 +76,10 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
   j["step_timeout"] = c.stepTimeout;
   j["noise_cv"] = c.noiseCv;
   j["min_confidence"] = c.minConfidence;
+  // the inventory's keys only when set: a file recorded before they existed resumes unchanged
+  if (c.lineRateGBps > 0) j["line_rate"] = c.lineRateGBps;
+  if (c.lineRateFraction != 0.8) j["line_rate_fraction"] = c.lineRateFraction;
+  if (c.sysfsRoot != "/sys") j["sysfs_root"] = c.sysfsRoot;
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
     std::string text = faultKindName(f.kind);
@@ -101,7 +105,7 @@ std::vector<std::string> measurementDifferences(const RunConfig& a, const RunCon
   nlohmann::ordered_json ja = toJson(a);
   nlohmann::ordered_json jb = toJson(b);
   std::vector<std::string> out;
-  for (const char* runTime : {"step_timeout", "inject_faults"}) {
+  for (const char* runTime : {"step_timeout", "inject_faults", "sysfs_root"}) {
     ja.erase(runTime);
     jb.erase(runTime);
   }

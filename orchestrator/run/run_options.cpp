@@ -93,6 +93,13 @@ void addPhaseOptions(po::options_description& d) {
      "a pair is slow below this fraction of its link class's baseline, in (0, 1]")
     ("latency-factor", po::value<double>()->default_value(2.0),
      "latency is bad above this multiple of its link class's baseline, >= 1")
+    ("line-rate", po::value<double>(),
+     "GB/s a node's NICs carry together, to judge its inter-node bandwidth against (below_line_rate); "
+     "default: the sum of its active RDMA ports' rates (400G: 50 GB/s)")
+    ("line-rate-fraction", po::value<double>()->default_value(0.8),
+     "a node below this fraction of its line rate is below_line_rate, in (0, 1]")
+    ("sysfs-root", po::value<std::string>()->default_value("/sys"),
+     "the sysfs tree each node's inventory is read from (a saved copy for tests and triage)")
     ("patterns", po::value<std::string>(),
      "phases to run, a comma list: collectives, copies, pairwise, training (like the phase "
      "switches: only those run)")

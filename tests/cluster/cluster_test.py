@@ -534,7 +534,35 @@ def case_scenarios(args):
               + f"; findings: {describe(rec['findings'])}")
 
 
-CASES = {"smoke": case_smoke, "ucx-smoke": case_ucx_smoke, "limits": case_limits,
+def case_line_rate(args):
+    """Every node limited to 100 Mbit/s both ways, so every node is equally slow and no pair stands
+    out: against a declared line rate of 0.1 GB/s (800 Mbit/s) every node is below_line_rate and
+    nothing else is named; against 0.01 GB/s (80 Mbit/s, under what the limit lets through) nothing
+    is. The run also records each node's inventory (this host has no RDMA NIC: no port rows, and
+    the node rows say so)."""
+    with cluster.Cluster(nodes=args.nodes) as c:
+        for node in range(args.nodes):
+            c.limit_node(node, LIMIT, "both")
+        for declared, named in (("0.1", True), ("0.01", False)):
+            out = c.path(f"line-{declared}.h5")
+            if fabricmap_run(args, c, out, PAIRWISE_ARGS + ["--line-rate", declared]) is None:
+                continue
+            node_bw = read_matrix(out, "matrix/node/bw")
+            print("  node matrix (GB/s): " + " | ".join(" ".join(f"{v:.4f}" for v in row) for row in node_bw))
+            found = serious(read_table(out, "findings"))
+            print(f"  --line-rate {declared}: {describe(found)}", flush=True)
+            below = sorted(f["node_a"] for f in found if f["kind"] == "below_line_rate")
+            want = list(range(args.nodes)) if named else []
+            check(below == want and len(found) == len(want),
+                  f"--line-rate {declared}: want below_line_rate on nodes {want} and nothing else, got {describe(found)}")
+            nodes = read_table(out, "inventory/node")
+            check(len(nodes) == args.nodes and all(n["gpudirect"] == "unknown" for n in nodes),
+                  f"--line-rate {declared}: want one /inventory/node row per node, GPUDirect unknown: {nodes}")
+            check(all(n["kind"] != "rdma" for n in read_table(out, "inventory/nics")),
+                  f"--line-rate {declared}: RDMA ports recorded on a host that has none")
+
+
+CASES = {"smoke": case_smoke, "line-rate": case_line_rate, "ucx-smoke": case_ucx_smoke, "limits": case_limits,
          "rails": case_rails, "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
          "pairwise-ucx": case_pairwise_ucx, "frozen-node": case_frozen_node,

@@ -3,7 +3,8 @@
 // is laid out once; each input is split at newlines into the attributes the readers parse (port
 // state, physical state, rate, link layer, an error counter, PCIe speeds and widths, Ethernet
 // speed), read, judged by the inventory rules and compared with a second read. Any text must give
-// values or unknowns, never a crash.
+// values or unknowns, never a crash. The input is also read as the JSON a node's first rank sends
+// in a run, and every read inventory must survive JSON and the results file's rows unchanged.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "orchestrator/analysis/inventory_rules.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "topologies/inventory.h"
+#include "topologies/inventory_records.h"
 
 namespace {
 
@@ -87,5 +89,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto grown = fabricmap::orchestrator::linkErrorFindings(first, topo::readInventory(t.root), {"fuzz", 0});
   for (const auto& f : findings) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
   for (const auto& f : grown) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+  // the same input as the JSON a node's first rank sends rank 0, and the inventory read through
+  // JSON and the results file's rows: every value kept, whatever it is
+  const auto json = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);
+  if (!json.is_discarded()) {
+    const topo::Inventory sent = topo::fromInventoryJson(json);
+    const auto judged = fabricmap::orchestrator::inventoryFindings(sent, {"fuzz", 0});
+    for (const auto& f : judged) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+  }
+  // through JSON as a run sends it (text that is not UTF-8 replaced), then the file's rows
+  const auto text = [](const topo::Inventory& inv) {
+    return topo::inventoryJson(inv).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  topo::Inventory read = first;
+  read.notes.clear();  // the rows join them into one text
+  const topo::Inventory back = topo::fromInventoryJson(nlohmann::json::parse(text(read)));
+  if (text(topo::inventoryOf(topo::inventoryRows(back, 0), 0)) != text(read)) __builtin_trap();
   return 0;
 }

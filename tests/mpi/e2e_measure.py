@@ -20,7 +20,7 @@ def case_sweep(args, tmp):
     attrs, t = read(out)
     check(attrs["world_size"] == args.np, "world_size")
     check(attrs["backend"] == "mpi", "backend")
-    check(attrs["schema_version"] == 3, "schema_version")
+    check(attrs["schema_version"] == 4, "schema_version")
     check("Open MPI" in attrs["mpi_version"], "mpi_version")
     check(len(t["topology/ranks"]) == args.np, "ranks table")
     rows = check_rows(attrs, t, args.np)
@@ -71,6 +71,39 @@ def case_emulated(args, tmp):
     node_pairs = [p for p in t["pairs"] if p["level"] == "node" and p["sample"] == 0]
     check(len(node_pairs) == nodes * (nodes - 1) // 2, f"node pairs {node_pairs}")
     check(all(p["streams"] == (2 if args.np % 2 == 0 else 1) for p in node_pairs), "streams per node pair")
+
+
+def case_inventory(args, tmp):
+    """Each node's inventory from a saved sysfs tree (--sysfs-root: an HGX node with one NIC at
+    200G and one port down): recorded in /inventory on both emulated nodes, judged at the start
+    (nic_down, nic_rate_mismatch, once per node, on the console and in /findings), and the port
+    counters recorded at the end, unchanged. A tree that is not there is notes, not an error."""
+    tree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "sysfs", "nic-200g-port-down")
+    out = os.path.join(tmp, "inventory.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--ranks-per-node", "2", "--ops", "all_reduce", "-b", "8",
+                               "-e", "64", "-n", "2", "-w", "0", "--sysfs-root", tree, "-o", out])
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    attrs, t = read(out)
+    nodes = args.np // 2
+    nics = [n for n in t["inventory/nics"] if n["kind"] == "rdma"]
+    check(len(nics) == 8 * nodes and {n["node"] for n in nics} == set(range(nodes)), f"RDMA ports {len(nics)}")
+    slow = [n for n in nics if n["rate"] == 200.0]
+    check(len(slow) == nodes and all(n["device"] == "mlx5_3" and n["speed"] == "HDR" for n in slow), f"{slow}")
+    check(len([g for g in t["inventory/pcie"] if g["gpu"]]) == 8 * nodes, "GPU PCIe links")
+    check([n["gpudirect"] for n in t["inventory/node"]] == ["yes"] * nodes, f"{t['inventory/node']}")
+    counters = t["inventory/counters"]
+    check(len(counters) > 0 and all(c["start"] == c["end"] for c in counters), f"{len(counters)} counters")
+    kinds = sorted((f["kind"], f["node_a"], f["severity"]) for f in t["findings"] if f["kind"].startswith("nic_"))
+    want = sorted([("nic_down", n, "error") for n in range(nodes)] + [("nic_rate_mismatch", n, "warning")
+                                                                        for n in range(nodes)])
+    check(kinds == want, f"inventory findings {kinds}")
+    check("# NIC DOWN (vm/0: mlx5_5 port 1)" in p.stdout.replace(os.uname().nodename, "vm"), p.stdout[-2000:])
+    missing = os.path.join(tmp, "missing.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--ops", "all_reduce", "-b", "8", "-e", "8", "-n", "1",
+                               "-w", "0", "--sysfs-root", os.path.join(tmp, "no-such-tree"), "-o", missing])
+    check(p.returncode == 0, f"a missing tree: exit {p.returncode}: {p.stderr}")
+    _, t = read(missing)
+    check(t["inventory/nics"] == [] and "no sysfs here" in t["inventory/node"][0]["notes"], f"{t['inventory/node']}")
 
 
 def case_pairwise_quick(args, tmp):

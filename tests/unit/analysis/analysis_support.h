@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,23 @@ inline GpuNode gpuNode(int g, const std::function<std::string(int, int)>& code, 
   n.m = builder.build();
   fixBaselines(n.m, n.topology);
   return n;
+}
+
+// Four nodes of one rank whose node pairs (measured whole) move `gbs` GB/s each way, each node
+// with one active 400 Gb/s RDMA port (50 GB/s) in its inventory; `rates` overrides a node's rate.
+inline Fabric lineRateFabric(float gbs, const std::map<int, double>& rates = {}) {
+  Fabric f = fabric(4, 1, 64);
+  f.m.nodeMeasured = true;
+  for (int x = 0; x < 4; ++x) {
+    for (int y = 0; y < 4; ++y) {
+      if (x != y) f.m.nodeBw.at(x, y) = gbs;
+    }
+    const double rate = rates.count(x) > 0 ? rates.at(x) : 400.0;
+    f.topology.inventory.nics.push_back({x, "mlx5_0", 1, "rdma", "ACTIVE", "LinkUp", rate, 4, "NDR", "IB", "", "", 0});
+    f.topology.inventory.nics.push_back({x, "mlx5_1", 1, "rdma", "DOWN", "Disabled", 400, 4, "NDR", "IB", "", "", 0});
+  }
+  f.m.nodeBwWorst = f.m.nodeBw;
+  return f;
 }
 
 inline std::vector<core::Finding> ofKind(const std::vector<core::Finding>& all, const std::string& kind) {

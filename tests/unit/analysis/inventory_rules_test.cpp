@@ -112,11 +112,83 @@ TEST(InventoryRules, PcieSpeedBelowItsMaximum) {
   EXPECT_NE(found[2].message.find("as its slot allows"), std::string::npos) << found[2].message;
 }
 
+// Four nodes; on one every port trained at HDR (200 Gb/s) while the others run NDR: the node is
+// equal within itself, so only the comparison across nodes names it.
+TEST(InventoryRules, ANodeWhosePortsAllRunSlowerThanTheOtherNodes) {
+  std::vector<NodeInventory> nodes;
+  for (int n = 0; n < 4; ++n) nodes.push_back({{fmt::format("hgx-{:02}", n), n}, tree("healthy-8gpu-8nic")});
+  for (auto& p : nodes[2].inventory.ports) {
+    p.rateGbps = 200;
+    p.speed = "HDR";
+  }
+  EXPECT_TRUE(inventoryFindings(nodes[2].inventory, nodes[2].at).empty());
+  const auto found = crossNodeRateFindings(nodes);
+  ASSERT_EQ(found.size(), 1u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNicRateMismatch);
+  EXPECT_EQ(found[0].nodeA, 2);
+  EXPECT_EQ(found[0].severity, core::Severity::kWarning);
+  EXPECT_DOUBLE_EQ(found[0].ratio, 0.5);
+  EXPECT_NE(found[0].message.find("200 Gb/s (4X HDR) where 3 of 4 nodes' run 400 Gb/s (4X NDR)"), std::string::npos)
+      << found[0].message;
+  // every node alike, or one node faster than the rest: nothing
+  for (auto& n : nodes) n.inventory = nodes[2].inventory;
+  EXPECT_TRUE(crossNodeRateFindings(nodes).empty());
+  nodes[0].inventory = tree("healthy-8gpu-8nic");
+  EXPECT_TRUE(crossNodeRateFindings(nodes).empty()) << describe(crossNodeRateFindings(nodes));
+}
+
+// A mixed node as NVML names its GPUs: two A100 40 GB among 80 GB ones (one model), each GPU
+// measured by two ranks (named once); H100s beside them are another model.
+core::Topology mixedMemory() {
+  core::Topology t;
+  for (const char* name : {"a100-03", "h100-01"}) {
+    core::NodeRecord node;
+    node.node = static_cast<int>(t.nodes.size());
+    node.name = name;
+    t.nodes.push_back(node);
+  }
+  for (int r = 0; r < 10; ++r) {
+    core::RankRecord rank;
+    rank.rank = r;
+    rank.node = r < 8 ? 0 : 1;
+    rank.gpuIndex = r < 8 ? r / 2 : r - 8;
+    rank.gpuUuid = fmt::format("GPU-{}-{}", rank.node, rank.gpuIndex);
+    const bool small = rank.node == 0 && rank.gpuIndex >= 2;
+    rank.gpuName = rank.node == 1 ? "NVIDIA H100 80GB HBM3" : small ? "NVIDIA A100-SXM4-40GB" : "NVIDIA A100-SXM4-80GB";
+    rank.gpuMemoryBytes = (small ? 40ull : 80ull) << 30;
+    t.ranks.push_back(rank);
+  }
+  return t;
+}
+
+TEST(InventoryRules, GpusWithLessMemoryThanTheirModelsOthers) {
+  const auto found = gpuMemoryFindings(mixedMemory());
+  ASSERT_EQ(found.size(), 2u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kGpuMemory);
+  EXPECT_EQ(found[0].subject, "a100-03: GPU 2");
+  EXPECT_EQ(found[0].rank, 4);
+  EXPECT_EQ(found[1].subject, "a100-03: GPU 3");
+  EXPECT_DOUBLE_EQ(found[0].ratio, 0.5);
+  EXPECT_NE(found[0].message.find("NVIDIA A100-SXM4-40GB): 40 GiB where 2 of the run's 4 GPUs of this model have 80 GiB"),
+            std::string::npos)
+      << found[0].message;
+  // a minimum asked for: every GPU below it, whatever the others have
+  const auto below = gpuMemoryFindings(mixedMemory(), 60);
+  EXPECT_EQ(below.size(), 2u) << describe(below);
+  const auto all = gpuMemoryFindings(mixedMemory(), 96);
+  EXPECT_EQ(all.size(), 6u) << describe(all);
+  EXPECT_NE(all.back().message.find("below the 96 GiB asked for"), std::string::npos) << all.back().message;
+  // no memory known (a CPU run): nothing
+  core::Topology cpu = mixedMemory();
+  for (auto& r : cpu.ranks) r.gpuMemoryBytes = 0;
+  EXPECT_TRUE(gpuMemoryFindings(cpu, 80).empty());
+}
+
 TEST(InventoryRules, EveryRuleIsListed) {
   std::vector<std::string> names;
   for (const AnalysisRule& r : inventoryRules()) names.emplace_back(r.name);
   EXPECT_EQ(names, (std::vector<std::string>{"nic_down", "nic_rate_mismatch", "pcie_downtrained", "no_gpudirect",
-                                             "link_errors"}));
+                                             "link_errors", "gpu_memory"}));
 }
 
 }  // namespace

@@ -87,6 +87,9 @@ std::map<std::string, RuleCase> ruleCases() {
                                                   setBw(m, 6, 5, 20.0f);
                                                 }),
                                          {"intra_node"}, "intra_node", "error"));
+  Fabric belowLine = lineRateFabric(45.0f);  // 0.9 of the NICs' 50 GB/s; node 3's pairs at 0.4
+  for (int x = 0; x < 3; ++x) belowLine.m.nodeBw.at(x, 3) = belowLine.m.nodeBw.at(3, x) = 20.0f;
+  cases.emplace("below_line_rate", fromFabric(std::move(belowLine), {"below_line_rate"}, "below_line_rate", "warning"));
   const auto nv18 = [](int, int) { return std::string("NV18"); };
   cases.emplace("claimed_vs_measured",
                 fromGpuNode(gpuNode(4, nv18, "FULL_NVSWITCH", "yes", [](int a, int b) { return a * b == 0 && a + b == 3 ? 40.0 : 380.0; }),

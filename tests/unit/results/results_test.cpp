@@ -98,7 +98,16 @@ core::Topology sampleTopology() {
     if (n == 1) node.gpuLinks = {"X", "NV4", "NV4", "X"};
     t.nodes.push_back(node);
   }
+  t.inventory.nics = {{0, "mlx5_0", 1, "rdma", "ACTIVE", "LinkUp", 400, 4, "NDR", "IB", "ib0", "0000:1a:00.0", 0},
+                      {1, "eth0", 0, "ethernet", "up", "", 25, 0, "", "Ethernet", "eth0", "0000:3b:00.0", 1}};
+  t.inventory.pcie = {{0, "GPU", "0000:18:00.0", true, 32, 32, 8, 16, 32, 16, 0}};
+  t.inventory.nodes = {{0, 8, "no", "no peer-memory module", ""}, {1, 0, "unknown", "no GPU", "no sysfs here"}};
   return t;
+}
+
+// The ports' counters a run records at its end: one grew by 3.
+std::vector<core::CounterRecord> sampleCounters() {
+  return {{0, "mlx5_0", 1, "symbol_error", 5, 8}, {0, "mlx5_0", 1, "link_downed", 0, 0}};
 }
 
 core::CollectiveRecord sampleRow(int step, int group, bool inPlace) {
@@ -150,6 +159,18 @@ void expectSameRecords(const std::vector<Column<R>>& columns, const R& a, const 
   for (const auto& c : columns) EXPECT_EQ(c.get(a), c.get(b)) << "column " << c.name;
 }
 
+// Every row of every /inventory table, `counters` for its counters.
+void expectSameInventory(const core::InventoryRows& read, core::InventoryRows written,
+                         const std::vector<core::CounterRecord>& counters) {
+  written.counters = counters;
+  forEachInventoryTable([&](const char* path, const char*, const auto& columns, auto member) {
+    ASSERT_EQ((read.*member).size(), (written.*member).size()) << path;
+    for (std::size_t i = 0; i < (read.*member).size(); ++i) {
+      expectSameRecords(columns, (read.*member)[i], (written.*member)[i]);
+    }
+  });
+}
+
 TEST(ResultsFile, EveryDatasetRoundTrips) {
   TempDir dir;
   const std::string path = dir.file("run.h5");
@@ -162,10 +183,12 @@ TEST(ResultsFile, EveryDatasetRoundTrips) {
     sink.begin(prov, topo, scopes);
     sink.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false), sampleRow(0, 1, false)});
     sink.step(sampleStep(1, true, "waived"), Rows{});
+    sink.counters(sampleCounters());
     sink.finish(true);
   }
   const ResultsFile f = readResults(path);
   EXPECT_TRUE(f.complete);
+  expectSameInventory(f.topology.inventory, topo.inventory, sampleCounters());
   expectSameRecords(provenanceColumns(), f.provenance, prov);
   ASSERT_EQ(f.topology.ranks.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) expectSameRecords(rankColumns(), f.topology.ranks[i], topo.ranks[i]);
@@ -223,6 +246,7 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
     journal.step(sampleStep(1, true, "waived"), Rows{});
     journal.planExtended(5);
     journal.finding(hang);
+    journal.counters(sampleCounters());
     // no finish(): killed
   }
   // a third step cut short: its rows arrived, its step line only in part
@@ -241,6 +265,7 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
   ASSERT_EQ(f.topology.ranks.size(), 3u);
   expectSameRecords(rankColumns(), f.topology.ranks[2], sampleTopology().ranks[2]);
   EXPECT_EQ(f.topology.nodes[1].gpuLinks, sampleTopology().nodes[1].gpuLinks);
+  expectSameInventory(f.topology.inventory, sampleTopology().inventory, sampleCounters());
   ASSERT_EQ(f.steps.size(), 2u);
   expectSameRecords(stepColumns(), f.steps[1], sampleStep(1, true, "waived"));
   ASSERT_EQ(f.collectives.size(), 2u);  // step 2's row is not kept without its step line
@@ -289,7 +314,7 @@ TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
       readResults(path);
       FAIL() << bad;
     } catch (const core::UsageError& e) {
-      EXPECT_TRUE(std::string(e.what()).find("is damaged at line 9") != std::string::npos ||
+      EXPECT_TRUE(std::string(e.what()).find("is damaged at line 14") != std::string::npos ||
                   std::string(e.what()).find("not a fabricmap results journal") != std::string::npos)
           << bad << ": " << e.what();
     }
@@ -361,7 +386,12 @@ TEST(ResultsFile, JsonCarriesEveryRecord) {
     sink.finish(true);
   }
   const auto j = toJson(readResults(path));
-  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["schema_version"], 4);
+  EXPECT_EQ(j["inventory"]["nics"][0]["rate"], 400);
+  EXPECT_EQ(j["inventory"]["nics"][1]["kind"], "ethernet");
+  EXPECT_EQ(j["inventory"]["pcie"][0]["width"], 8);
+  EXPECT_EQ(j["inventory"]["node"][0]["gpudirect"], "no");
+  EXPECT_TRUE(j["inventory"]["counters"].empty());
   EXPECT_EQ(j["complete"], true);
   EXPECT_EQ(j["provenance"]["slurm_job_id"], "4242");
   EXPECT_EQ(j["provenance"]["run_config"]["iters"], 20);  // embedded JSON, not a string

@@ -14,6 +14,8 @@ TEST(TopoSysfs, BusIdsAndRates) {
   EXPECT_EQ(parseIbRate("2.5 Gb/sec (1X SDR)"), 2.5);
   EXPECT_FALSE(parseIbRate("").has_value());
   EXPECT_FALSE(parseIbRate("fast").has_value());
+  EXPECT_FALSE(parseIbRate("inf Gb/sec").has_value());  // found by fuzzing: no rate is infinite
+  EXPECT_FALSE(parseIbRate("nan").has_value());
   EXPECT_EQ(parseIbLinkLayer("InfiniBand"), LinkLayer::kInfiniBand);
   EXPECT_EQ(parseIbLinkLayer("Ethernet"), LinkLayer::kRoce);
   EXPECT_EQ(parseIbLinkLayer("Unspecified"), LinkLayer::kUnknown);

@@ -4,6 +4,7 @@
 
 #include "tests/unit/topologies/topo_support.h"
 #include "topologies/inventory.h"
+#include "topologies/inventory_records.h"
 
 namespace fabricmap::topologies {
 namespace {
@@ -23,6 +24,7 @@ TEST(Inventory, TheKernelsTexts) {
   EXPECT_EQ(parsePcieSpeed("32.0 GT/s PCIe"), 32.0);
   EXPECT_EQ(parsePcieSpeed("2.5 GT/s"), 2.5);
   EXPECT_FALSE(parsePcieSpeed("Unknown speed").has_value());
+  EXPECT_FALSE(parsePcieSpeed("infinity GT/s").has_value());  // found by fuzzing
   EXPECT_FALSE(parsePcieSpeed("").has_value());
   EXPECT_EQ(portStateName("4: ACTIVE"), "ACTIVE");
   EXPECT_EQ(portStateName("5: LinkUp "), "LinkUp");
@@ -116,6 +118,36 @@ TEST(Inventory, ThisMachine) {
   if (!inv.ports.empty()) GTEST_SKIP() << "this machine has RDMA ports; the no-RDMA case is covered elsewhere";
   EXPECT_EQ(inv.gpuDirect.ready, Tristate::kUnknown);
   EXPECT_TRUE(inv.gpuDirect.how == "no GPU" || inv.gpuDirect.how == "no RDMA NIC") << inv.gpuDirect.how;
+}
+
+// The forms an inventory travels in: JSON (rank to rank 0, `inventory --json`) and the results
+// file's rows, each read back whole.
+TEST(Inventory, ThroughJsonAndTheFilesRows) {
+  for (const char* name : {"healthy-8gpu-8nic", "nic-200g-port-down", "gpu-pcie-x8", "no-peermem"}) {
+    const Inventory inv = readInventory(tree(name));
+    const auto json = inventoryJson(inv);
+    const Inventory back = fromInventoryJson(nlohmann::json::parse(json.dump()));
+    EXPECT_EQ(inventoryJson(back), json) << name;
+    const core::InventoryRows rows = inventoryRows(inv, 5);
+    EXPECT_EQ(rows.nics.size(), inv.ports.size() + inv.ethernet.size()) << name;
+    ASSERT_EQ(rows.nodes.size(), 1u);
+    EXPECT_EQ(rows.nodes[0].node, 5);
+    EXPECT_EQ(rows.nodes[0].gpuDirect, std::string(tristateName(inv.gpuDirect.ready))) << name;
+    EXPECT_EQ(inventoryJson(inventoryOf(rows, 5)), json) << name;
+    EXPECT_TRUE(inventoryOf(rows, 4).ports.empty()) << "another node's rows";
+  }
+  // what another build might send: unknown keys ignored, wrong types unknown, never an exception
+  const Inventory odd = fromInventoryJson(nlohmann::json::parse(
+      R"({"ports": [{"device": 7, "port": "one", "rate_gbps": 400, "counters": {"symbol_error": -1}}], "gpus": "8",
+          "gpudirect": {"ready": "maybe"}, "extra": true})"));
+  ASSERT_EQ(odd.ports.size(), 1u);
+  EXPECT_EQ(odd.ports[0].device, "");
+  EXPECT_EQ(odd.ports[0].port, 0);
+  EXPECT_EQ(odd.ports[0].rateGbps, 400);
+  EXPECT_TRUE(odd.ports[0].counters.empty());
+  EXPECT_EQ(odd.gpus, 0);
+  EXPECT_EQ(odd.gpuDirect.ready, Tristate::kUnknown);
+  EXPECT_TRUE(fromInventoryJson(nlohmann::json::parse("[1, 2]")).ports.empty());
 }
 
 }  // namespace
