@@ -69,7 +69,8 @@ std::string formatRanks(std::span<const int> ranks) {
   std::size_t i = 0;
   while (i < ranks.size()) {
     std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    // (a hostile file's INT_MAX has no next rank)
+    while (j + 1 < ranks.size() && ranks[j] < std::numeric_limits<int>::max() && ranks[j + 1] == ranks[j] + 1) ++j;
     if (!out.empty()) out += ',';
     if (j == i) {
       out += fmt::format("{}", ranks[i]);

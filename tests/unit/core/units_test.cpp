@@ -62,6 +62,8 @@ TEST(Units, FormatsRankRanges) {
   EXPECT_EQ(formatRanks(a), "0-3");
   EXPECT_EQ(formatRanks(b), "0,2-4,7");
   EXPECT_EQ(formatRanks(std::vector<int>{}), "");
+  const std::vector<int> edge{2147483646, 2147483647};  // found by fuzzing: no rank after INT_MAX
+  EXPECT_EQ(formatRanks(edge), "2147483646-2147483647");
 }
 
 TEST(DTypes, TableAndNames) {
