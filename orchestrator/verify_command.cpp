@@ -32,6 +32,12 @@ std::string listProfiles() {
                        p.gpuModel ? " (" + *p.gpuModel + ")" : "", p.minIntraAllReduceBusbw.value_or(0),
                        p.minInterAllReduceBusbwPerNic.value_or(0), p.minPairFraction.value_or(0),
                        p.minScalingEfficiency.value_or(0), core::formatBytes(p.minPlateauBytes));
+    if (p.minGpuMemoryGb || p.minNicRateGbps || p.gpuDirectRequired) {
+      out += fmt::format("    hardware: GPU memory >= {:g} GB, active RDMA ports >= {:g} Gb/s, {:g} per GPU, GPUDirect {}, "
+                         "node pairs >= {:.2f} of the line rate\n",
+                         p.minGpuMemoryGb.value_or(0), p.minNicRateGbps.value_or(0), p.minNicsPerGpu.value_or(0),
+                         p.gpuDirectRequired ? "required" : "not required", p.minLineRateFraction.value_or(0));
+    }
     for (const std::string& s : p.sources) out += "    " + s + "\n";
   }
   return out;

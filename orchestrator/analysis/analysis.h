@@ -120,6 +120,24 @@ std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology
 std::vector<core::Finding> analyze(const core::Matrices& m, const core::Topology& topology, const AnalysisConfig& c,
                                    const std::vector<std::string_view>& rules);
 
+// A node's inter-node bandwidth against its NICs' line rate (below_line_rate, and verify's
+// min_line_rate_fraction): its measured node pairs, both ways, each as a share of what the pair's
+// slower end carries (`declaredGBps` per node when > 0, else the sum of its active RDMA ports'
+// rates in topology.inventory). Nodes whose line rate is unknown are left out; none at all when
+// the node pairs were not measured whole (figures derived from rank pairs are one NIC's, unless
+// every node is one rank).
+struct LineRateShare {
+  int node = 0;
+  double lineGBps = 0;          // what the node's NICs carry
+  double medianGBps = 0;        // its pairs' median
+  std::vector<double> shares;   // each pair's share of what it can carry
+  double share() const;         // their median
+};
+std::vector<LineRateShare> lineRateShares(const core::Matrices& m, const core::Topology& topology, double declaredGBps);
+// How `node`'s line rate was decided, for messages: "declared (--line-rate)" or "its N active RDMA
+// port(s) carry".
+std::string lineRateSource(const core::Topology& topology, double declaredGBps, int node);
+
 // One rule of the analysis: its name and one line on what it names.
 struct AnalysisRule {
   std::string_view name;

@@ -136,8 +136,8 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
 
 // What node `node`'s NICs carry, GB/s: the declared line rate, else the sum of its active RDMA
 // ports' rates in the inventory (0: not known, and nothing is judged).
-double lineRateOf(const core::Topology& topo, const AnalysisConfig& c, int node) {
-  if (c.lineRateGBps > 0) return c.lineRateGBps;
+double lineRateOf(const core::Topology& topo, double declaredGBps, int node) {
+  if (declaredGBps > 0) return declaredGBps;
   double gbps = 0;
   for (const core::NicRecord& n : topo.inventory.nics) {
     if (n.node == node && n.kind == "rdma" && n.state == "ACTIVE" && n.rateGbps > 0) gbps += n.rateGbps;
@@ -145,55 +145,32 @@ double lineRateOf(const core::Topology& topo, const AnalysisConfig& c, int node)
   return gbps / 8;
 }
 
-std::string lineRateSource(const core::Topology& topo, const AnalysisConfig& c, int node) {
-  if (c.lineRateGBps > 0) return "declared (--line-rate)";
-  const auto ports = std::count_if(topo.inventory.nics.begin(), topo.inventory.nics.end(), [&](const core::NicRecord& n) {
-    return n.node == node && n.kind == "rdma" && n.state == "ACTIVE" && n.rateGbps > 0;
-  });
-  return fmt::format("its {} active RDMA port(s) carry", ports);
-}
-
 }  // namespace
 
-// below_line_rate: each node's measured node pairs (all of its ranks at once), both ways, against
-// what the slower end's NICs carry; the node's median share below --line-rate-fraction names it,
-// however equally slow every node is.
+// below_line_rate: a node whose share of its line rate (lineRateShares) is under
+// --line-rate-fraction, however equally slow every node is.
 void belowLineRateRule(RuleContext& ctx, std::vector<Finding>& findings) {
-  const core::Matrix& bw = ctx.m.nodeBw;
-  // node figures derived from rank pairs are one rank pair's (one NIC's), unless a node is one rank
-  const bool wholeNodes = ctx.m.nodeMeasured || std::all_of(ctx.topo.nodes.begin(), ctx.topo.nodes.end(),
-                                                            [](const core::NodeRecord& n) { return n.ranks == 1; });
-  if (!wholeNodes || bw.n < 2) return;
-  std::vector<double> line;
-  for (int x = 0; x < bw.n; ++x) line.push_back(lineRateOf(ctx.topo, ctx.c, x));
-  for (int x = 0; x < bw.n; ++x) {
-    if (line[static_cast<std::size_t>(x)] <= 0) continue;
-    std::vector<double> shares;
-    std::vector<double> values;
-    bw.forEachCell([&](int a, int b, float v) {
-      const double carry = std::min(line[static_cast<std::size_t>(a)], line[static_cast<std::size_t>(b)]);
-      if ((a != x && b != x) || a == b || carry <= 0) return;
-      shares.push_back(v / carry);
-      values.push_back(v);
-    });
-    if (shares.empty() || core::median(shares) >= ctx.c.lineRateFraction) continue;
+  const double bar = ctx.c.lineRateFraction;
+  for (const LineRateShare& node : lineRateShares(ctx.m, ctx.topo, ctx.c.lineRateGBps)) {
+    if (node.share() >= bar) continue;
     Finding f;
     f.kind = core::FindingKind::kBelowLineRate;
-    f.nodeA = x;
-    f.subject = nodeName(ctx.topo, x);
-    f.measured = core::median(values);
-    f.expected = line[static_cast<std::size_t>(x)];
-    f.ratio = core::median(shares);
+    f.nodeA = node.node;
+    f.subject = nodeName(ctx.topo, node.node);
+    f.measured = node.medianGBps;
+    f.expected = node.lineGBps;
+    f.ratio = node.share();
     f.unit = "GB/s";
-    f.severity = f.ratio < ctx.c.lineRateFraction / 2 ? core::Severity::kError : core::Severity::kWarning;
-    const auto below = std::count_if(shares.begin(), shares.end(), [&](double r) { return r < ctx.c.lineRateFraction; });
-    f.confidence = static_cast<double>(below) / static_cast<double>(shares.size()) * (shares.size() >= 2 ? 1.0 : 0.5);
+    f.severity = f.ratio < bar / 2 ? core::Severity::kError : core::Severity::kWarning;
+    const auto below = std::count_if(node.shares.begin(), node.shares.end(), [&](double r) { return r < bar; });
+    const auto pairs = node.shares.size();
+    f.confidence = static_cast<double>(below) / static_cast<double>(pairs) * (pairs >= 2 ? 1.0 : 0.5);
     f.message = fmt::format(
         "{}: {:.2f} GB/s to and from its peers (median of {} node pairs, {} below the bar) is {:.2f}x of the {:.2f} GB/s "
         "{}, below {:.2f} - check the NICs' firmware and settings, the ranks' NIC binding and the fabric's rate; "
         "confidence {:.2f}",
-        f.subject, f.measured, shares.size(), below, f.ratio, f.expected, lineRateSource(ctx.topo, ctx.c, x),
-        ctx.c.lineRateFraction, f.confidence);
+        f.subject, f.measured, pairs, below, f.ratio, f.expected, lineRateSource(ctx.topo, ctx.c.lineRateGBps, node.node),
+        bar, f.confidence);
     findings.push_back(std::move(f));
   }
 }
@@ -207,3 +184,44 @@ void intraNodeRule(RuleContext& ctx, std::vector<Finding>& findings) {
 }
 
 }  // namespace fabricmap::orchestrator::internal
+
+namespace fabricmap::orchestrator {
+
+double LineRateShare::share() const { return core::median(shares); }
+
+std::vector<LineRateShare> lineRateShares(const core::Matrices& m, const core::Topology& topology, double declaredGBps) {
+  const core::Matrix& bw = m.nodeBw;
+  const bool wholeNodes = m.nodeMeasured || std::all_of(topology.nodes.begin(), topology.nodes.end(),
+                                                        [](const core::NodeRecord& n) { return n.ranks == 1; });
+  std::vector<LineRateShare> out;
+  if (!wholeNodes || bw.n < 2) return out;
+  std::vector<double> line;
+  for (int x = 0; x < bw.n; ++x) line.push_back(internal::lineRateOf(topology, declaredGBps, x));
+  for (int x = 0; x < bw.n; ++x) {
+    LineRateShare node;
+    node.node = x;
+    node.lineGBps = line[static_cast<std::size_t>(x)];
+    if (node.lineGBps <= 0) continue;
+    std::vector<double> values;
+    bw.forEachCell([&](int a, int b, float v) {
+      const double carry = std::min(line[static_cast<std::size_t>(a)], line[static_cast<std::size_t>(b)]);
+      if ((a != x && b != x) || a == b || carry <= 0) return;
+      node.shares.push_back(v / carry);
+      values.push_back(v);
+    });
+    if (values.empty()) continue;
+    node.medianGBps = core::median(values);
+    out.push_back(std::move(node));
+  }
+  return out;
+}
+
+std::string lineRateSource(const core::Topology& topology, double declaredGBps, int node) {
+  if (declaredGBps > 0) return "declared (--line-rate)";
+  const auto ports = std::count_if(topology.inventory.nics.begin(), topology.inventory.nics.end(), [&](const core::NicRecord& n) {
+    return n.node == node && n.kind == "rdma" && n.state == "ACTIVE" && n.rateGbps > 0;
+  });
+  return fmt::format("its {} active RDMA port(s) carry", ports);
+}
+
+}  // namespace fabricmap::orchestrator

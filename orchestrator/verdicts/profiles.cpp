@@ -31,7 +31,7 @@ constexpr std::size_t kMaxLineBytes = 1024;
 std::vector<Profile> makeBuiltins() {
   // HGX 8-GPU boards: NVSwitch full mesh, one rail NIC per GPU.
   const auto hgx = [](const char* name, const char* model, double intraPractical, const char* intraSource,
-                      double nicPractical, const char* nicSource) {
+                      double nicPractical, const char* nicSource, double memoryGb, double nicGbps) {
     Profile p;
     p.name = name;
     p.source = "built-in";
@@ -44,7 +44,20 @@ std::vector<Profile> makeBuiltins() {
     p.minPairFraction = 0.9;
     p.minScalingEfficiency = 0.8;
     p.minPlateauBytes = kGiB;
+    p.minGpuMemoryGb = memoryGb;
+    p.minNicRateGbps = nicGbps;
+    p.minNicsPerGpu = 1;
+    p.gpuDirectRequired = true;
+    p.minLineRateFraction = 0.8;
     p.sources = {
+        fmt::format("gpu_memory_gb {:g}: the product's memory (NVML's total is a little more: 80 GB H100 85.5, 141 GB "
+                    "H200 150.7)",
+                    memoryGb),
+        fmt::format("nic_rate_gbps {:g}: the rail NICs' rate on these systems (REFERENCE.md)", nicGbps),
+        "nics_per_gpu 1: one rail NIC per GPU on HGX systems (REFERENCE.md)",
+        "gpudirect required: NCCL's inter-node GPU traffic bypasses host memory only with GPUDirect RDMA",
+        "min_line_rate_fraction 0.8: ib_write_bw reaches 46-49 of 50 GB/s on 400G (REFERENCE.md); 0.8 leaves room "
+        "for the host path (max_link_errors is left to profile files: fabrics' error thresholds differ)",
         fmt::format("min_intra_allreduce_busbw {:.1f} GB/s = 0.8 x {:.0f} GB/s, {}", *p.minIntraAllReduceBusbw,
                     intraPractical, intraSource),
         fmt::format("min_inter_allreduce_busbw_per_nic {:.1f} GB/s = 0.8 x {:.0f} GB/s, {}",
@@ -58,14 +71,16 @@ std::vector<Profile> makeBuiltins() {
     return p;
   };
   std::vector<Profile> all;
+  constexpr const char* kNdr = "400G NDR per NIC 46-49 GB/s (REFERENCE.md: nccl-tests issues 119, 160, 290)";
+  constexpr const char* kA100 = "8x A100 SXM all_reduce 230-235 GB/s (REFERENCE.md: nccl-tests issue 175, Azure ND A100 v4)";
+  constexpr const char* kHdr = "200G HDR per NIC ~24 GB/s (REFERENCE.md; DGX A100 8x200G ~192 = 8 x 24, nccl issue 812)";
   all.push_back(hgx("hgx-h100-8", "H100", 370,
-                    "8x H100 SXM Ring all_reduce (REFERENCE.md: nccl-tests issue 212; NVLS reaches ~480)", 46,
-                    "400G NDR per NIC 46-49 GB/s (REFERENCE.md: nccl-tests issues 119, 160, 290)"));
-  all.push_back(hgx("hgx-a100-8", "A100", 230,
-                    "8x A100 SXM all_reduce 230-235 GB/s (REFERENCE.md: nccl-tests issue 175, Azure ND A100 v4)", 24,
-                    "200G HDR per NIC ~24 GB/s (REFERENCE.md; DGX A100 8x200G ~192 = 8 x 24, nccl issue 812)"));
+                    "8x H100 SXM Ring all_reduce (REFERENCE.md: nccl-tests issue 212; NVLS reaches ~480)", 46, kNdr, 80,
+                    400));
+  all.push_back(hgx("hgx-a100-8", "A100", 230, kA100, 24, kHdr, 80, 200));
+  all.push_back(hgx("hgx-a100-40gb-8", "A100", 230, kA100, 24, kHdr, 40, 200));
   all.push_back(hgx("hgx-h200-8", "H200", 475, "8x H200 SXM all_reduce ~475-480 GB/s (REFERENCE.md: nccl-tests issue 272)",
-                    46, "400G NDR per NIC 46-49 GB/s (REFERENCE.md: nccl-tests issues 119, 160, 290)"));
+                    46, kNdr, 141, 400));
   Profile pcie;
   pcie.name = "pcie-8";
   pcie.source = "built-in";
@@ -181,6 +196,23 @@ class Parser {
       std::optional<double>& field = key == "min_pair_fraction" ? p_.minPairFraction : p_.minScalingEfficiency;
       field = none ? std::nullopt : std::optional<double>(number(line, key, value, 0, key == "min_pair_fraction" ? 1 : 2));
       noted(value);
+    } else if (key == "gpu_memory_gb" || key == "nic_rate_gbps" || key == "nics_per_gpu" ||
+               key == "min_line_rate_fraction") {
+      std::optional<double>& field = key == "gpu_memory_gb"   ? p_.minGpuMemoryGb
+                                     : key == "nic_rate_gbps" ? p_.minNicRateGbps
+                                     : key == "nics_per_gpu"  ? p_.minNicsPerGpu
+                                                              : p_.minLineRateFraction;
+      const double most = key == "min_line_rate_fraction" ? 1 : key == "nics_per_gpu" ? 64 : 1e5;
+      field = none ? std::nullopt : std::optional<double>(number(line, key, value, 0, most));
+      noted(value);
+    } else if (key == "gpudirect") {
+      if (!none && value != "required") fail(line, fmt::format("gpudirect: '{}' is not required or none", shown(value)));
+      p_.gpuDirectRequired = !none;
+      noted(value);
+    } else if (key == "max_link_errors") {
+      p_.maxLinkErrors = none ? std::nullopt
+                              : std::optional<std::uint64_t>(integer(line, key, value, 0, 1000000000));
+      noted(value);
     } else if (key == "min_plateau_bytes") {
       try {
         p_.minPlateauBytes = none ? 0 : core::parseBytes(value, key);
@@ -191,7 +223,8 @@ class Parser {
     } else {
       fail(line, fmt::format("unknown key '{}' (base, name, topology_class, gpus_per_node, gpu_model, "
                              "min_intra_allreduce_busbw, min_inter_allreduce_busbw_per_nic, nics_per_node, "
-                             "min_pair_fraction, min_scaling_efficiency, min_plateau_bytes)",
+                             "min_pair_fraction, min_scaling_efficiency, min_plateau_bytes, gpu_memory_gb, "
+                             "nic_rate_gbps, nics_per_gpu, gpudirect, max_link_errors, min_line_rate_fraction)",
                              shown(key)));
     }
   }
@@ -206,7 +239,8 @@ class Parser {
 
 bool Profile::requiresSomething() const {
   return topologyClass || gpusPerNode || gpuModel || minIntraAllReduceBusbw || minInterAllReduceBusbwPerNic ||
-         minPairFraction || minScalingEfficiency;
+         minPairFraction || minScalingEfficiency || minGpuMemoryGb || minNicRateGbps || minNicsPerGpu ||
+         gpuDirectRequired || maxLinkErrors || minLineRateFraction;
 }
 
 const std::vector<Profile>& builtinProfiles() {

@@ -24,6 +24,16 @@ struct Profile {
   std::optional<int> nicsPerNode;  // used when the file records no NICs (host-memory runs)
   std::optional<double> minPairFraction;      // worst pair / median of its link class, 0..1
   std::optional<double> minScalingEfficiency;  // /patterns/scaling "gpus" at the largest n
+  // The hardware, from the file's /inventory and ranks (issue 16): each GPU's memory in GB (1e9 B,
+  // NVML's total: an 80 GB H100 shows 85.5), every active RDMA port's rate (Gb/s), active RDMA
+  // ports per GPU, GPUDirect RDMA on every node, the error counters' growth during the run per
+  // node, and each node's node pairs as a share of what its NICs carry (analysis lineRateShares).
+  std::optional<double> minGpuMemoryGb;
+  std::optional<double> minNicRateGbps;
+  std::optional<double> minNicsPerGpu;
+  bool gpuDirectRequired = false;
+  std::optional<std::uint64_t> maxLinkErrors;
+  std::optional<double> minLineRateFraction;
   // The largest all_reduce size measured must reach this for a plateau to be judged (NVSwitch
   // busbw plateaus only at multi-GiB messages; a 256 MiB sweep would judge the ramp). 0: any.
   std::uint64_t minPlateauBytes = 0;
@@ -31,7 +41,8 @@ struct Profile {
   bool requiresSomething() const;
 };
 
-// The built-in profiles, in order: hgx-h100-8, hgx-a100-8, hgx-h200-8, pcie-8.
+// The built-in profiles, in order: hgx-h100-8, hgx-a100-8 (80 GB), hgx-a100-40gb-8, hgx-h200-8,
+// pcie-8.
 const std::vector<Profile>& builtinProfiles();
 std::optional<Profile> findProfile(std::string_view name);
 std::string profileNames();  // "hgx-h100-8, hgx-a100-8, ..." for messages

@@ -13,6 +13,7 @@
 
 #include "core/stats.h"
 #include "core/units.h"
+#include "orchestrator/analysis/analysis.h"
 #include "orchestrator/analysis/plateau.h"
 #include "orchestrator/verdicts/predict.h"
 
@@ -329,6 +330,138 @@ void checkScaling(const Profile& profile, const results::ResultsFile& file, Judg
                                   core::formatBytes(full->bytes), full->busbw, full->n, smallest));
 }
 
+// The hardware checks read the file's /inventory: a node without rows there (a file of schema 3, a
+// node whose sysfs could not be read) has its checks missing, never failed.
+const core::NodeInventoryRecord* inventoryOf(const results::ResultsFile& file, int node) {
+  for (const auto& r : file.topology.inventory.nodes) {
+    if (r.node == node) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<const core::NicRecord*> activeRdmaPorts(const results::ResultsFile& file, int node) {
+  std::vector<const core::NicRecord*> out;
+  for (const auto& n : file.topology.inventory.nics) {
+    if (n.node == node && n.kind == "rdma" && n.state == "ACTIVE") out.push_back(&n);
+  }
+  return out;
+}
+
+void checkGpuMemory(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.minGpuMemoryGb) return;
+  const double required = *profile.minGpuMemoryGb;
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    const core::RankRecord* least = nullptr;
+    for (const core::RankRecord& r : file.topology.ranks) {
+      if (r.node == n.node && r.gpuMemoryBytes > 0 && (least == nullptr || r.gpuMemoryBytes < least->gpuMemoryBytes)) {
+        least = &r;
+      }
+    }
+    if (least == nullptr) {
+      judge.missing("gpu_memory_gb", nodeLabel(n), fmt::format(">= {:g}", required), "no GPU memory recorded (no GPU)")
+          .requiredValue = required;
+      continue;
+    }
+    const double gb = static_cast<double>(least->gpuMemoryBytes) / 1e9;
+    judge.atLeast("gpu_memory_gb", nodeLabel(n), gb, required, "GB",
+                  fmt::format("its smallest GPU: {} (GPU {}), NVML's total", least->gpuName, least->gpuIndex));
+  }
+}
+
+void checkNics(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    const auto ports = activeRdmaPorts(file, n.node);
+    const bool read = inventoryOf(file, n.node) != nullptr;
+    const std::string none = read ? "no active RDMA port on the node" : "the node's inventory is not in the file";
+    if (profile.minNicRateGbps) {
+      const double required = *profile.minNicRateGbps;
+      const auto slowest = std::min_element(ports.begin(), ports.end(),
+                                            [](const auto* a, const auto* b) { return a->rateGbps < b->rateGbps; });
+      if (slowest == ports.end()) {
+        judge.missing("nic_rate_gbps", nodeLabel(n), fmt::format(">= {:g}", required), none).requiredValue = required;
+      } else {
+        judge.atLeast("nic_rate_gbps", nodeLabel(n), (*slowest)->rateGbps, required, "Gb/s",
+                      fmt::format("its slowest active RDMA port: {} port {} ({} of {})", (*slowest)->device,
+                                  (*slowest)->port, (*slowest)->speed.empty() ? "-" : (*slowest)->speed, ports.size()));
+      }
+    }
+    if (profile.minNicsPerGpu) {
+      const double required = *profile.minNicsPerGpu;
+      if (!read || n.gpus == 0) {
+        judge.missing("nics_per_gpu", nodeLabel(n), fmt::format(">= {:g}", required), read ? "no GPU on the node" : none)
+            .requiredValue = required;
+      } else {
+        judge.atLeast("nics_per_gpu", nodeLabel(n), static_cast<double>(ports.size()) / n.gpus, required, "",
+                      fmt::format("{} active RDMA port(s) for {} GPUs", ports.size(), n.gpus));
+      }
+    }
+  }
+}
+
+void checkGpuDirect(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.gpuDirectRequired) return;
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    const core::NodeInventoryRecord* inv = inventoryOf(file, n.node);
+    if (inv == nullptr || inv->gpuDirect == "unknown" || inv->gpuDirect.empty()) {
+      judge.missing("gpudirect", nodeLabel(n), "yes",
+                    inv == nullptr ? "the node's inventory is not in the file" : inv->gpuDirectHow);
+      continue;
+    }
+    judge.equal("gpudirect", nodeLabel(n), inv->gpuDirect, "yes", inv->gpuDirect == "yes", inv->gpuDirectHow);
+  }
+}
+
+void checkLinkErrors(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.maxLinkErrors) return;
+  const auto most = static_cast<double>(*profile.maxLinkErrors);
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    std::uint64_t grown = 0;
+    int counters = 0;
+    for (const core::CounterRecord& c : file.topology.inventory.counters) {
+      if (c.node != n.node) continue;
+      ++counters;
+      grown += c.end >= c.start ? c.end - c.start : c.end;  // a counter that went down was reset
+    }
+    if (counters == 0) {
+      judge.missing("max_link_errors", nodeLabel(n), fmt::format("<= {:g}", most),
+                    "no RDMA port counters read at the run's start and end");
+      continue;
+    }
+    Check& c = judge.equal("max_link_errors", nodeLabel(n), fmt::format("{}", grown), fmt::format("<= {:g}", most),
+                           static_cast<double>(grown) <= most,
+                           fmt::format("growth of {} error counters during the run", counters));
+    c.measuredValue = static_cast<double>(grown);
+    c.requiredValue = most;
+  }
+}
+
+// The line rate the run declared (--line-rate, in its recorded configuration), else 0.
+double declaredLineRate(const results::ResultsFile& file) {
+  const auto config = nlohmann::json::parse(file.provenance.runConfig, nullptr, false);
+  if (config.is_discarded() || !config.is_object() || !config.contains("line_rate")) return 0;
+  return config["line_rate"].is_number() ? config["line_rate"].get<double>() : 0;
+}
+
+void checkLineRate(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.minLineRateFraction) return;
+  const double required = *profile.minLineRateFraction;
+  const double declared = declaredLineRate(file);
+  const auto shares = lineRateShares(file.matrices, file.topology, declared);
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    const auto mine = std::find_if(shares.begin(), shares.end(), [&](const LineRateShare& s) { return s.node == n.node; });
+    if (mine == shares.end()) {
+      judge.missing("line_rate_fraction", nodeLabel(n), fmt::format(">= {:.3f}", required),
+                    file.matrices.pairsMeasured ? "its line rate is unknown (no active RDMA port, no --line-rate)"
+                                                : "no pairwise node matrix (run with --pairwise)")
+          .requiredValue = required;
+      continue;
+    }
+    judge.atLeast("line_rate_fraction", nodeLabel(n), mine->share(), required, "",
+                  fmt::format("median of {} node pairs {:.2f} GB/s of the {:.2f} GB/s {}", mine->shares.size(),
+                              mine->medianGBps, mine->lineGBps, lineRateSource(file.topology, declared, n.node)));
+  }
+}
+
 }  // namespace
 
 std::string_view name(CheckStatus s) {
@@ -351,6 +484,11 @@ Verification verify(const Profile& profile, const results::ResultsFile& file, bo
   checkInter(profile, file, judge, v.notes);
   checkPairs(profile, file, judge);
   checkScaling(profile, file, judge);
+  checkGpuMemory(profile, file, judge);
+  checkNics(profile, file, judge);
+  checkGpuDirect(profile, file, judge);
+  checkLinkErrors(profile, file, judge);
+  checkLineRate(profile, file, judge);
   for (const Check& c : v.checks) {
     if (c.status == CheckStatus::kFail) {
       ++v.failed;
@@ -380,6 +518,12 @@ Json verificationToJson(const Verification& v) {
   profile["min_pair_fraction"] = orNull(v.profile.minPairFraction);
   profile["min_scaling_efficiency"] = orNull(v.profile.minScalingEfficiency);
   profile["min_plateau_bytes"] = v.profile.minPlateauBytes;
+  profile["gpu_memory_gb"] = orNull(v.profile.minGpuMemoryGb);
+  profile["nic_rate_gbps"] = orNull(v.profile.minNicRateGbps);
+  profile["nics_per_gpu"] = orNull(v.profile.minNicsPerGpu);
+  profile["gpudirect"] = v.profile.gpuDirectRequired ? Json("required") : Json(nullptr);
+  profile["max_link_errors"] = orNull(v.profile.maxLinkErrors);
+  profile["min_line_rate_fraction"] = orNull(v.profile.minLineRateFraction);
   profile["sources"] = v.profile.sources;
   Json checks = Json::array();
   for (const Check& c : v.checks) {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "orchestrator/analysis/plateau.h"
 #include "orchestrator/verdicts/profiles.h"
@@ -147,6 +149,92 @@ TEST(VerifyPlateau, AnAverageOverSizesWouldFailWhereThePlateauPasses) {
   EXPECT_EQ(v.checks[0].status, CheckStatus::kPass);
 }
 
+// A profile without the hardware keys (the tests of the other checks).
+Profile withoutInventory(Profile p) {
+  p.minGpuMemoryGb.reset();
+  p.minNicRateGbps.reset();
+  p.minNicsPerGpu.reset();
+  p.gpuDirectRequired = false;
+  p.maxLinkErrors.reset();
+  p.minLineRateFraction.reset();
+  return p;
+}
+
+// Two nodes of 8 GPUs as a run records them: 8 active 400G ports each, GPUDirect, GPU memory as
+// NVML gives it (an 80 GB H100: 81559 MiB), counters unchanged, node pairs at 45 GB/s.
+results::ResultsFile hardwareFile() {
+  results::ResultsFile f = fileWith(2, 8);
+  for (auto& r : f.topology.ranks) r.gpuMemoryBytes = 81559ull << 20;
+  for (int n = 0; n < 2; ++n) {
+    for (int d = 0; d < 8; ++d) {
+      f.topology.inventory.nics.push_back({n, fmt::format("mlx5_{}", d), 1, "rdma", "ACTIVE", "LinkUp", 400, 4, "NDR",
+                                           "IB", "", "", 0});
+      f.topology.inventory.counters.push_back({n, fmt::format("mlx5_{}", d), 1, "symbol_error", 7, 7});
+    }
+    f.topology.inventory.nodes.push_back({n, 8, "yes", "nvidia_peermem loaded", ""});
+  }
+  f.matrices.pairsMeasured = true;
+  f.matrices.nodeMeasured = true;
+  f.matrices.nodeBw.n = 2;
+  f.matrices.nodeBw.values = {std::nanf(""), 360.0f, 360.0f, std::nanf("")};  // 0.9 of 8 x 50 GB/s
+  return f;
+}
+
+Profile hardwareOnly() {
+  Profile p;
+  p.minGpuMemoryGb = 80;
+  p.minNicRateGbps = 400;
+  p.minNicsPerGpu = 1;
+  p.gpuDirectRequired = true;
+  p.maxLinkErrors = 10;
+  p.minLineRateFraction = 0.8;
+  return p;
+}
+
+TEST(Verify, TheHardwareAsLeased) {
+  const Verification v = verify(hardwareOnly(), hardwareFile(), false);
+  EXPECT_EQ(v.checks.size(), 12u);  // six checks on each of two nodes
+  EXPECT_TRUE(v.pass) << (v.reasons.empty() ? "" : v.reasons[0]);
+  EXPECT_NEAR(*find(v, "gpu_memory_gb", "node1")->measuredValue, 85.52, 0.01);
+  EXPECT_DOUBLE_EQ(*find(v, "line_rate_fraction", "node0")->measuredValue, 0.9);
+}
+
+// What a lease's "8x H100 80GB, 8x 400G, GPUDirect" hides, one fault at a time.
+TEST(Verify, TheHardwareThatIsNot) {
+  const auto failing = [](const results::ResultsFile& f) {
+    const Verification v = verify(hardwareOnly(), f, false);
+    std::vector<std::string> out;
+    for (const Check& c : v.checks) {
+      if (c.status != CheckStatus::kPass) out.push_back(c.check + " " + c.subject + " " + std::string(name(c.status)));
+    }
+    return out;
+  };
+  results::ResultsFile f = hardwareFile();
+  for (auto& r : f.topology.ranks) {
+    if (r.node == 1 && r.localRank == 3) r.gpuMemoryBytes = 40960ull << 20;  // a 40 GB card
+  }
+  EXPECT_EQ(failing(f), std::vector<std::string>{"gpu_memory_gb node1 (host1) fail"});
+  f = hardwareFile();
+  f.topology.inventory.nics[2].rateGbps = 200;  // node0's mlx5_2 trained at HDR
+  f.topology.inventory.nics[12].state = "DOWN";  // node1's mlx5_4 down: 7 ports for 8 GPUs
+  EXPECT_EQ(failing(f), (std::vector<std::string>{"nic_rate_gbps node0 (host0) fail", "nics_per_gpu node1 (host1) fail"}));
+  f = hardwareFile();
+  f.topology.inventory.nodes[0].gpuDirect = "no";
+  f.topology.inventory.counters[9].end = 30;  // node1's mlx5_1: 23 symbol errors during the run
+  EXPECT_EQ(failing(f), (std::vector<std::string>{"gpudirect node0 (host0) fail", "max_link_errors node1 (host1) fail"}));
+  f = hardwareFile();
+  f.matrices.nodeBw.values = {std::nanf(""), 200.0f, 200.0f, std::nanf("")};  // 0.5 of the line rate, both nodes
+  EXPECT_EQ(failing(f), (std::vector<std::string>{"line_rate_fraction node0 (host0) fail",
+                                                  "line_rate_fraction node1 (host1) fail"}));
+  // a file without the inventory (schema 3, or a node whose sysfs was not read): missing, not failed
+  f = hardwareFile();
+  f.topology.inventory = {};
+  const Verification v = verify(hardwareOnly(), f, false);
+  EXPECT_EQ(v.failed, 0);
+  EXPECT_EQ(v.missing, 10);  // the GPU memory comes from the ranks
+  EXPECT_FALSE(v.pass);
+}
+
 TEST(Verify, EveryNodeJudgedAndTheSlowOneNamed) {
   results::ResultsFile f = fileWith(3, 8);
   f.topology.nodes[2].topologyClass = "PCIE_ONLY";
@@ -156,6 +244,7 @@ TEST(Verify, EveryNodeJudgedAndTheSlowOneNamed) {
   p.minInterAllReduceBusbwPerNic.reset();
   p.minPairFraction.reset();
   p.minScalingEfficiency.reset();
+  p = withoutInventory(p);
   const Verification v = verify(p, f, false);
   EXPECT_EQ(find(v, "topology_class", "node0")->status, CheckStatus::kPass);
   EXPECT_EQ(find(v, "topology_class", "node2")->status, CheckStatus::kFail);
@@ -316,7 +405,7 @@ TEST(Verify, JsonShape) {
 }
 
 TEST(Profiles, BuiltinsStateEveryRequirementWithSources) {
-  for (const std::string name : {"hgx-h100-8", "hgx-a100-8", "hgx-h200-8", "pcie-8"}) {
+  for (const std::string name : {"hgx-h100-8", "hgx-a100-8", "hgx-a100-40gb-8", "hgx-h200-8", "pcie-8"}) {
     const auto p = findProfile(name);
     ASSERT_TRUE(p) << name;
     EXPECT_TRUE(p->topologyClass && p->gpusPerNode && p->minIntraAllReduceBusbw && p->minInterAllReduceBusbwPerNic &&
@@ -325,6 +414,11 @@ TEST(Profiles, BuiltinsStateEveryRequirementWithSources) {
     EXPECT_GE(p->sources.size(), 4u) << name;
   }
   EXPECT_DOUBLE_EQ(*findProfile("hgx-h100-8")->minIntraAllReduceBusbw, 0.8 * 370);
+  EXPECT_DOUBLE_EQ(*findProfile("hgx-a100-8")->minGpuMemoryGb, 80);
+  EXPECT_DOUBLE_EQ(*findProfile("hgx-a100-40gb-8")->minGpuMemoryGb, 40);
+  EXPECT_DOUBLE_EQ(*findProfile("hgx-h200-8")->minNicRateGbps, 400);
+  EXPECT_TRUE(findProfile("hgx-h100-8")->gpuDirectRequired);
+  EXPECT_FALSE(findProfile("pcie-8")->minGpuMemoryGb);
   EXPECT_FALSE(findProfile("custom"));
 }
 
@@ -390,7 +484,10 @@ TEST(Profiles, ErrorsNameTheLine) {
   EXPECT_EQ(errorOf("\xff\xfe = 1\n"), "bad.txt:1: unknown key '\\xff\\xfe' (base, name, topology_class, "
                                        "gpus_per_node, gpu_model, min_intra_allreduce_busbw, "
                                        "min_inter_allreduce_busbw_per_nic, nics_per_node, min_pair_fraction, "
-                                       "min_scaling_efficiency, min_plateau_bytes)");
+                                       "min_scaling_efficiency, min_plateau_bytes, gpu_memory_gb, nic_rate_gbps, "
+                                       "nics_per_gpu, gpudirect, max_link_errors, min_line_rate_fraction)");
+  EXPECT_EQ(errorOf("gpudirect = wanted\n"), "bad.txt:1: gpudirect: 'wanted' is not required or none");
+  EXPECT_EQ(errorOf("min_line_rate_fraction = 1.5\n"), "bad.txt:1: min_line_rate_fraction: 1.5 is outside 0..1");
 }
 
 TEST(Profiles, ReadsAFileAndRefusesWhatIsNot) {
