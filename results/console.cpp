@@ -14,6 +14,7 @@
 
 #include "core/units.h"
 #include "results/culprits.h"
+#include "results/inventory_text.h"
 #include "results/schema.h"
 
 namespace fabricmap::results {
@@ -57,6 +58,25 @@ void printCulprit(std::FILE* out, const Culprit& c) {
 
 }  // namespace
 
+// The nodes' inventory: the most common line once, then each node whose line differs.
+void ConsoleSink::printInventory(const core::Topology& topology) {
+  if (topology.inventory.nodes.empty()) return;
+  std::map<std::string, std::vector<int>> byLine;
+  for (const auto& node : topology.nodes) byLine[inventoryLine(topology, node.node)].push_back(node.node);
+  const auto common = std::max_element(byLine.begin(), byLine.end(),
+                                       [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  fmt::print(out_, "# inventory: {} on {} of {} nodes\n", common->first, common->second.size(), topology.nodes.size());
+  constexpr std::size_t kShown = 32;
+  std::size_t shown = 0;
+  for (const auto& [line, nodes] : byLine) {
+    if (line == common->first) continue;
+    for (const int n : nodes) {
+      if (shown++ < kShown) fmt::print(out_, "#   inventory node {:<3} {:<24} {}\n", n, nodeNames_.at(static_cast<std::size_t>(n)), line);
+    }
+  }
+  if (shown > kShown) fmt::print(out_, "#   ... and {} more nodes that differ (/inventory in the file)\n", shown - kShown);
+}
+
 void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topology,
                         const std::vector<core::ScopeRecord>& scopes) {
   fmt::print(out_, "# fabricmap {} ({}), backend {}, {} ranks on {} node{}{}\n", p.toolVersion,
@@ -85,6 +105,7 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
     fmt::print(out_, "#   node {:<3} {:<24} ranks {:<12} gpus {} class {}\n", node.node,
                node.name, core::formatRanks(ranks), node.gpus, node.topologyClass);
   }
+  printInventory(topology);
   for (const auto& s : scopes) {
     if (s.status == "waived") {
       fmt::print(out_, "# scope {}: waived ({})\n", s.scope, s.reason);

@@ -35,6 +35,7 @@ class ConsoleSink final : public core::RecordSink {
   void recordedFindings(const std::vector<core::Finding>& findings);
 
  private:
+  void printInventory(const core::Topology& topology);
   struct Pending {
     core::StepRecord step;
     std::vector<core::CollectiveRecord> rows;

@@ -1,5 +1,5 @@
 // The HTML report (see report.h): verdict and findings, bandwidth heatmaps, busbw curves,
-// topology, training pattern and scaling tables, provenance. Each section is a function that
+// topology, the inventory (report_inventory.cpp), training pattern and scaling tables, provenance. Each section is a function that
 // appends to the page; SVG is written by hand (a few element kinds, no library needed).
 #include "results/report.h"
 
@@ -1302,14 +1302,16 @@ std::string renderReport(const ResultsFile& file) {
                  p.emulated ? " (emulated)" : "", esc(p.createdUtc), esc(p.toolVersion),
                  file.complete ? "" : " &mdash; INCOMPLETE");
   fmt::format_to(out, "<nav><a href=\"#verdict\">Verdict</a><a href=\"#heatmaps\">Heatmaps</a>{}<a href=\"#curves\">"
-                      "Collectives</a><a href=\"#topology\">Topology</a>{}<a href=\"#provenance\">Provenance</a></nav>\n<main>\n",
+                      "Collectives</a><a href=\"#topology\">Topology</a>{}{}<a href=\"#provenance\">Provenance</a></nav>\n<main>\n",
                  file.hasMatrices && !file.matrices.copies.empty() ? "<a href=\"#copies\">Copies</a>" : "",
+                 file.topology.inventory.nodes.empty() ? "" : "<a href=\"#inventory\">Inventory</a>",
                  file.training.empty() && file.scaling.empty() ? "" : "<a href=\"#patterns\">Training &amp; scaling</a>");
   renderVerdict(out, file);
   renderHeatmaps(out, file);
   renderCopies(out, file);
   renderCurves(out, file);
   renderTopology(out, file);
+  page += renderInventory(file);
   renderPatterns(out, file);
   renderProvenance(out, file);
   fmt::format_to(out, "</main></body></html>\n");

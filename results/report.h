@@ -13,6 +13,10 @@ namespace fabricmap::results {
 // The whole page.
 std::string renderReport(const ResultsFile& file);
 
+// The inventory section (report_inventory.cpp): each node's NICs, PCIe links, GPU memory,
+// GPUDirect and error counters, the cells a finding names marked; empty without /inventory.
+std::string renderInventory(const ResultsFile& file);
+
 // Text for HTML element content and attribute values: & < > " ' escaped, control characters and
 // invalid UTF-8 replaced by U+FFFD (a hostname or message may hold anything).
 std::string htmlEscape(std::string_view text);

@@ -98,6 +98,14 @@ def case_inventory(args, tmp):
                                                                         for n in range(nodes)])
     check(kinds == want, f"inventory findings {kinds}")
     check("# NIC DOWN (vm/0: mlx5_5 port 1)" in p.stdout.replace(os.uname().nodename, "vm"), p.stdout[-2000:])
+    line = (f"# inventory: NICs 1x 200 Gb/s IB (HDR), 1x 25 Gb/s Ethernet, 6x 400 Gb/s IB (NDR); mlx5_5 port 1 DOWN, "
+            f"GPUDirect yes on {nodes} of {nodes} nodes")
+    check(line in p.stdout, f"no inventory line on the console: {p.stdout[:1500]}")
+    shown = subprocess.run([args.fabricmap, "show", out], capture_output=True, text=True, timeout=60)
+    check(shown.returncode == 0 and line in shown.stdout, f"show: {shown.stdout[:1500]}")
+    html = os.path.join(tmp, "inventory.html")
+    r = subprocess.run([args.fabricmap, "report", out, "-o", html], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and 'id="inventory"' in open(html).read(), f"report: {r.stderr}")
     missing = os.path.join(tmp, "missing.h5")
     p = mpirun(args, args.np, [args.fabricmap, "run", "--ops", "all_reduce", "-b", "8", "-e", "8", "-n", "1",
                                "-w", "0", "--sysfs-root", os.path.join(tmp, "no-such-tree"), "-o", missing])

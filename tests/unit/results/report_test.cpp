@@ -239,6 +239,45 @@ TEST(Report, EverySectionOfAFullRunVerdictFirst) {
   EXPECT_NE(html.find("fabricmap run -o run.h5"), std::string::npos);
 }
 
+// The inventory section: a row per node, the cells its findings name marked with their severity.
+TEST(Report, TheInventoryPerNodeWithWhatItsFindingsName) {
+  ResultsFile f = topologyOnly(2, 2);
+  EXPECT_EQ(renderReport(f).find("id=\"inventory\""), std::string::npos);  // a file without /inventory
+  for (int n = 0; n < 2; ++n) {
+    for (int d = 0; d < 2; ++d) {
+      const bool slow = n == 1 && d == 1;
+      f.topology.inventory.nics.push_back({n, fmt::format("mlx5_{}", d), 1, "rdma", "ACTIVE", "LinkUp",
+                                           slow ? 200.0 : 400.0, 4, slow ? "HDR" : "NDR", "IB", "", "", 0});
+    }
+    f.topology.inventory.pcie.push_back({n, "GPU", "0000:18:00.0", true, 32, 32, 16, 16, 32, 16, 0});
+    f.topology.inventory.nodes.push_back({n, 2, "yes", "nvidia_peermem loaded", ""});
+    f.topology.inventory.counters.push_back({n, "mlx5_0", 1, "symbol_error", 3, n == 0 ? 3u : 12u});
+  }
+  f.topology.inventory.nics.push_back({0, "mlx5_2", 1, "rdma", "DOWN", "Disabled", 400, 4, "NDR", "IB", "", "", 0});
+  core::Finding down;
+  down.kind = core::FindingKind::kNicDown;
+  down.severity = core::Severity::kError;
+  down.nodeA = 0;
+  f.findings.push_back(down);
+  core::Finding grew = down;
+  grew.kind = core::FindingKind::kLinkErrors;
+  grew.severity = core::Severity::kWarning;
+  grew.nodeA = 1;
+  f.findings.push_back(grew);
+  const std::string html = renderReport(f);
+  expectSelfContained(html);
+  const auto at = html.find("id=\"inventory\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = html.substr(at, html.find("</section>", at) - at);
+  EXPECT_NE(section.find("<td class=\"sev-error\">2x 400 Gb/s IB (NDR); mlx5_2 port 1 DOWN</td>"), std::string::npos)
+      << section;
+  EXPECT_NE(section.find("<td>1x 200 Gb/s IB (HDR), 1x 400 Gb/s IB (NDR)</td>"), std::string::npos) << section;
+  EXPECT_NE(section.find("<td class=\"sev-warning\">+9 (1 counters)</td>"), std::string::npos) << section;
+  EXPECT_NE(section.find("<td>+0 (1 counters)</td>"), std::string::npos) << section;
+  EXPECT_NE(section.find("yes: nvidia_peermem loaded"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"#inventory\">"), std::string::npos);
+}
+
 // One rank corrupting every all_reduce is one verdict row with its 36 findings folded under it,
 // above the slow node; each row shows its count, worst figure and confidence.
 TEST(Report, FindingsAreOneRowPerCulprit) {
@@ -303,6 +342,9 @@ TEST(Report, HostileTextFromTheFileIsEscapedEverywhere) {
   addPatterns(f);
   f.training[0].ops = evil;
   f.scaling[0].level = evil;
+  f.topology.inventory.nics.push_back({0, evil, 1, "rdma", evil, evil, 400, 4, evil, evil, evil, evil, 0});
+  f.topology.inventory.pcie.push_back({0, evil, evil, true, 16, 32, 8, 16, 32, 16, 0});
+  f.topology.inventory.nodes.push_back({0, 8, evil, evil, evil});
   core::Finding x;
   x.subject = evil;
   x.unit = evil;

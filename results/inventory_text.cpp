@@ -1,0 +1,82 @@
+// One node's inventory in a few words (see inventory_text.h).
+#include "results/inventory_text.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+
+namespace fabricmap::results {
+
+std::string nicsSummary(const core::Topology& t, int node) {
+  std::map<std::string, int> groups;
+  std::vector<std::string> down;
+  for (const core::NicRecord& n : t.inventory.nics) {
+    if (n.node != node) continue;
+    if (n.kind == "rdma" && n.state != "ACTIVE") {
+      down.push_back(fmt::format("{} port {} {}", n.device, n.port, n.state.empty() ? "?" : n.state));
+      continue;
+    }
+    const std::string rate = n.rateGbps > 0 ? fmt::format("{:g} Gb/s", n.rateGbps) : "rate ?";
+    ++groups[fmt::format("{} {}{}", rate, n.linkLayer, n.speed.empty() ? "" : " (" + n.speed + ")")];
+  }
+  std::string out;
+  for (const auto& [what, count] : groups) out += fmt::format("{}{}x {}", out.empty() ? "" : ", ", count, what);
+  for (const std::string& d : down) out += (out.empty() ? "" : "; ") + d;
+  return out.empty() ? "none" : out;
+}
+
+std::string pcieSummary(const core::Topology& t, int node) {
+  int full = 0;
+  std::vector<std::string> below;
+  for (const core::PcieRecord& l : t.inventory.pcie) {
+    if (l.node != node) continue;
+    if (l.width > 0 && l.maxWidth > 0 && (l.width < l.maxWidth || l.speedGTs < l.maxSpeedGTs)) {
+      below.push_back(fmt::format("{} {}: x{} {:g} GT/s of x{} {:g}", l.device, l.busId, l.width, l.speedGTs, l.maxWidth,
+                                  l.maxSpeedGTs));
+    } else {
+      ++full;
+    }
+  }
+  std::string out = fmt::format("{} at their maximum", full);
+  for (const std::string& b : below) out += "; " + b;
+  return out;
+}
+
+std::string gpuMemorySummary(const core::Topology& t, int node) {
+  std::map<std::pair<std::uint64_t, std::string>, int> sizes;
+  std::set<std::string> seen;
+  for (const core::RankRecord& r : t.ranks) {
+    if (r.node != node || r.gpuMemoryBytes == 0) continue;
+    if (seen.insert(r.gpuUuid.empty() ? std::to_string(r.gpuIndex) : r.gpuUuid).second) ++sizes[{r.gpuMemoryBytes, r.gpuName}];
+  }
+  std::string out;
+  for (const auto& [size, count] : sizes) {
+    out += fmt::format("{}{}x {} {}", out.empty() ? "" : ", ", count, core::formatBytes(size.first), size.second);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string countersSummary(const core::Topology& t, int node) {
+  std::uint64_t grown = 0;
+  int read = 0;
+  for (const core::CounterRecord& c : t.inventory.counters) {
+    if (c.node != node) continue;
+    ++read;
+    grown += c.end >= c.start ? c.end - c.start : c.end;
+  }
+  return read == 0 ? "-" : fmt::format("+{} ({} counters)", grown, read);
+}
+
+std::string inventoryLine(const core::Topology& topology, int node) {
+  const auto n = std::find_if(topology.inventory.nodes.begin(), topology.inventory.nodes.end(),
+                              [&](const core::NodeInventoryRecord& r) { return r.node == node; });
+  if (n == topology.inventory.nodes.end()) return "not read";
+  return fmt::format("NICs {}, GPUDirect {}", nicsSummary(topology, node), n->gpuDirect);
+}
+
+}  // namespace fabricmap::results

@@ -1,0 +1,23 @@
+// One node's inventory (/inventory, core::InventoryRows) in a few words, for the console, `show`
+// and the report: plain text (the report escapes it). Formatting only.
+#pragma once
+
+#include <string>
+
+#include "core/records.h"
+
+namespace fabricmap::results {
+
+// "8x 400 Gb/s IB (NDR)", one group per rate, then the ports not active ("mlx5_2 port 1 DOWN");
+// "none" without any.
+std::string nicsSummary(const core::Topology& topology, int node);
+// "9 at their maximum; GPU 0000:18:00.0: x8 16 GT/s of x16 32"
+std::string pcieSummary(const core::Topology& topology, int node);
+// "8x 80 GiB NVIDIA H100 80GB HBM3" (each GPU once; "-" when no GPU memory is known)
+std::string gpuMemorySummary(const core::Topology& topology, int node);
+// "+9 (96 counters)": the error counters' growth during the run; "-" when none were read
+std::string countersSummary(const core::Topology& topology, int node);
+// "NICs 8x 400 Gb/s IB (NDR), GPUDirect yes": the line the console prints per node
+std::string inventoryLine(const core::Topology& topology, int node);
+
+}  // namespace fabricmap::results
