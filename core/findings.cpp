@@ -13,7 +13,7 @@ constexpr std::array<std::pair<Severity, std::string_view>, 3> kSeverities{{
     {Severity::kInfo, "info"},
 }};
 
-constexpr std::array<std::pair<FindingKind, std::string_view>, 24> kKinds{{
+constexpr std::array<std::pair<FindingKind, std::string_view>, 25> kKinds{{
     {FindingKind::kNode, "node"},
     {FindingKind::kNodeEgress, "node_egress"},
     {FindingKind::kNodeIngress, "node_ingress"},
@@ -38,6 +38,7 @@ constexpr std::array<std::pair<FindingKind, std::string_view>, 24> kKinds{{
     {FindingKind::kLinkErrors, "link_errors"},
     {FindingKind::kGpuMemory, "gpu_memory"},
     {FindingKind::kBelowLineRate, "below_line_rate"},
+    {FindingKind::kBinding, "binding"},
 }};
 
 }  // namespace

@@ -59,6 +59,7 @@ enum class FindingKind : std::uint8_t {
   kLinkErrors,         // RDMA port error counters that grew
   kGpuMemory,          // a GPU with less memory than its model's others, or than asked for
   kBelowLineRate,      // a node's inter-node bandwidth below what its NICs carry
+  kBinding,            // a rank allowed to run on CPUs away from its GPU
 };
 
 std::string_view name(Severity severity);

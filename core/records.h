@@ -48,6 +48,7 @@ struct RankRecord {
   std::string gpuName;
   std::string gpuBusId;
   std::uint64_t gpuMemoryBytes = 0;
+  std::string cpus;     // the CPUs the rank may run on, its affinity at start ("0-7,64-71"); empty: unknown
   std::string nic;      // nearest RDMA NIC of the rank's GPU, empty when unknown
   std::string nicPath;  // its PCIe path (PIX, PXB: GPUDirect RDMA friendly; PHB, NODE, SYS)
 };
@@ -99,6 +100,7 @@ struct PcieRecord {  // /inventory/pcie: a GPU's or NIC's PCIe link
   double slotMaxSpeedGTs = 0;
   int slotMaxWidth = 0;
   int numaNode = -1;
+  std::string localCpus;  // the CPUs near it, as the kernel lists them ("0-55,112-167")
 };
 
 struct NodeInventoryRecord {  // /inventory/node: what is known of the node as a whole

@@ -82,6 +82,31 @@ std::string formatRanks(std::span<const int> ranks) {
   return out;
 }
 
+std::optional<std::vector<int>> parseRanks(std::string_view text, int most) {
+  std::vector<int> out;
+  const auto number = [&](std::string_view t) -> std::optional<int> {
+    int v = 0;
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || ptr != t.data() + t.size() || v < 0 || v > most) return std::nullopt;
+    return v;
+  };
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const std::size_t dash = item.find('-');
+    const auto first = number(item.substr(0, dash));
+    const auto last = dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+    if (!first || !last || *last < *first || out.size() + static_cast<std::size_t>(*last - *first) > static_cast<std::size_t>(most)) {
+      return std::nullopt;
+    }
+    for (int v = *first; v <= *last; ++v) out.push_back(v);
+    if (comma != std::string_view::npos && text.empty()) return std::nullopt;  // a trailing comma
+  }
+  return out;
+}
+
 std::string formatCount(double v) {
   const double a = std::fabs(v);
   if (a >= 1e12) return fmt::format("{:.3g}T", v / 1e12);

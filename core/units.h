@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,5 +31,8 @@ std::string formatCount(double v);
 
 // "0-3,6,8-9": ranks compressed into ranges, for records and messages.
 std::string formatRanks(std::span<const int> ranks);
+// The inverse, also the kernel's cpulist ("0-47,96-143"): the values in order; nullopt for text
+// that is not such a list, a value above `most`, or a range going down.
+std::optional<std::vector<int>> parseRanks(std::string_view text, int most = 1 << 16);
 
 }  // namespace fabricmap::core

@@ -34,9 +34,10 @@ std::string listProfiles() {
                        p.minScalingEfficiency.value_or(0), core::formatBytes(p.minPlateauBytes));
     if (p.minGpuMemoryGb || p.minNicRateGbps || p.gpuDirectRequired) {
       out += fmt::format("    hardware: GPU memory >= {:g} GB, active RDMA ports >= {:g} Gb/s, {:g} per GPU, GPUDirect {}, "
-                         "node pairs >= {:.2f} of the line rate\n",
+                         "NUMA binding {}, node pairs >= {:.2f} of the line rate\n",
                          p.minGpuMemoryGb.value_or(0), p.minNicRateGbps.value_or(0), p.minNicsPerGpu.value_or(0),
-                         p.gpuDirectRequired ? "required" : "not required", p.minLineRateFraction.value_or(0));
+                         p.gpuDirectRequired ? "required" : "not required",
+                         p.numaBindingRequired ? "required" : "not required", p.minLineRateFraction.value_or(0));
     }
     for (const std::string& s : p.sources) out += "    " + s + "\n";
   }

@@ -171,6 +171,7 @@ const std::vector<Column<core::RankRecord>>& rankColumns() {
       FM_COLUMN(R, gpuMemoryBytes, "gpu_memory_bytes", "B"),
       FM_COLUMN(R, nic, "nic", ""),
       FM_COLUMN(R, nicPath, "nic_path", ""),
+      FM_COLUMN(R, cpus, "cpus", ""),
   };
   return kColumns;
 }
@@ -435,6 +436,7 @@ const std::vector<Column<core::PcieRecord>>& pcieColumns() {
       FM_COLUMN(R, slotMaxSpeedGTs, "slot_max_speed", "GT/s"),
       FM_COLUMN(R, slotMaxWidth, "slot_max_width", ""),
       FM_COLUMN(R, numaNode, "numa_node", ""),
+      FM_COLUMN(R, localCpus, "local_cpus", ""),
   };
   return kColumns;
 }

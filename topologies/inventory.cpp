@@ -89,6 +89,7 @@ PcieLink readLink(const fs::path& root, const std::string& busId, const std::str
   l.width = std::max(0, readInt(dir / "current_link_width", 0));
   l.maxWidth = std::max(0, readInt(dir / "max_link_width", 0));
   l.numaNode = readInt(dir / "numa_node", -1);
+  l.localCpus = pciLocalCpus(root, busId);
   if (const auto location = pciLocation(root, busId); location && location->chain.size() >= 2) {
     const fs::path slot = root / "bus/pci/devices" / location->chain[location->chain.size() - 2];
     l.slotMaxSpeedGTs = parsePcieSpeed(readAttribute(slot / "max_link_speed").value_or("")).value_or(0);

@@ -68,6 +68,7 @@ struct PcieLink {
   double slotMaxSpeedGTs = 0;
   int slotMaxWidth = 0;
   int numaNode = -1;
+  std::string localCpus;  // local_cpulist: the CPUs near it ("0-55,112-167"); empty: unknown
 };
 
 // Whether GPUDirect RDMA can work, as the kernel shows it: a peer-memory module loaded

@@ -74,7 +74,8 @@ Json pcieJson(const PcieLink& l) {
           {"max_width", l.maxWidth},
           {"slot_max_speed_gts", l.slotMaxSpeedGTs},
           {"slot_max_width", l.slotMaxWidth},
-          {"numa_node", l.numaNode}};
+          {"numa_node", l.numaNode},
+          {"local_cpus", l.localCpus}};
 }
 
 PcieLink pcieOf(const nlohmann::json& j) {
@@ -89,6 +90,7 @@ PcieLink pcieOf(const nlohmann::json& j) {
   l.slotMaxSpeedGTs = valueOr(j, "slot_max_speed_gts", 0.0);
   l.slotMaxWidth = valueOr(j, "slot_max_width", 0);
   l.numaNode = valueOr(j, "numa_node", -1);
+  l.localCpus = valueOr<std::string>(j, "local_cpus", "");
   return l;
 }
 
@@ -163,7 +165,7 @@ core::InventoryRows inventoryRows(const Inventory& inv, int node) {
   }
   for (const PcieLink& l : inv.pcie) {
     rows.pcie.push_back({node, l.device, l.busId, l.gpu, l.speedGTs, l.maxSpeedGTs, l.width, l.maxWidth,
-                         l.slotMaxSpeedGTs, l.slotMaxWidth, l.numaNode});
+                         l.slotMaxSpeedGTs, l.slotMaxWidth, l.numaNode, l.localCpus});
   }
   rows.nodes.push_back({node, inv.gpus, std::string(tristateName(inv.gpuDirect.ready)), inv.gpuDirect.how,
                         joined(inv.notes)});
@@ -198,7 +200,7 @@ Inventory inventoryOf(const core::InventoryRows& rows, int node) {
   for (const core::PcieRecord& l : rows.pcie) {
     if (l.node != node) continue;
     inv.pcie.push_back({l.busId, l.device, l.gpu, l.speedGTs, l.maxSpeedGTs, l.width, l.maxWidth, l.slotMaxSpeedGTs,
-                        l.slotMaxWidth, l.numaNode});
+                        l.slotMaxWidth, l.numaNode, l.localCpus});
   }
   const auto n = std::find_if(rows.nodes.begin(), rows.nodes.end(),
                               [&](const core::NodeInventoryRecord& r) { return r.node == node; });

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
+
 namespace fabricmap::topologies {
 namespace {
 
@@ -31,6 +33,17 @@ int hostCpus(const std::vector<core::HostProbe>& probes, const std::string& host
   int count = 0;
   for (std::uint64_t w : all) count += std::popcount(w);
   return count > 0 ? count : largest;
+}
+
+// A CPU mask (64 CPUs a word) as the kernel's cpulist: "0-7,64-71"; empty when unknown.
+std::string cpuList(const std::vector<std::uint64_t>& mask) {
+  std::vector<int> cpus;
+  for (std::size_t w = 0; w < mask.size(); ++w) {
+    for (int b = 0; b < 64; ++b) {
+      if ((mask[w] >> b) & 1U) cpus.push_back(static_cast<int>(w) * 64 + b);
+    }
+  }
+  return core::formatRanks(cpus);
 }
 
 }  // namespace
@@ -72,6 +85,7 @@ core::Topology buildTopology(const std::vector<core::HostProbe>& probes, int ran
     rec.hostname = probes[r].hostname;
     rec.cpu = probes[r].cpu;
     rec.numaNode = probes[r].numaNode;
+    rec.cpus = cpuList(probes[r].cpuMask);
     topo.ranks.push_back(rec);
   }
   return topo;

@@ -8,6 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
+#include "topologies/node_records.h"
+
 namespace fabricmap::orchestrator {
 namespace {
 
@@ -178,6 +181,7 @@ const std::vector<AnalysisRule>& inventoryRules() {
     std::vector<AnalysisRule> about;
     for (const Rule& r : rules()) about.push_back(r.about);
     about.push_back({"link_errors", "RDMA port error counters that grew between two reads"});
+    about.push_back({"binding", "a rank whose allowed CPUs are not the ones near its GPU"});
     about.push_back({"gpu_memory", "a GPU with under 0.9x the memory of its model's largest in the run, or below the "
                                    "profile's minimum"});
     return about;
@@ -289,6 +293,59 @@ std::vector<Finding> gpuMemoryFindings(const core::Topology& topology, double mi
                                             gib, minimumGiB);
       out.push_back(std::move(f));
     }
+  }
+  return out;
+}
+
+namespace {
+
+// The GPU's PCIe record of `rank` on its node; null when the inventory does not hold it.
+const core::PcieRecord* gpuOf(const core::Topology& topology, const core::RankRecord& rank) {
+  if (rank.gpuBusId.empty()) return nullptr;
+  const std::string bus = topologies::normalizeBusId(rank.gpuBusId);
+  for (const core::PcieRecord& l : topology.inventory.pcie) {
+    if (l.node == rank.node && l.gpu && topologies::normalizeBusId(l.busId) == bus) return &l;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<RankBinding> rankBindings(const core::Topology& topology) {
+  std::vector<RankBinding> out;
+  for (const core::RankRecord& r : topology.ranks) {
+    const core::PcieRecord* gpu = gpuOf(topology, r);
+    if (gpu == nullptr) continue;
+    const auto allowed = core::parseRanks(r.cpus);
+    const auto near = core::parseRanks(gpu->localCpus);
+    if (!allowed || !near || allowed->empty() || near->empty()) continue;
+    const auto inside = std::count_if(allowed->begin(), allowed->end(), [&](int cpu) {
+      return std::binary_search(near->begin(), near->end(), cpu);
+    });
+    out.push_back({&r, gpu, allowed->size(), static_cast<std::size_t>(inside)});
+  }
+  return out;
+}
+
+std::vector<Finding> bindingFindings(const core::Topology& topology) {
+  std::vector<Finding> out;
+  for (const RankBinding& b : rankBindings(topology)) {
+    if (b.near == b.cpus) continue;
+    const core::RankRecord& r = *b.rank;
+    const std::string node = r.node < static_cast<int>(topology.nodes.size())
+                                 ? topology.nodes[static_cast<std::size_t>(r.node)].name
+                                 : r.hostname;
+    Finding f = finding(FindingKind::kBinding, b.near == 0 ? Severity::kWarning : Severity::kInfo, {node, r.node},
+                        fmt::format("rank {}", r.rank));
+    f.rank = r.rank;
+    f.measured = static_cast<double>(b.near) / static_cast<double>(b.cpus);
+    f.unit = "share of its CPUs near its GPU";
+    f.message = fmt::format(
+        "{}: may run on CPUs {} ({} of them near its GPU {}, whose CPUs are {}{}) - {}", f.subject, r.cpus, b.near,
+        b.gpu->busId, b.gpu->localCpus, b.gpu->numaNode >= 0 ? fmt::format(", NUMA {}", b.gpu->numaNode) : "",
+        b.near == 0 ? "bind each rank to its GPU's NUMA node (srun --cpu-bind, mpirun --map-by numa --bind-to numa)"
+                    : "not bound: the scheduler may move it to the far socket");
+    out.push_back(std::move(f));
   }
   return out;
 }

@@ -38,6 +38,20 @@ std::vector<core::Finding> crossNodeRateFindings(const std::vector<NodeInventory
 // "A100-SXM4-40GB" among "-80GB" ones: one model), or below `minimumGiB` (0: no minimum).
 std::vector<core::Finding> gpuMemoryFindings(const core::Topology& topology, double minimumGiB = 0);
 
+// binding: a rank whose allowed CPUs (/topology/ranks cpus) lie away from its GPU's (the GPU's
+// local_cpulist in /inventory/pcie): none of them near it, warning; some, information (an unbound
+// rank the scheduler may move to the far socket). Ranks or GPUs whose CPUs are unknown: nothing.
+std::vector<core::Finding> bindingFindings(const core::Topology& topology);
+// What binding judges: each rank whose CPUs and GPU's CPUs are both known, and how many of its
+// CPUs are near its GPU (verify's numa_binding takes it too).
+struct RankBinding {
+  const core::RankRecord* rank = nullptr;
+  const core::PcieRecord* gpu = nullptr;
+  std::size_t cpus = 0;  // CPUs it may run on
+  std::size_t near = 0;  // of them near its GPU
+};
+std::vector<RankBinding> rankBindings(const core::Topology& topology);
+
 // link_errors: the error counters that grew between two reads of one node's inventory.
 std::vector<core::Finding> linkErrorFindings(const topologies::Inventory& before, const topologies::Inventory& after,
                                              const InventorySubject& at);

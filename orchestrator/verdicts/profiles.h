@@ -32,6 +32,7 @@ struct Profile {
   std::optional<double> minNicRateGbps;
   std::optional<double> minNicsPerGpu;
   bool gpuDirectRequired = false;
+  bool numaBindingRequired = false;  // every rank's CPUs near its GPU (analysis rankBindings)
   std::optional<std::uint64_t> maxLinkErrors;
   std::optional<double> minLineRateFraction;
   // The largest all_reduce size measured must reach this for a plateau to be judged (NVSwitch

@@ -14,6 +14,7 @@
 #include "core/stats.h"
 #include "core/units.h"
 #include "orchestrator/analysis/analysis.h"
+#include "orchestrator/analysis/inventory_rules.h"
 #include "orchestrator/analysis/plateau.h"
 #include "orchestrator/verdicts/predict.h"
 
@@ -435,6 +436,29 @@ void checkLinkErrors(const Profile& profile, const results::ResultsFile& file, J
   }
 }
 
+void checkBinding(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.numaBindingRequired) return;
+  const std::vector<RankBinding> bindings = rankBindings(file.topology);
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    std::size_t ranks = 0;
+    std::vector<int> away;
+    for (const RankBinding& b : bindings) {
+      if (b.rank->node != n.node) continue;
+      ++ranks;
+      if (b.near < b.cpus) away.push_back(b.rank->rank);
+    }
+    if (ranks == 0) {
+      judge.missing("numa_binding", nodeLabel(n), "every rank near its GPU",
+                    "no rank with a GPU whose CPUs the file records (/topology/ranks cpus, /inventory/pcie local_cpus)");
+      continue;
+    }
+    judge.equal("numa_binding", nodeLabel(n),
+                away.empty() ? "all near" : fmt::format("ranks {} may run away from their GPU", core::formatRanks(away)),
+                "every rank near its GPU", away.empty(),
+                fmt::format("{} of {} ranks' CPUs all near their GPU", ranks - away.size(), ranks));
+  }
+}
+
 // The line rate the run declared (--line-rate, in its recorded configuration), else 0.
 double declaredLineRate(const results::ResultsFile& file) {
   const auto config = nlohmann::json::parse(file.provenance.runConfig, nullptr, false);
@@ -487,6 +511,7 @@ Verification verify(const Profile& profile, const results::ResultsFile& file, bo
   checkGpuMemory(profile, file, judge);
   checkNics(profile, file, judge);
   checkGpuDirect(profile, file, judge);
+  checkBinding(profile, file, judge);
   checkLinkErrors(profile, file, judge);
   checkLineRate(profile, file, judge);
   for (const Check& c : v.checks) {
@@ -522,6 +547,7 @@ Json verificationToJson(const Verification& v) {
   profile["nic_rate_gbps"] = orNull(v.profile.minNicRateGbps);
   profile["nics_per_gpu"] = orNull(v.profile.minNicsPerGpu);
   profile["gpudirect"] = v.profile.gpuDirectRequired ? Json("required") : Json(nullptr);
+  profile["numa_binding"] = v.profile.numaBindingRequired ? Json("required") : Json(nullptr);
   profile["max_link_errors"] = orNull(v.profile.maxLinkErrors);
   profile["min_line_rate_fraction"] = orNull(v.profile.minLineRateFraction);
   profile["sources"] = v.profile.sources;

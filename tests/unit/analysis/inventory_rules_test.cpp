@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/analysis/inventory_rules.h"
+#include "topologies/inventory_records.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -184,11 +185,43 @@ TEST(InventoryRules, GpusWithLessMemoryThanTheirModelsOthers) {
   EXPECT_TRUE(gpuMemoryFindings(cpu, 80).empty());
 }
 
+// Ranks on the saved HGX node (GPUs 0-3 near CPUs 0-55,112-167, NUMA 0; GPUs 4-7 near
+// 56-111,168-223, NUMA 1), bound as srun --cpu-bind would, wrongly, or not at all.
+TEST(InventoryRules, RanksBoundAwayFromTheirGpu) {
+  core::Topology t = mixedMemory();
+  t.inventory = topologies::inventoryRows(tree("healthy-8gpu-8nic"), 0);
+  const std::vector<std::pair<std::string, std::string>> ranks{
+      {"00000000:1B:00.0", "0-13"},     // GPU 0, its own socket's cores
+      {"00000000:9D:00.0", "0-13"},     // GPU 4 (NUMA 1), bound to NUMA 0: warning
+      {"00000000:AE:00.0", "0-223"},    // GPU 5, not bound: information
+      {"00000000:BD:00.0", ""},         // its CPUs unknown: nothing
+      {"00000000:77:00.0", "0-13"}};    // a GPU the inventory does not list: nothing
+  t.ranks.resize(ranks.size());
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    t.ranks[i].rank = static_cast<int>(i);
+    t.ranks[i].node = 0;
+    std::tie(t.ranks[i].gpuBusId, t.ranks[i].cpus) = ranks[i];
+  }
+  const auto found = bindingFindings(t);
+  ASSERT_EQ(found.size(), 2u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kBinding);
+  EXPECT_EQ(found[0].severity, core::Severity::kWarning);
+  EXPECT_EQ(found[0].rank, 1);
+  EXPECT_EQ(found[0].subject, "a100-03: rank 1");
+  EXPECT_NE(found[0].message.find("may run on CPUs 0-13 (0 of them near its GPU 0000:9d:00.0, whose CPUs are "
+                                  "56-111,168-223, NUMA 1)"),
+            std::string::npos)
+      << found[0].message;
+  EXPECT_EQ(found[1].severity, core::Severity::kInfo);
+  EXPECT_EQ(found[1].rank, 2);
+  EXPECT_DOUBLE_EQ(found[1].measured, 112.0 / 224.0);
+}
+
 TEST(InventoryRules, EveryRuleIsListed) {
   std::vector<std::string> names;
   for (const AnalysisRule& r : inventoryRules()) names.emplace_back(r.name);
   EXPECT_EQ(names, (std::vector<std::string>{"nic_down", "nic_rate_mismatch", "pcie_downtrained", "no_gpudirect",
-                                             "link_errors", "gpu_memory"}));
+                                             "link_errors", "binding", "gpu_memory"}));
 }
 
 }  // namespace

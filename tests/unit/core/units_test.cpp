@@ -64,6 +64,12 @@ TEST(Units, FormatsRankRanges) {
   EXPECT_EQ(formatRanks(std::vector<int>{}), "");
   const std::vector<int> edge{2147483646, 2147483647};  // found by fuzzing: no rank after INT_MAX
   EXPECT_EQ(formatRanks(edge), "2147483646-2147483647");
+  // the inverse, also the kernel's cpulist
+  EXPECT_EQ(parseRanks("0,2-4,7"), (std::vector<int>{0, 2, 3, 4, 7}));
+  EXPECT_EQ(parseRanks("0-3\n"), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(parseRanks(""), std::vector<int>{});
+  for (const char* bad : {"3-1", "a", "1,", ",1", "1--2", "-1", "0-70000", "1 2"}) EXPECT_FALSE(parseRanks(bad)) << bad;
+  EXPECT_FALSE(parseRanks("0-10,11-20", 15));  // more values than allowed
 }
 
 TEST(DTypes, TableAndNames) {

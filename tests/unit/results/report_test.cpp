@@ -249,7 +249,7 @@ TEST(Report, TheInventoryPerNodeWithWhatItsFindingsName) {
       f.topology.inventory.nics.push_back({n, fmt::format("mlx5_{}", d), 1, "rdma", "ACTIVE", "LinkUp",
                                            slow ? 200.0 : 400.0, 4, slow ? "HDR" : "NDR", "IB", "", "", 0});
     }
-    f.topology.inventory.pcie.push_back({n, "GPU", "0000:18:00.0", true, 32, 32, 16, 16, 32, 16, 0});
+    f.topology.inventory.pcie.push_back({n, "GPU", "0000:18:00.0", true, 32, 32, 16, 16, 32, 16, 0, "0-55"});
     f.topology.inventory.nodes.push_back({n, 2, "yes", "nvidia_peermem loaded", ""});
     f.topology.inventory.counters.push_back({n, "mlx5_0", 1, "symbol_error", 3, n == 0 ? 3u : 12u});
   }
@@ -343,7 +343,7 @@ TEST(Report, HostileTextFromTheFileIsEscapedEverywhere) {
   f.training[0].ops = evil;
   f.scaling[0].level = evil;
   f.topology.inventory.nics.push_back({0, evil, 1, "rdma", evil, evil, 400, 4, evil, evil, evil, evil, 0});
-  f.topology.inventory.pcie.push_back({0, evil, evil, true, 16, 32, 8, 16, 32, 16, 0});
+  f.topology.inventory.pcie.push_back({0, evil, evil, true, 16, 32, 8, 16, 32, 16, 0, evil});
   f.topology.inventory.nodes.push_back({0, 8, evil, evil, evil});
   core::Finding x;
   x.subject = evil;

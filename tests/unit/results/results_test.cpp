@@ -81,6 +81,7 @@ core::Topology sampleTopology() {
     rec.gpuBusId = "00000000:1" + std::to_string(r) + ":00.0";
     rec.gpuMemoryBytes = 85899345920ull + static_cast<std::uint64_t>(r);
     rec.nic = "mlx5_" + std::to_string(r);
+    rec.cpus = r == 0 ? "0-7,64-71" : "";
     t.ranks.push_back(rec);
   }
   for (int n = 0; n < 2; ++n) {
@@ -100,7 +101,7 @@ core::Topology sampleTopology() {
   }
   t.inventory.nics = {{0, "mlx5_0", 1, "rdma", "ACTIVE", "LinkUp", 400, 4, "NDR", "IB", "ib0", "0000:1a:00.0", 0},
                       {1, "eth0", 0, "ethernet", "up", "", 25, 0, "", "Ethernet", "eth0", "0000:3b:00.0", 1}};
-  t.inventory.pcie = {{0, "GPU", "0000:18:00.0", true, 32, 32, 8, 16, 32, 16, 0}};
+  t.inventory.pcie = {{0, "GPU", "0000:18:00.0", true, 32, 32, 8, 16, 32, 16, 0, "0-55,112-167"}};
   t.inventory.nodes = {{0, 8, "no", "no peer-memory module", ""}, {1, 0, "unknown", "no GPU", "no sysfs here"}};
   return t;
 }

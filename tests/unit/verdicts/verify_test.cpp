@@ -155,6 +155,7 @@ Profile withoutInventory(Profile p) {
   p.minNicRateGbps.reset();
   p.minNicsPerGpu.reset();
   p.gpuDirectRequired = false;
+  p.numaBindingRequired = false;
   p.maxLinkErrors.reset();
   p.minLineRateFraction.reset();
   return p;
@@ -172,6 +173,14 @@ results::ResultsFile hardwareFile() {
       f.topology.inventory.counters.push_back({n, fmt::format("mlx5_{}", d), 1, "symbol_error", 7, 7});
     }
     f.topology.inventory.nodes.push_back({n, 8, "yes", "nvidia_peermem loaded", ""});
+    for (int g = 0; g < 8; ++g) {
+      f.topology.inventory.pcie.push_back({n, "GPU", fmt::format("0000:{}b:00.0", g + 1), true, 32, 32, 16, 16, 32, 16,
+                                           g / 4, g < 4 ? "0-55" : "56-111"});
+    }
+  }
+  for (auto& r : f.topology.ranks) {
+    r.gpuBusId = fmt::format("00000000:{}B:00.0", r.localRank + 1);
+    r.cpus = r.localRank < 4 ? fmt::format("{}", r.localRank) : fmt::format("{}", 56 + r.localRank);
   }
   f.matrices.pairsMeasured = true;
   f.matrices.nodeMeasured = true;
@@ -186,6 +195,7 @@ Profile hardwareOnly() {
   p.minNicRateGbps = 400;
   p.minNicsPerGpu = 1;
   p.gpuDirectRequired = true;
+  p.numaBindingRequired = true;
   p.maxLinkErrors = 10;
   p.minLineRateFraction = 0.8;
   return p;
@@ -193,7 +203,7 @@ Profile hardwareOnly() {
 
 TEST(Verify, TheHardwareAsLeased) {
   const Verification v = verify(hardwareOnly(), hardwareFile(), false);
-  EXPECT_EQ(v.checks.size(), 12u);  // six checks on each of two nodes
+  EXPECT_EQ(v.checks.size(), 14u);  // seven checks on each of two nodes
   EXPECT_TRUE(v.pass) << (v.reasons.empty() ? "" : v.reasons[0]);
   EXPECT_NEAR(*find(v, "gpu_memory_gb", "node1")->measuredValue, 85.52, 0.01);
   EXPECT_DOUBLE_EQ(*find(v, "line_rate_fraction", "node0")->measuredValue, 0.9);
@@ -223,6 +233,9 @@ TEST(Verify, TheHardwareThatIsNot) {
   f.topology.inventory.counters[9].end = 30;  // node1's mlx5_1: 23 symbol errors during the run
   EXPECT_EQ(failing(f), (std::vector<std::string>{"gpudirect node0 (host0) fail", "max_link_errors node1 (host1) fail"}));
   f = hardwareFile();
+  f.topology.ranks[13].cpus = "0-7";  // node1's GPU 5 (NUMA 1) rank bound to NUMA 0
+  EXPECT_EQ(failing(f), std::vector<std::string>{"numa_binding node1 (host1) fail"});
+  f = hardwareFile();
   f.matrices.nodeBw.values = {std::nanf(""), 200.0f, 200.0f, std::nanf("")};  // 0.5 of the line rate, both nodes
   EXPECT_EQ(failing(f), (std::vector<std::string>{"line_rate_fraction node0 (host0) fail",
                                                   "line_rate_fraction node1 (host1) fail"}));
@@ -231,7 +244,7 @@ TEST(Verify, TheHardwareThatIsNot) {
   f.topology.inventory = {};
   const Verification v = verify(hardwareOnly(), f, false);
   EXPECT_EQ(v.failed, 0);
-  EXPECT_EQ(v.missing, 10);  // the GPU memory comes from the ranks
+  EXPECT_EQ(v.missing, 12);  // the GPU memory comes from the ranks
   EXPECT_FALSE(v.pass);
 }
 
@@ -418,6 +431,7 @@ TEST(Profiles, BuiltinsStateEveryRequirementWithSources) {
   EXPECT_DOUBLE_EQ(*findProfile("hgx-a100-40gb-8")->minGpuMemoryGb, 40);
   EXPECT_DOUBLE_EQ(*findProfile("hgx-h200-8")->minNicRateGbps, 400);
   EXPECT_TRUE(findProfile("hgx-h100-8")->gpuDirectRequired);
+  EXPECT_TRUE(findProfile("hgx-h100-8")->numaBindingRequired);
   EXPECT_FALSE(findProfile("pcie-8")->minGpuMemoryGb);
   EXPECT_FALSE(findProfile("custom"));
 }
@@ -485,7 +499,8 @@ TEST(Profiles, ErrorsNameTheLine) {
                                        "gpus_per_node, gpu_model, min_intra_allreduce_busbw, "
                                        "min_inter_allreduce_busbw_per_nic, nics_per_node, min_pair_fraction, "
                                        "min_scaling_efficiency, min_plateau_bytes, gpu_memory_gb, nic_rate_gbps, "
-                                       "nics_per_gpu, gpudirect, max_link_errors, min_line_rate_fraction)");
+                                       "nics_per_gpu, gpudirect, numa_binding, max_link_errors, "
+                                       "min_line_rate_fraction)");
   EXPECT_EQ(errorOf("gpudirect = wanted\n"), "bad.txt:1: gpudirect: 'wanted' is not required or none");
   EXPECT_EQ(errorOf("min_line_rate_fraction = 1.5\n"), "bad.txt:1: min_line_rate_fraction: 1.5 is outside 0..1");
 }
