@@ -2,7 +2,8 @@
 // attribute texts. A small tree (one GPU and one RDMA NIC behind a switch port, an Ethernet port)
 // is laid out once; each input is split at newlines into the attributes the readers parse (port
 // state, physical state, rate, link layer, an error counter, PCIe speeds and widths, Ethernet
-// speed), read, judged by the inventory rules and compared with a second read. Any text must give
+// speed, the GPU's local CPUs), read, judged by the inventory rules (a rank's binding too) and
+// compared with a second read. Any text must give
 // values or unknowns, never a crash. The input is also read as the JSON a node's first rank sends
 // in a run, and every read inventory must survive JSON and the results file's rows unchanged.
 #include <cstddef>
@@ -76,7 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       t.port / "state",           t.port / "phys_state",        t.port / "rate",
       t.port / "link_layer",      t.port / "counters/symbol_error", t.gpu / "current_link_speed",
       t.gpu / "current_link_width", t.gpu / "max_link_speed",    t.gpu / "max_link_width",
-      t.slot / "max_link_speed",  t.eth / "speed",              t.eth / "type"};
+      t.slot / "max_link_speed",  t.eth / "speed",              t.eth / "type",
+      t.gpu / "local_cpulist"};
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   for (const fs::path& f : files) {
     const std::size_t end = rest.find('\n');
@@ -89,6 +91,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto grown = fabricmap::orchestrator::linkErrorFindings(first, topo::readInventory(t.root), {"fuzz", 0});
   for (const auto& f : findings) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
   for (const auto& f : grown) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+  // a rank on the GPU, its CPUs what is left of the input, judged against the GPU's local CPUs
+  fabricmap::core::Topology ranks;
+  ranks.inventory = topo::inventoryRows(first, 0);
+  ranks.ranks.resize(1);
+  ranks.ranks[0].gpuBusId = "0000:19:00.0";
+  ranks.ranks[0].cpus = std::string(rest.substr(0, 256));
+  for (const auto& f : fabricmap::orchestrator::bindingFindings(ranks)) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
   // the same input as the JSON a node's first rank sends rank 0, and the inventory read through
   // JSON and the results file's rows: every value kept, whatever it is
   const auto json = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);
