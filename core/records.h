@@ -86,6 +86,8 @@ struct NicRecord {  // /inventory/nics: an RDMA port, or an Ethernet NIC without
   std::string netdev;
   std::string pciBusId;
   int numaNode = -1;
+
+  bool activeRdma() const { return kind == "rdma" && state == "ACTIVE"; }
 };
 
 struct PcieRecord {  // /inventory/pcie: a GPU's or NIC's PCIe link
@@ -118,6 +120,9 @@ struct CounterRecord {  // /inventory/counters: a port's error counter at the ru
   std::string counter;
   std::uint64_t start = 0;
   std::uint64_t end = 0;
+
+  // What grew during the run; a counter that went down was reset (or wrapped): all of it is new.
+  std::uint64_t growth() const { return end >= start ? end - start : end; }
 };
 
 struct InventoryRows {

@@ -67,7 +67,7 @@ std::string countersSummary(const core::Topology& t, int node) {
   for (const core::CounterRecord& c : t.inventory.counters) {
     if (c.node != node) continue;
     ++read;
-    grown += c.end >= c.start ? c.end - c.start : c.end;
+    grown += c.growth();
   }
   return read == 0 ? "-" : fmt::format("+{} ({} counters)", grown, read);
 }

@@ -218,8 +218,7 @@ std::vector<Finding> crossNodeRateFindings(const std::vector<NodeInventory>& nod
       const auto [usualRate, count] = usual(nodesAt.at(layer));
       const RateWidth norm = usualRate;
       if (mine == norm || !slowerThan(mine, norm)) continue;
-      const auto other = std::find_if(nodes.begin(), nodes.end(), [&](const NodeInventory& n) {
-        const auto r = activeRates(n.inventory);
+      const auto other = std::find_if(rates.begin(), rates.end(), [&](const std::map<LinkLayer, RateCounts>& r) {
         return r.count(layer) > 0 && usual(r.at(layer)).first == norm;
       });
       Finding f = finding(FindingKind::kNicRateMismatch, Severity::kWarning, nodes[i].at,
@@ -231,7 +230,7 @@ std::vector<Finding> crossNodeRateFindings(const std::vector<NodeInventory>& nod
       f.message = fmt::format(
           "{}: its active {} ports run {} where {} of {} nodes' run {} - a node on slower NICs or cables than the others",
           f.subject, topologies::linkLayerName(layer), rateText(examplePort(nodes[i].inventory, layer, mine)), count,
-          nodes.size(), rateText(examplePort(other->inventory, layer, norm)));
+          nodes.size(), rateText(examplePort(nodes[static_cast<std::size_t>(other - rates.begin())].inventory, layer, norm)));
       out.push_back(std::move(f));
     }
   }

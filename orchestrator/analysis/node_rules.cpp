@@ -140,7 +140,7 @@ double lineRateOf(const core::Topology& topo, double declaredGBps, int node) {
   if (declaredGBps > 0) return declaredGBps;
   double gbps = 0;
   for (const core::NicRecord& n : topo.inventory.nics) {
-    if (n.node == node && n.kind == "rdma" && n.state == "ACTIVE" && n.rateGbps > 0) gbps += n.rateGbps;
+    if (n.node == node && n.activeRdma() && n.rateGbps > 0) gbps += n.rateGbps;
   }
   return gbps / 8;
 }
@@ -219,7 +219,7 @@ std::vector<LineRateShare> lineRateShares(const core::Matrices& m, const core::T
 std::string lineRateSource(const core::Topology& topology, double declaredGBps, int node) {
   if (declaredGBps > 0) return "declared (--line-rate)";
   const auto ports = std::count_if(topology.inventory.nics.begin(), topology.inventory.nics.end(), [&](const core::NicRecord& n) {
-    return n.node == node && n.kind == "rdma" && n.state == "ACTIVE" && n.rateGbps > 0;
+    return n.node == node && n.activeRdma() && n.rateGbps > 0;
   });
   return fmt::format("its {} active RDMA port(s) carry", ports);
 }

@@ -343,7 +343,7 @@ const core::NodeInventoryRecord* inventoryOf(const results::ResultsFile& file, i
 std::vector<const core::NicRecord*> activeRdmaPorts(const results::ResultsFile& file, int node) {
   std::vector<const core::NicRecord*> out;
   for (const auto& n : file.topology.inventory.nics) {
-    if (n.node == node && n.kind == "rdma" && n.state == "ACTIVE") out.push_back(&n);
+    if (n.node == node && n.activeRdma()) out.push_back(&n);
   }
   return out;
 }
@@ -421,7 +421,7 @@ void checkLinkErrors(const Profile& profile, const results::ResultsFile& file, J
     for (const core::CounterRecord& c : file.topology.inventory.counters) {
       if (c.node != n.node) continue;
       ++counters;
-      grown += c.end >= c.start ? c.end - c.start : c.end;  // a counter that went down was reset
+      grown += c.growth();
     }
     if (counters == 0) {
       judge.missing("max_link_errors", nodeLabel(n), fmt::format("<= {:g}", most),
