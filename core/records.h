@@ -51,6 +51,10 @@ struct RankRecord {
   std::string cpus;     // the CPUs the rank may run on, its affinity at start ("0-7,64-71"); empty: unknown
   std::string nic;      // nearest RDMA NIC of the rank's GPU, empty when unknown
   std::string nicPath;  // its PCIe path (PIX, PXB: GPUDirect RDMA friendly; PHB, NODE, SYS)
+  // Whether the CPUs it may run on are those near its GPU and near its NIC (the devices'
+  // local_cpulist): "yes" all, "partly" some, "no" none; empty: unknown
+  std::string nearGpu;
+  std::string nearNic;
 };
 
 struct NodeRecord {
@@ -105,6 +109,28 @@ struct PcieRecord {  // /inventory/pcie: a GPU's or NIC's PCIe link
   std::string localCpus;  // the CPUs near it, as the kernel lists them ("0-55,112-167")
 };
 
+struct GpuInventoryRecord {  // /inventory/gpus: a GPU of a node, as NVML and sysfs describe it
+  int node = 0;
+  int index = -1;  // NVML's index on its node
+  std::string busId;
+  std::string name;
+  std::uint64_t memoryBytes = 0;
+  int numaNode = -1;
+  std::string nic;      // its nearest RDMA NIC; empty: none known
+  std::string nicPath;  // PIX, PXB, PHB, NODE, SYS
+  // the health of its memory (topologies/gpu_topology.h GpuMemoryHealth): "yes", "no", "unknown";
+  // counts -1 when unknown
+  std::string ecc;
+  std::string eccPending;
+  int retiredSingleBit = -1;
+  int retiredDoubleBit = -1;
+  std::string retirePending;
+  int remappedCorrectable = -1;
+  int remappedUncorrectable = -1;
+  std::string remapPending;
+  std::string remapFailed;
+};
+
 struct NodeInventoryRecord {  // /inventory/node: what is known of the node as a whole
   int node = 0;
   int gpus = 0;           // NVIDIA GPUs on its PCI bus
@@ -128,6 +154,7 @@ struct CounterRecord {  // /inventory/counters: a port's error counter at the ru
 struct InventoryRows {
   std::vector<NicRecord> nics;
   std::vector<PcieRecord> pcie;
+  std::vector<GpuInventoryRecord> gpus;    // from each node's GPU discovery
   std::vector<NodeInventoryRecord> nodes;  // one per node whose inventory was read
   std::vector<CounterRecord> counters;     // at the end of the run
 };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/units.h"
 
@@ -47,18 +48,55 @@ std::string pcieSummary(const core::Topology& t, int node) {
   return out;
 }
 
+namespace {
+
+// "ECC on; GPU 3: remap pending": what NVML said of the node's GPUs' memory (/inventory/gpus);
+// empty when it said nothing.
+std::string gpuHealthSummary(const core::Topology& t, int node) {
+  int on = 0;
+  int off = 0;
+  int remapped = 0;
+  std::vector<std::string> problems;
+  for (const core::GpuInventoryRecord& g : t.inventory.gpus) {
+    if (g.node != node) continue;
+    on += g.ecc == "yes" ? 1 : 0;
+    off += g.ecc == "no" ? 1 : 0;
+    remapped += std::max(g.remappedCorrectable, 0) + std::max(g.remappedUncorrectable, 0);
+    std::vector<std::string> says;
+    if (g.remapFailed == "yes") says.emplace_back("remap failed");
+    if (g.remapPending == "yes") says.emplace_back("remap pending");
+    if (g.retirePending == "yes") says.emplace_back("retirement pending");
+    if (g.retiredDoubleBit > 0) says.push_back(fmt::format("{} pages retired (double-bit)", g.retiredDoubleBit));
+    if (!says.empty()) problems.push_back(fmt::format("GPU {}: {}", g.index, fmt::join(says, ", ")));
+  }
+  std::vector<std::string> parts;
+  if (off > 0) parts.push_back(fmt::format("ECC off on {} of {}", off, on + off));
+  else if (on > 0) parts.emplace_back("ECC on");
+  if (remapped > 0) parts.push_back(fmt::format("{} rows remapped", remapped));
+  parts.insert(parts.end(), problems.begin(), problems.end());
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+}  // namespace
+
 std::string gpuMemorySummary(const core::Topology& t, int node) {
+  // every GPU of the node where its discovery was recorded, else each rank's GPU once
   std::map<std::pair<std::uint64_t, std::string>, int> sizes;
+  for (const core::GpuInventoryRecord& g : t.inventory.gpus) {
+    if (g.node == node && g.memoryBytes > 0) ++sizes[{g.memoryBytes, g.name}];
+  }
   std::set<std::string> seen;
   for (const core::RankRecord& r : t.ranks) {
-    if (r.node != node || r.gpuMemoryBytes == 0) continue;
+    if (!sizes.empty() || r.node != node || r.gpuMemoryBytes == 0) continue;
     if (seen.insert(r.gpuUuid.empty() ? std::to_string(r.gpuIndex) : r.gpuUuid).second) ++sizes[{r.gpuMemoryBytes, r.gpuName}];
   }
   std::string out;
   for (const auto& [size, count] : sizes) {
     out += fmt::format("{}{}x {} {}", out.empty() ? "" : ", ", count, core::formatBytes(size.first), size.second);
   }
-  return out.empty() ? "-" : out;
+  const std::string health = gpuHealthSummary(t, node);
+  if (out.empty()) return health.empty() ? "-" : health;
+  return health.empty() ? out : out + "; " + health;
 }
 
 std::string countersSummary(const core::Topology& t, int node) {

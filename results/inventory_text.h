@@ -13,7 +13,8 @@ namespace fabricmap::results {
 std::string nicsSummary(const core::Topology& topology, int node);
 // "9 at their maximum; GPU 0000:18:00.0: x8 16 GT/s of x16 32"
 std::string pcieSummary(const core::Topology& topology, int node);
-// "8x 80 GiB NVIDIA H100 80GB HBM3" (each GPU once; "-" when no GPU memory is known)
+// "8x 80 GiB NVIDIA H100 80GB HBM3; ECC on; GPU 3: remap pending" (every GPU of /inventory/gpus, else
+// each rank's GPU once; then what NVML said of their memory's health; "-" when nothing is known)
 std::string gpuMemorySummary(const core::Topology& topology, int node);
 // "+9 (96 counters)": the error counters' growth during the run; "-" when none were read
 std::string countersSummary(const core::Topology& topology, int node);

@@ -172,6 +172,8 @@ const std::vector<Column<core::RankRecord>>& rankColumns() {
       FM_COLUMN(R, nic, "nic", ""),
       FM_COLUMN(R, nicPath, "nic_path", ""),
       FM_COLUMN(R, cpus, "cpus", ""),
+      FM_COLUMN(R, nearGpu, "near_gpu", ""),
+      FM_COLUMN(R, nearNic, "near_nic", ""),
   };
   return kColumns;
 }
@@ -437,6 +439,30 @@ const std::vector<Column<core::PcieRecord>>& pcieColumns() {
       FM_COLUMN(R, slotMaxWidth, "slot_max_width", ""),
       FM_COLUMN(R, numaNode, "numa_node", ""),
       FM_COLUMN(R, localCpus, "local_cpus", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::GpuInventoryRecord>>& gpuInventoryColumns() {
+  using R = core::GpuInventoryRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, index, "index", ""),
+      FM_COLUMN(R, busId, "bus_id", ""),
+      FM_COLUMN(R, name, "name", ""),
+      FM_COLUMN(R, memoryBytes, "memory_bytes", "B"),
+      FM_COLUMN(R, numaNode, "numa_node", ""),
+      FM_COLUMN(R, nic, "nic", ""),
+      FM_COLUMN(R, nicPath, "nic_path", ""),
+      FM_COLUMN(R, ecc, "ecc", ""),
+      FM_COLUMN(R, eccPending, "ecc_pending", ""),
+      FM_COLUMN(R, retiredSingleBit, "retired_pages_sbe", ""),
+      FM_COLUMN(R, retiredDoubleBit, "retired_pages_dbe", ""),
+      FM_COLUMN(R, retirePending, "retire_pending", ""),
+      FM_COLUMN(R, remappedCorrectable, "remapped_rows_correctable", ""),
+      FM_COLUMN(R, remappedUncorrectable, "remapped_rows_uncorrectable", ""),
+      FM_COLUMN(R, remapPending, "remap_pending", ""),
+      FM_COLUMN(R, remapFailed, "remap_failed", ""),
   };
   return kColumns;
 }

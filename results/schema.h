@@ -31,6 +31,7 @@ inline constexpr const char* kRankMatrixGroup = "/matrix/rank";
 inline constexpr const char* kNodeMatrixGroup = "/matrix/node";
 inline constexpr const char* kInventoryNicsTable = "/inventory/nics";
 inline constexpr const char* kInventoryPcieTable = "/inventory/pcie";
+inline constexpr const char* kInventoryGpusTable = "/inventory/gpus";
 inline constexpr const char* kInventoryNodesTable = "/inventory/node";
 inline constexpr const char* kInventoryCountersTable = "/inventory/counters";
 inline constexpr const char* kImportedTable = "/imported";  // `fabricmap import`: one row per log table
@@ -61,6 +62,7 @@ const std::vector<Column<core::ScalingRecord>>& scalingColumns();
 const std::vector<Column<core::ImportRecord>>& importColumns();
 const std::vector<Column<core::NicRecord>>& nicColumns();
 const std::vector<Column<core::PcieRecord>>& pcieColumns();
+const std::vector<Column<core::GpuInventoryRecord>>& gpuInventoryColumns();
 const std::vector<Column<core::NodeInventoryRecord>>& nodeInventoryColumns();
 const std::vector<Column<core::CounterRecord>>& counterColumns();
 
@@ -75,6 +77,7 @@ template <class Visit>
 void forEachInventoryTable(Visit&& visit) {
   visit(kInventoryNicsTable, "nic", nicColumns(), &core::InventoryRows::nics);
   visit(kInventoryPcieTable, "pcie", pcieColumns(), &core::InventoryRows::pcie);
+  visit(kInventoryGpusTable, "gpu_inventory", gpuInventoryColumns(), &core::InventoryRows::gpus);
   visit(kInventoryNodesTable, "node_inventory", nodeInventoryColumns(), &core::InventoryRows::nodes);
   visit(kInventoryCountersTable, "counter", counterColumns(), &core::InventoryRows::counters);
 }

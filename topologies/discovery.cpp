@@ -24,6 +24,10 @@ std::string missingMeaning(const std::string& symbol) {
       {"nvmlDeviceGetTopologyCommonAncestor", "GPU PCIe paths from sysfs instead"},
       {"nvmlDeviceGetP2PStatus", "peer-to-peer support unknown"},
       {"nvmlDeviceGetPciInfo_v3", "PCI bus ids, NUMA nodes and NIC paths unknown"},
+      {"nvmlDeviceGetEccMode", "ECC mode unknown"},
+      {"nvmlDeviceGetRetiredPages", "retired pages unknown"},
+      {"nvmlDeviceGetRetiredPagesPendingStatus", "pages waiting for retirement unknown"},
+      {"nvmlDeviceGetRemappedRows", "remapped memory rows unknown"},
   };
   const auto it = meaning.find(symbol);
   return it != meaning.end() ? it->second : "its fields unknown";
@@ -177,6 +181,7 @@ GpuTopology discoverNode(NvmlApi* nvml, const std::string& nvmlError,
     gpu.pciBusId = sysfsBusId(nvml->pciBusId(g).value_or(""));
     gpu.memoryBytes = nvml->memoryBytes(g).value_or(0);
     gpu.nvlinksInactive = countInactive(*nvml, g);
+    gpu.health = nvml->memoryHealth(g);
     if (gpu.pciBusId.empty()) continue;
     locations[g] = pciLocation(sysfsRoot, gpu.pciBusId);
     if (locations[g]) gpu.numaNode = locations[g]->numaNode;

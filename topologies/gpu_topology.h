@@ -37,6 +37,21 @@ struct Link {
   Tristate p2p = Tristate::kUnknown;  // CUDA peer access possible (NVML P2P read status)
 };
 
+// What NVML says of the health of a GPU's memory. Each part stays unknown (-1, kUnknown) where the
+// GPU or driver cannot say: no ECC on consumer GPUs, page retirement before Ampere, row remapping
+// from Ampere on.
+struct GpuMemoryHealth {
+  Tristate ecc = Tristate::kUnknown;         // ECC on now
+  Tristate eccPending = Tristate::kUnknown;  // ECC on after the next reset
+  int retiredSingleBit = -1;  // pages retired for repeated single-bit ECC errors
+  int retiredDoubleBit = -1;  // pages retired for a double-bit ECC error
+  Tristate retirePending = Tristate::kUnknown;  // pages waiting for a reset to be retired
+  int remappedCorrectable = -1;    // rows remapped for correctable errors
+  int remappedUncorrectable = -1;  // rows remapped for uncorrectable errors
+  Tristate remapPending = Tristate::kUnknown;  // a remap waits for a reset
+  Tristate remapFailed = Tristate::kUnknown;   // a remap failed: the GPU needs replacing
+};
+
 struct GpuInfo {
   int index = 0;
   std::string name;               // "NVIDIA H100 80GB HBM3" as NVML names it; empty when unknown
@@ -47,6 +62,7 @@ struct GpuInfo {
   int gpuNumaId = -1;       // the GPU memory's own NUMA node (GH200/GB200); -1 none or unknown
   std::string cpuAffinity;  // CPU list "0-47,96-143"; empty when unknown
   int nvlinksInactive = 0;  // NVLinks the GPU has but that are down (NVML only)
+  GpuMemoryHealth health;   // NVML only
 };
 
 struct NicInfo {

@@ -16,7 +16,52 @@ std::string textOr(const nlohmann::json& j, const char* key, std::string fallbac
   return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
+int intOr(const nlohmann::json& j, const char* key, int fallback = -1) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int>() : fallback;
+}
+
+// true/false/"unknown" (topology_json's tristate) -> "yes"/"no"/"unknown"
+std::string tristateText(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_boolean()) return "unknown";
+  return it->get<bool>() ? "yes" : "no";
+}
+
 }  // namespace
+
+std::vector<core::GpuInventoryRecord> gpuInventoryRows(const nlohmann::json& description, int node) {
+  std::vector<core::GpuInventoryRecord> out;
+  const auto gpus = description.value("gpu_list", nlohmann::json::array());
+  if (!gpus.is_array()) return out;
+  for (const auto& gpu : gpus) {
+    if (!gpu.is_object()) continue;
+    core::GpuInventoryRecord r;
+    r.node = node;
+    r.index = intOr(gpu, "index");
+    r.busId = normalizeBusId(textOr(gpu, "pci_bus_id"));
+    r.name = textOr(gpu, "name");
+    if (const auto m = gpu.find("memory_bytes"); m != gpu.end() && m->is_number_unsigned()) {
+      r.memoryBytes = m->get<std::uint64_t>();
+    }
+    r.numaNode = intOr(gpu, "numa_node");
+    r.nic = textOr(gpu, "nearest_nic");
+    r.nicPath = textOr(gpu, "nic_path");
+    const auto found = gpu.find("memory_health");
+    const nlohmann::json h = found != gpu.end() && found->is_object() ? *found : nlohmann::json::object();
+    r.ecc = tristateText(h, "ecc");
+    r.eccPending = tristateText(h, "ecc_pending");
+    r.retiredSingleBit = intOr(h, "retired_pages_single_bit");
+    r.retiredDoubleBit = intOr(h, "retired_pages_double_bit");
+    r.retirePending = tristateText(h, "retire_pending");
+    r.remappedCorrectable = intOr(h, "remapped_rows_correctable");
+    r.remappedUncorrectable = intOr(h, "remapped_rows_uncorrectable");
+    r.remapPending = tristateText(h, "remap_pending");
+    r.remapFailed = tristateText(h, "remap_failed");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 nlohmann::ordered_json describeNode(const GpuTopology& topo, const Classification& classification) {
   return topologyToJson(topo, classification);
@@ -35,6 +80,7 @@ void applyNodeDescription(core::Topology& topology, int node, const nlohmann::js
   core::NodeRecord& rec = topology.nodes.at(static_cast<std::size_t>(node));
   const int discovered = description.value("gpus", 0);
   rec.topologyClass = textOr(description, "class", "UNCLASSIFIED");
+  for (core::GpuInventoryRecord& g : gpuInventoryRows(description, node)) topology.inventory.gpus.push_back(std::move(g));
   if (discovered == 0 && rec.gpus > 0) rec.topologyClass = "UNCLASSIFIED";
   if (discovered > 0) rec.gpus = discovered;
   const auto& nvswitch = description.value("nvswitch", nlohmann::json("unknown"));

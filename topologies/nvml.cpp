@@ -17,6 +17,7 @@ using nvmlDevice_t = nvmlDevice_st*;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr nvmlReturn_t kNvmlErrorInvalidArgument = 2;
 constexpr nvmlReturn_t kNvmlErrorNotSupported = 3;
+constexpr nvmlReturn_t kNvmlErrorInsufficientSize = 7;
 
 struct NvmlPciInfo {  // nvmlPciInfo_t
   char busIdLegacy[16];
@@ -43,6 +44,8 @@ constexpr int kRemoteSwitch = 2;          // NVML_NVLINK_DEVICE_TYPE_SWITCH
 constexpr int kP2pCapsRead = 0;           // NVML_P2P_CAPS_INDEX_READ
 constexpr int kP2pStatusOk = 0;           // NVML_P2P_STATUS_OK
 constexpr int kP2pStatusUnknown = 6;      // NVML_P2P_STATUS_UNKNOWN
+constexpr int kRetiredSingleBit = 0;      // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+constexpr int kRetiredDoubleBit = 1;      // NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
 
 using InitFn = nvmlReturn_t (*)();
 using ShutdownFn = nvmlReturn_t (*)();
@@ -57,6 +60,13 @@ using RemotePciFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, NvmlPciInfo*);
 using RemoteTypeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, int*);
 using AncestorFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using P2pFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*);
+using EccModeFn = nvmlReturn_t (*)(nvmlDevice_t, int*, int*);
+using RetiredPagesFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*, unsigned long long*);
+using EnableStateFn = nvmlReturn_t (*)(nvmlDevice_t, int*);
+using RemappedRowsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*, unsigned int*);
+
+Tristate enabled(int state) { return state == kEnableStateEnabled ? Tristate::kYes : Tristate::kNo; }
+Tristate flag(unsigned int value) { return value != 0 ? Tristate::kYes : Tristate::kNo; }
 
 std::optional<LinkKind> kindFromTopologyLevel(int level) {
   switch (level) {
@@ -97,6 +107,10 @@ class DlNvml final : public NvmlApi {
     bind(remoteType_, "nvmlDeviceGetNvLinkRemoteDeviceType", false);
     bind(ancestor_, "nvmlDeviceGetTopologyCommonAncestor", false);
     bind(p2p_, "nvmlDeviceGetP2PStatus", false);
+    bind(eccMode_, "nvmlDeviceGetEccMode", false);
+    bind(retiredPages_, "nvmlDeviceGetRetiredPages", false);
+    bind(retirePending_, "nvmlDeviceGetRetiredPagesPendingStatus", false);
+    bind(remappedRows_, "nvmlDeviceGetRemappedRows", false);
     if (!requiredMissing_.empty()) {
       return fmt::format("libnvidia-ml lacks {}", fmt::join(requiredMissing_, ", "));
     }
@@ -194,6 +208,32 @@ class DlNvml final : public NvmlApi {
     return status == kP2pStatusOk ? Tristate::kYes : Tristate::kNo;
   }
 
+  GpuMemoryHealth memoryHealth(int gpu) override {
+    GpuMemoryHealth h;
+    nvmlDevice_t d = device(gpu);
+    if (d == nullptr) return h;
+    int current = 0;
+    int pending = 0;
+    if (eccMode_ && eccMode_(d, &current, &pending) == kNvmlSuccess) {
+      h.ecc = enabled(current);
+      h.eccPending = enabled(pending);
+    }
+    h.retiredSingleBit = retiredPages(d, kRetiredSingleBit);
+    h.retiredDoubleBit = retiredPages(d, kRetiredDoubleBit);
+    if (int state = 0; retirePending_ && retirePending_(d, &state) == kNvmlSuccess) h.retirePending = enabled(state);
+    unsigned int correctable = 0;
+    unsigned int uncorrectable = 0;
+    unsigned int remapPending = 0;
+    unsigned int failed = 0;
+    if (remappedRows_ && remappedRows_(d, &correctable, &uncorrectable, &remapPending, &failed) == kNvmlSuccess) {
+      h.remappedCorrectable = static_cast<int>(correctable);
+      h.remappedUncorrectable = static_cast<int>(uncorrectable);
+      h.remapPending = flag(remapPending);
+      h.remapFailed = flag(failed);
+    }
+    return h;
+  }
+
   std::vector<std::string> missingSymbols() const override { return optionalMissing_; }
 
  private:
@@ -214,6 +254,16 @@ class DlNvml final : public NvmlApi {
     if (fn(device(gpu), buffer.data(), size) != kNvmlSuccess) return std::nullopt;
     if (const std::size_t end = buffer.find('\0'); end != std::string::npos) buffer.resize(end);
     return buffer;
+  }
+
+  // How many pages were retired for `cause`; -1 where NVML cannot say. Asked with room for none:
+  // NVML then says how many there are.
+  int retiredPages(nvmlDevice_t d, int cause) const {
+    if (!retiredPages_) return -1;
+    unsigned int count = 0;
+    unsigned long long none = 0;
+    const nvmlReturn_t rc = retiredPages_(d, cause, &count, &none);
+    return rc == kNvmlSuccess || rc == kNvmlErrorInsufficientSize ? static_cast<int>(count) : -1;
   }
 
   std::string errorText(nvmlReturn_t rc) const {
@@ -243,6 +293,10 @@ class DlNvml final : public NvmlApi {
   RemoteTypeFn remoteType_ = nullptr;
   AncestorFn ancestor_ = nullptr;
   P2pFn p2p_ = nullptr;
+  EccModeFn eccMode_ = nullptr;
+  RetiredPagesFn retiredPages_ = nullptr;
+  EnableStateFn retirePending_ = nullptr;
+  RemappedRowsFn remappedRows_ = nullptr;
 };
 
 }  // namespace

@@ -42,6 +42,9 @@ class NvmlApi {
   virtual std::optional<LinkKind> commonAncestor(int a, int b) = 0;
   // Whether CUDA peer reads work between two GPUs (nvmlDeviceGetP2PStatus, READ capability).
   virtual Tristate p2pRead(int a, int b) = 0;
+  // ECC mode, retired pages and remapped rows (unknown where NVML cannot say); tests playing a
+  // node without them need not say.
+  virtual GpuMemoryHealth memoryHealth(int /*gpu*/) { return {}; }
   // Optional entry points the loaded library lacks (older drivers), for discovery to report.
   virtual std::vector<std::string> missingSymbols() const = 0;
 };

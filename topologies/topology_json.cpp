@@ -16,6 +16,18 @@ Json tristate(Tristate value) {
   return value == Tristate::kYes;
 }
 
+Json memoryHealth(const GpuMemoryHealth& h) {
+  return {{"ecc", tristate(h.ecc)},
+          {"ecc_pending", tristate(h.eccPending)},
+          {"retired_pages_single_bit", orNull(h.retiredSingleBit)},
+          {"retired_pages_double_bit", orNull(h.retiredDoubleBit)},
+          {"retire_pending", tristate(h.retirePending)},
+          {"remapped_rows_correctable", orNull(h.remappedCorrectable)},
+          {"remapped_rows_uncorrectable", orNull(h.remappedUncorrectable)},
+          {"remap_pending", tristate(h.remapPending)},
+          {"remap_failed", tristate(h.remapFailed)}};
+}
+
 Json nicName(const GpuTopology& topo, int nic) {
   return nic < 0 ? Json(nullptr) : Json(topo.nics[static_cast<std::size_t>(nic)].name);
 }
@@ -52,6 +64,7 @@ Json topologyToJson(const GpuTopology& topo, const Classification& c) {
                     {"gpu_numa_id", orNull(gpu.gpuNumaId)},
                     {"cpu_affinity", orNull(gpu.cpuAffinity)},
                     {"nvlinks_inactive", gpu.nvlinksInactive},
+                    {"memory_health", memoryHealth(gpu.health)},
                     {"nearest_nic", nicName(topo, near.nic)},
                     {"nic_path", pathName(near)},
                     {"gpudirect_rdma", near.gpuDirect}});

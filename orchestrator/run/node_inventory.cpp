@@ -62,6 +62,8 @@ std::vector<core::Finding> NodeInventories::findings(const core::Topology& topol
   out.insert(out.end(), across.begin(), across.end());
   const std::vector<core::Finding> memory = gpuMemoryFindings(topology);
   out.insert(out.end(), memory.begin(), memory.end());
+  const std::vector<core::Finding> health = gpuHealthFindings(topology);
+  out.insert(out.end(), health.begin(), health.end());
   const std::vector<core::Finding> binding = bindingFindings(topology);
   out.insert(out.end(), binding.begin(), binding.end());
   return out;

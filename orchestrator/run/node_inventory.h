@@ -18,7 +18,7 @@ class NodeInventories {
 
   // Rank 0: the rows for the results file (the counters come at the end).
   core::InventoryRows rows() const;
-  // Rank 0: the inventory rules on every node, the rates across nodes, the GPUs' memory and the
+  // Rank 0: the inventory rules on every node, the rates across nodes, the GPUs' memory (size and health) and the
   // ranks' binding (the topology must hold the inventory's rows).
   std::vector<core::Finding> findings(const core::Topology& topology) const;
 

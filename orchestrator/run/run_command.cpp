@@ -349,7 +349,12 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     std::unique_ptr<worker::Backend> backend = choice.info->create(backendContext(config, topology, rank));
     describeGpus(topology, *backend);
     const NodeInventories inventories(topology, config.sysfsRoot);
-    if (root) topology.inventory = inventories.rows();
+    if (root) {
+      core::InventoryRows rows = inventories.rows();
+      rows.gpus = std::move(topology.inventory.gpus);  // from the GPU discovery above
+      topology.inventory = std::move(rows);
+      recordBindings(topology);
+    }
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 

@@ -49,6 +49,7 @@ std::vector<Profile> makeBuiltins() {
     p.minNicsPerGpu = 1;
     p.gpuDirectRequired = true;
     p.numaBindingRequired = true;
+    p.gpuMemoryHealthRequired = true;
     p.minLineRateFraction = 0.8;
     p.sources = {
         fmt::format("gpu_memory_gb {:g}: the product's memory (NVML's total is a little more: 80 GB H100 85.5, 141 GB "
@@ -58,6 +59,8 @@ std::vector<Profile> makeBuiltins() {
         "nics_per_gpu 1: one rail NIC per GPU on HGX systems (REFERENCE.md)",
         "gpudirect required: NCCL's inter-node GPU traffic bypasses host memory only with GPUDirect RDMA",
         "numa_binding required: a rank on the far socket crosses the CPU interconnect for every host copy",
+        "gpu_memory_health required: data-center GPUs ship with ECC on; a failed or pending row remap needs a "
+        "replacement or a reset (NVML)",
         "min_line_rate_fraction 0.8: ib_write_bw reaches 46-49 of 50 GB/s on 400G (REFERENCE.md); 0.8 leaves room "
         "for the host path (max_link_errors is left to profile files: fabrics' error thresholds differ)",
         fmt::format("min_intra_allreduce_busbw {:.1f} GB/s = 0.8 x {:.0f} GB/s, {}", *p.minIntraAllReduceBusbw,
@@ -207,9 +210,11 @@ class Parser {
       const double most = key == "min_line_rate_fraction" ? 1 : key == "nics_per_gpu" ? 64 : 1e5;
       field = none ? std::nullopt : std::optional<double>(number(line, key, value, 0, most));
       noted(value);
-    } else if (key == "gpudirect" || key == "numa_binding") {
+    } else if (key == "gpudirect" || key == "numa_binding" || key == "gpu_memory_health") {
       if (!none && value != "required") fail(line, fmt::format("{}: '{}' is not required or none", key, shown(value)));
-      (key == "gpudirect" ? p_.gpuDirectRequired : p_.numaBindingRequired) = !none;
+      (key == "gpudirect"      ? p_.gpuDirectRequired
+       : key == "numa_binding" ? p_.numaBindingRequired
+                               : p_.gpuMemoryHealthRequired) = !none;
       noted(value);
     } else if (key == "max_link_errors") {
       p_.maxLinkErrors = none ? std::nullopt
@@ -226,7 +231,8 @@ class Parser {
       fail(line, fmt::format("unknown key '{}' (base, name, topology_class, gpus_per_node, gpu_model, "
                              "min_intra_allreduce_busbw, min_inter_allreduce_busbw_per_nic, nics_per_node, "
                              "min_pair_fraction, min_scaling_efficiency, min_plateau_bytes, gpu_memory_gb, "
-                             "nic_rate_gbps, nics_per_gpu, gpudirect, numa_binding, max_link_errors, min_line_rate_fraction)",
+                             "nic_rate_gbps, nics_per_gpu, gpudirect, numa_binding, gpu_memory_health, max_link_errors, "
+                             "min_line_rate_fraction)",
                              shown(key)));
     }
   }
@@ -242,7 +248,7 @@ class Parser {
 bool Profile::requiresSomething() const {
   return topologyClass || gpusPerNode || gpuModel || minIntraAllReduceBusbw || minInterAllReduceBusbwPerNic ||
          minPairFraction || minScalingEfficiency || minGpuMemoryGb || minNicRateGbps || minNicsPerGpu ||
-         gpuDirectRequired || numaBindingRequired || maxLinkErrors || minLineRateFraction;
+         gpuDirectRequired || numaBindingRequired || gpuMemoryHealthRequired || maxLinkErrors || minLineRateFraction;
 }
 
 const std::vector<Profile>& builtinProfiles() {

@@ -33,6 +33,8 @@ struct Profile {
   std::optional<double> minNicsPerGpu;
   bool gpuDirectRequired = false;
   bool numaBindingRequired = false;  // every rank's CPUs near its GPU (analysis rankBindings)
+  // every GPU's ECC on, no failed or pending row remap or page retirement (/inventory/gpus)
+  bool gpuMemoryHealthRequired = false;
   std::optional<std::uint64_t> maxLinkErrors;
   std::optional<double> minLineRateFraction;
   // The largest all_reduce size measured must reach this for a plateau to be judged (NVSwitch

@@ -459,6 +459,41 @@ void checkBinding(const Profile& profile, const results::ResultsFile& file, Judg
   }
 }
 
+// What is wrong with a GPU's memory for gpu_memory_health; empty when nothing.
+std::string memoryTrouble(const core::GpuInventoryRecord& g) {
+  std::vector<std::string> out;
+  if (g.ecc == "no") out.emplace_back("ECC off");
+  if (g.remapFailed == "yes") out.emplace_back("row remap failed");
+  if (g.remapPending == "yes") out.emplace_back("row remap pending");
+  if (g.retirePending == "yes") out.emplace_back("page retirement pending");
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+void checkGpuMemoryHealth(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
+  if (!profile.gpuMemoryHealthRequired) return;
+  for (const core::NodeRecord& n : file.topology.nodes) {
+    std::vector<std::string> bad;
+    int gpus = 0;
+    int eccKnown = 0;
+    for (const core::GpuInventoryRecord& g : file.topology.inventory.gpus) {
+      if (g.node != n.node) continue;
+      ++gpus;
+      eccKnown += g.ecc == "yes" || g.ecc == "no" ? 1 : 0;
+      if (const std::string trouble = memoryTrouble(g); !trouble.empty()) {
+        bad.push_back(fmt::format("GPU {}: {}", g.index, trouble));
+      }
+    }
+    if (gpus == 0 || (eccKnown == 0 && bad.empty())) {
+      judge.missing("gpu_memory_health", nodeLabel(n), "ECC on, no failed or pending remap",
+                    gpus == 0 ? "no GPU in /inventory/gpus (NVML not available)" : "NVML reports no ECC mode");
+      continue;
+    }
+    judge.equal("gpu_memory_health", nodeLabel(n), bad.empty() ? "ok" : fmt::format("{}", fmt::join(bad, "; ")),
+                "ECC on, no failed or pending remap", bad.empty(),
+                fmt::format("{} GPUs, ECC mode known on {}", gpus, eccKnown));
+  }
+}
+
 // The line rate the run declared (--line-rate, in its recorded configuration), else 0.
 double declaredLineRate(const results::ResultsFile& file) {
   const auto config = nlohmann::json::parse(file.provenance.runConfig, nullptr, false);
@@ -512,6 +547,7 @@ Verification verify(const Profile& profile, const results::ResultsFile& file, bo
   checkNics(profile, file, judge);
   checkGpuDirect(profile, file, judge);
   checkBinding(profile, file, judge);
+  checkGpuMemoryHealth(profile, file, judge);
   checkLinkErrors(profile, file, judge);
   checkLineRate(profile, file, judge);
   for (const Check& c : v.checks) {
@@ -548,6 +584,7 @@ Json verificationToJson(const Verification& v) {
   profile["nics_per_gpu"] = orNull(v.profile.minNicsPerGpu);
   profile["gpudirect"] = v.profile.gpuDirectRequired ? Json("required") : Json(nullptr);
   profile["numa_binding"] = v.profile.numaBindingRequired ? Json("required") : Json(nullptr);
+  profile["gpu_memory_health"] = v.profile.gpuMemoryHealthRequired ? Json("required") : Json(nullptr);
   profile["max_link_errors"] = orNull(v.profile.maxLinkErrors);
   profile["min_line_rate_fraction"] = orNull(v.profile.minLineRateFraction);
   profile["sources"] = v.profile.sources;

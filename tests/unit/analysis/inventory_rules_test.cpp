@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -217,11 +218,101 @@ TEST(InventoryRules, RanksBoundAwayFromTheirGpu) {
   EXPECT_DOUBLE_EQ(found[1].measured, 112.0 / 224.0);
 }
 
+// A rank near its GPU whose NIC (as the GPU topology named it) hangs off the other socket: said, as
+// information; recordBindings writes both answers on the ranks.
+TEST(InventoryRules, ARankNearItsGpuButNotItsNic) {
+  core::Topology t = mixedMemory();
+  t.inventory = topologies::inventoryRows(tree("healthy-8gpu-8nic"), 0);
+  const std::vector<std::tuple<std::string, std::string, std::string>> ranks{
+      {"0000:1b:00.0", "mlx5_0", "0-13"},    // GPU 0 and its NIC on NUMA 0: nothing
+      {"0000:2d:00.0", "mlx5_4", "0-13"},    // GPU 1 on NUMA 0, its NIC on NUMA 1: information
+      {"0000:9d:00.0", "mlx5_4", "0-13"},    // GPU 4 and NIC on NUMA 1, bound to NUMA 0: warning
+      {"0000:ae:00.0", "mlx5_9", "56-60"}};  // a NIC the inventory does not list: GPU judged alone
+  t.ranks.resize(ranks.size());
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    t.ranks[i].rank = static_cast<int>(i);
+    t.ranks[i].node = 0;
+    std::tie(t.ranks[i].gpuBusId, t.ranks[i].nic, t.ranks[i].cpus) = ranks[i];
+  }
+  const auto found = bindingFindings(t);
+  ASSERT_EQ(found.size(), 2u) << describe(found);
+  EXPECT_EQ(found[0].rank, 1);
+  EXPECT_EQ(found[0].severity, core::Severity::kInfo);
+  EXPECT_NE(found[0].message.find("0 of them near its NIC mlx5_4 (56-111,168-223, NUMA 1)"), std::string::npos)
+      << found[0].message;
+  EXPECT_NE(found[0].message.find("different sockets"), std::string::npos) << found[0].message;
+  EXPECT_EQ(found[1].rank, 2);
+  EXPECT_EQ(found[1].severity, core::Severity::kWarning);
+
+  recordBindings(t);
+  const std::vector<std::pair<std::string, std::string>> near{{"yes", "yes"}, {"yes", "no"}, {"no", "no"}, {"yes", ""}};
+  for (std::size_t i = 0; i < near.size(); ++i) {
+    EXPECT_EQ(t.ranks[i].nearGpu, near[i].first) << "rank " << i;
+    EXPECT_EQ(t.ranks[i].nearNic, near[i].second) << "rank " << i;
+  }
+  t.ranks[0].cpus = "0-13,56";  // one CPU on the far socket
+  recordBindings(t);
+  EXPECT_EQ(t.ranks[0].nearGpu, "partly");
+}
+
+// NVML's view of each GPU's memory: one finding per GPU at its worst, nothing where all is well or
+// NVML could not say.
+TEST(InventoryRules, GpuMemoryHealth) {
+  core::Topology t = mixedMemory();
+  const auto gpu = [](int index, auto&& set) {
+    core::GpuInventoryRecord g;
+    g.node = 0;
+    g.index = index;
+    g.busId = fmt::format("0000:{:02x}:00.0", 0x1b + index);
+    g.name = "NVIDIA A100-SXM4-80GB";
+    g.ecc = g.eccPending = "yes";
+    g.retirePending = g.remapPending = g.remapFailed = "no";
+    g.retiredSingleBit = g.retiredDoubleBit = g.remappedCorrectable = g.remappedUncorrectable = 0;
+    set(g);
+    return g;
+  };
+  t.inventory.gpus = {
+      gpu(0, [](auto&) {}),                                       // healthy
+      gpu(1, [](auto& g) { g.remapFailed = "yes"; g.remappedUncorrectable = 3; }),
+      gpu(2, [](auto& g) { g.remapPending = "yes"; }),
+      gpu(3, [](auto& g) { g.ecc = g.eccPending = "no"; }),
+      gpu(4, [](auto& g) { g.remappedCorrectable = 2; }),        // repaired: information
+      gpu(5, [](auto& g) { g.retiredDoubleBit = 1; g.retiredSingleBit = 4; }),
+      gpu(6, [](auto& g) {                                        // NVML could not say
+        g.ecc = g.eccPending = g.retirePending = g.remapPending = g.remapFailed = "unknown";
+        g.retiredSingleBit = g.retiredDoubleBit = g.remappedCorrectable = g.remappedUncorrectable = -1;
+      }),
+  };
+  t.ranks[0].gpuBusId = "00000000:1C:00.0";  // GPU 1 is rank 0's
+  const auto found = gpuHealthFindings(t);
+  ASSERT_EQ(found.size(), 5u) << describe(found);
+  const std::vector<std::pair<std::string, core::Severity>> expected{{"a100-03: GPU 1", core::Severity::kError},
+                                                                      {"a100-03: GPU 2", core::Severity::kWarning},
+                                                                      {"a100-03: GPU 3", core::Severity::kWarning},
+                                                                      {"a100-03: GPU 4", core::Severity::kInfo},
+                                                                      {"a100-03: GPU 5", core::Severity::kWarning}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(found[i].kind, core::FindingKind::kGpuMemory);
+    EXPECT_EQ(found[i].subject, expected[i].first);
+    EXPECT_EQ(found[i].severity, expected[i].second) << found[i].message;
+  }
+  EXPECT_EQ(found[0].rank, 0);
+  EXPECT_EQ(found[1].rank, -1);
+  EXPECT_NE(found[0].message.find("a memory row remap failed"), std::string::npos) << found[0].message;
+  EXPECT_NE(found[0].message.find("3 rows remapped (3 uncorrectable, 0 correctable errors)"), std::string::npos)
+      << found[0].message;
+  EXPECT_DOUBLE_EQ(found[0].measured, 3);
+  EXPECT_NE(found[2].message.find("ECC is off: memory errors go undetected"), std::string::npos) << found[2].message;
+  EXPECT_NE(found[4].message.find("1 page retired for double-bit ECC errors; 4 pages retired for single-bit"),
+            std::string::npos)
+      << found[4].message;
+}
+
 TEST(InventoryRules, EveryRuleIsListed) {
   std::vector<std::string> names;
   for (const AnalysisRule& r : inventoryRules()) names.emplace_back(r.name);
   EXPECT_EQ(names, (std::vector<std::string>{"nic_down", "nic_rate_mismatch", "pcie_downtrained", "no_gpudirect",
-                                             "link_errors", "binding", "gpu_memory"}));
+                                             "link_errors", "binding", "gpu_memory", "gpu_memory_health"}));
 }
 
 }  // namespace

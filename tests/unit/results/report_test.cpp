@@ -254,6 +254,11 @@ TEST(Report, TheInventoryPerNodeWithWhatItsFindingsName) {
     f.topology.inventory.counters.push_back({n, "mlx5_0", 1, "symbol_error", 3, n == 0 ? 3u : 12u});
   }
   f.topology.inventory.nics.push_back({0, "mlx5_2", 1, "rdma", "DOWN", "Disabled", 400, 4, "NDR", "IB", "", "", 0});
+  // node 1's GPUs as NVML saw them: one with ECC off and a remap waiting for a reset
+  for (int g = 0; g < 2; ++g) {
+    f.topology.inventory.gpus.push_back({1, g, "", "NVIDIA H100 80GB HBM3", 85899345920ull, 0, "", "", g == 0 ? "yes" : "no",
+                                         "yes", -1, -1, "unknown", 0, g == 0 ? 0 : 2, g == 0 ? "no" : "yes", "no"});
+  }
   core::Finding down;
   down.kind = core::FindingKind::kNicDown;
   down.severity = core::Severity::kError;
@@ -275,6 +280,10 @@ TEST(Report, TheInventoryPerNodeWithWhatItsFindingsName) {
   EXPECT_NE(section.find("<td class=\"sev-warning\">+9 (1 counters)</td>"), std::string::npos) << section;
   EXPECT_NE(section.find("<td>+0 (1 counters)</td>"), std::string::npos) << section;
   EXPECT_NE(section.find("yes: nvidia_peermem loaded"), std::string::npos);
+  EXPECT_NE(section.find("<td>2x 80 GiB NVIDIA H100 80GB HBM3; ECC off on 1 of 2; 2 rows remapped; GPU 1: remap "
+                         "pending</td>"),
+            std::string::npos)
+      << section;
   EXPECT_NE(html.find("<a href=\"#inventory\">"), std::string::npos);
 }
 
@@ -345,6 +354,7 @@ TEST(Report, HostileTextFromTheFileIsEscapedEverywhere) {
   f.topology.inventory.nics.push_back({0, evil, 1, "rdma", evil, evil, 400, 4, evil, evil, evil, evil, 0});
   f.topology.inventory.pcie.push_back({0, evil, evil, true, 16, 32, 8, 16, 32, 16, 0, evil});
   f.topology.inventory.nodes.push_back({0, 8, evil, evil, evil});
+  f.topology.inventory.gpus.push_back({0, 0, evil, evil, 1, 0, evil, evil, evil, evil, 0, 0, evil, 0, 0, evil, evil});
   core::Finding x;
   x.subject = evil;
   x.unit = evil;

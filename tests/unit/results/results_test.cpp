@@ -4,11 +4,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "results/console.h"
@@ -82,6 +86,8 @@ core::Topology sampleTopology() {
     rec.gpuMemoryBytes = 85899345920ull + static_cast<std::uint64_t>(r);
     rec.nic = "mlx5_" + std::to_string(r);
     rec.cpus = r == 0 ? "0-7,64-71" : "";
+    rec.nearGpu = r == 0 ? "yes" : "";
+    rec.nearNic = r == 0 ? "partly" : "";
     t.ranks.push_back(rec);
   }
   for (int n = 0; n < 2; ++n) {
@@ -103,6 +109,10 @@ core::Topology sampleTopology() {
                       {1, "eth0", 0, "ethernet", "up", "", 25, 0, "", "Ethernet", "eth0", "0000:3b:00.0", 1}};
   t.inventory.pcie = {{0, "GPU", "0000:18:00.0", true, 32, 32, 8, 16, 32, 16, 0, "0-55,112-167"}};
   t.inventory.nodes = {{0, 8, "no", "no peer-memory module", ""}, {1, 0, "unknown", "no GPU", "no sysfs here"}};
+  t.inventory.gpus = {{0, 0, "0000:18:00.0", "NVIDIA H100 80GB HBM3", 85899345920ull, 0, "mlx5_0", "PIX", "yes", "yes",
+                       -1, -1, "unknown", 0, 2, "yes", "no"},
+                      {1, 3, "0000:9d:00.0", "", 0, -1, "", "", "unknown", "unknown", 1, 0, "no", -1, -1, "unknown",
+                       "unknown"}};
   return t;
 }
 
@@ -306,6 +316,10 @@ TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
   const ResultsFile f = readResults(path);
   EXPECT_EQ(f.steps.size(), 1u);
   EXPECT_NE(f.provenance.commandLine.find("fabricmap run -o "), std::string::npos);
+  // the line after what the journal holds now
+  std::ifstream whole(journalPath(path));
+  const auto lines = std::count(std::istreambuf_iterator<char>(whole), std::istreambuf_iterator<char>(), '\n');
+  const std::string damagedAt = fmt::format("is damaged at line {}", lines + 1);
   for (const char* bad : {R"({"t":"step","step":5.5e46})", R"({"t":"step","step":-1,"bytes":-5})",
                           R"({"t":"planned","steps":"many"})", R"({"t":7})", R"({"t":"node","gpu_links":3})",
                           R"({"t":"finding","severity":"error","kind":"gremlin"})",
@@ -315,7 +329,7 @@ TEST(ResultsFile, DamagedJournalLinesAreUsageErrorsAndAnyTextIsJournaled) {
       readResults(path);
       FAIL() << bad;
     } catch (const core::UsageError& e) {
-      EXPECT_TRUE(std::string(e.what()).find("is damaged at line 14") != std::string::npos ||
+      EXPECT_TRUE(std::string(e.what()).find(damagedAt) != std::string::npos ||
                   std::string(e.what()).find("not a fabricmap results journal") != std::string::npos)
           << bad << ": " << e.what();
     }
@@ -392,6 +406,8 @@ TEST(ResultsFile, JsonCarriesEveryRecord) {
   EXPECT_EQ(j["inventory"]["nics"][1]["kind"], "ethernet");
   EXPECT_EQ(j["inventory"]["pcie"][0]["width"], 8);
   EXPECT_EQ(j["inventory"]["node"][0]["gpudirect"], "no");
+  EXPECT_EQ(j["inventory"]["gpus"][0]["remapped_rows_uncorrectable"], 2);
+  EXPECT_EQ(j["inventory"]["gpus"][0]["remap_pending"], "yes");
   EXPECT_TRUE(j["inventory"]["counters"].empty());
   EXPECT_EQ(j["complete"], true);
   EXPECT_EQ(j["provenance"]["slurm_job_id"], "4242");

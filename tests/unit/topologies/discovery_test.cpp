@@ -124,6 +124,7 @@ class FakeNvml : public NvmlApi {
   std::function<std::optional<LinkKind>(int, int)> ancestor = [](int, int) { return std::nullopt; };
   std::function<Tristate(int, int)> p2p = [](int, int) { return Tristate::kYes; };
   std::vector<std::string> missing;
+  std::function<GpuMemoryHealth(int)> health = [](int) { return GpuMemoryHealth{}; };
 
   int deviceCount() override { return static_cast<int>(gpus.size()); }
   std::string deviceError(int g) override { return gpus[g].error; }
@@ -141,6 +142,7 @@ class FakeNvml : public NvmlApi {
   RemoteType nvlinkRemoteType(int g, int link) override { return gpus[g].links[link].type; }
   std::optional<LinkKind> commonAncestor(int a, int b) override { return ancestor(a, b); }
   Tristate p2pRead(int a, int b) override { return p2p(a, b); }
+  GpuMemoryHealth memoryHealth(int g) override { return health(g); }
   std::vector<std::string> missingSymbols() const override { return missing; }
 };
 
@@ -159,8 +161,17 @@ TEST(TopoDiscovery, NvmlSwitchedNodeWithOneGpuDown) {
     nvml.gpus.push_back(gpu);
   }
   nvml.ancestor = [](int a, int b) { return a / 2 == b / 2 ? LinkKind::kPix : LinkKind::kSys; };
+  nvml.health = [](int g) {
+    GpuMemoryHealth h;
+    h.remappedUncorrectable = g;
+    h.remapPending = g == 3 ? Tristate::kYes : Tristate::kNo;
+    return h;
+  };
   const GpuTopology topo = discoverNode(&nvml, "", node.sys.root());
   ASSERT_EQ(topo.gpuCount(), 4);
+  EXPECT_EQ(topo.gpus[2].health.remappedUncorrectable, 2);  // each GPU's own
+  EXPECT_EQ(topo.gpus[3].health.remapPending, Tristate::kYes);
+  EXPECT_EQ(topo.gpus[0].health.ecc, Tristate::kUnknown);
   EXPECT_EQ(topo.sources, (std::vector<Source>{Source::kNvml, Source::kSysfs}));
   EXPECT_EQ(topo.nvswitch, Tristate::kYes);
   EXPECT_EQ(topo.gpus[0].pciBusId, "0000:1a:00.0");

@@ -65,6 +65,55 @@ TEST(NodeRecords, NodeAndRanksFromTheDescription) {
   EXPECT_EQ(topo.ranks[0].gpuIndex, -1);
 }
 
+// Every GPU of the node becomes an /inventory/gpus row, its memory's health as NVML said it.
+TEST(NodeRecords, EveryGpuAnInventoryRow) {
+  core::Topology topo = twoNodesOfTwo();
+  GpuTopology gpus = bridgedPair();
+  gpus.gpus[0].numaNode = 1;
+  gpus.gpus[1].health = {.ecc = Tristate::kYes,
+                         .eccPending = Tristate::kNo,
+                         .retiredSingleBit = 2,
+                         .retiredDoubleBit = 0,
+                         .retirePending = Tristate::kNo,
+                         .remappedCorrectable = 0,
+                         .remappedUncorrectable = 7,
+                         .remapPending = Tristate::kYes,
+                         .remapFailed = Tristate::kNo};
+  applyNodeDescription(topo, 1, describeNode(gpus, classify(gpus)), {});
+  const auto& rows = topo.inventory.gpus;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].node, 1);
+  EXPECT_EQ(rows[0].index, 0);
+  EXPECT_EQ(rows[0].busId, "0000:3b:00.0");
+  EXPECT_EQ(rows[0].name, "NVIDIA RTX A6000");
+  EXPECT_EQ(rows[0].numaNode, 1);
+  EXPECT_EQ(rows[0].nic, "mlx5_0");
+  EXPECT_EQ(rows[0].nicPath, "PIX");
+  EXPECT_EQ(rows[0].ecc, "unknown");  // NVML said nothing of it
+  EXPECT_EQ(rows[0].remappedUncorrectable, -1);
+  EXPECT_EQ(rows[1].memoryBytes, 51527024640u);
+  EXPECT_EQ(rows[1].numaNode, -1);
+  EXPECT_EQ(rows[1].nicPath, "SYS");
+  EXPECT_EQ(rows[1].ecc, "yes");
+  EXPECT_EQ(rows[1].eccPending, "no");
+  EXPECT_EQ(rows[1].retiredSingleBit, 2);
+  EXPECT_EQ(rows[1].retiredDoubleBit, 0);
+  EXPECT_EQ(rows[1].retirePending, "no");
+  EXPECT_EQ(rows[1].remappedCorrectable, 0);
+  EXPECT_EQ(rows[1].remappedUncorrectable, 7);
+  EXPECT_EQ(rows[1].remapPending, "yes");
+  EXPECT_EQ(rows[1].remapFailed, "no");
+  // hostile descriptions give what they can, and never throw
+  EXPECT_TRUE(gpuInventoryRows(nlohmann::json::parse(R"({"gpu_list": 3})"), 0).empty());
+  const auto odd = gpuInventoryRows(
+      nlohmann::json::parse(R"({"gpu_list": [1, {"index": "x", "memory_health": [], "memory_bytes": -4}]})"), 2);
+  ASSERT_EQ(odd.size(), 1u);
+  EXPECT_EQ(odd[0].node, 2);
+  EXPECT_EQ(odd[0].index, -1);
+  EXPECT_EQ(odd[0].memoryBytes, 0u);
+  EXPECT_EQ(odd[0].remapFailed, "unknown");
+}
+
 TEST(NodeRecords, GpusThatDiscoveryCannotSeeStayUnclassified) {
   core::Topology topo = twoNodesOfTwo();  // the driver lists 2 GPUs per node
   const GpuTopology none = makeTopology(0, 0);  // NVML missing

@@ -156,6 +156,7 @@ Profile withoutInventory(Profile p) {
   p.minNicsPerGpu.reset();
   p.gpuDirectRequired = false;
   p.numaBindingRequired = false;
+  p.gpuMemoryHealthRequired = false;
   p.maxLinkErrors.reset();
   p.minLineRateFraction.reset();
   return p;
@@ -174,6 +175,9 @@ results::ResultsFile hardwareFile() {
     }
     f.topology.inventory.nodes.push_back({n, 8, "yes", "nvidia_peermem loaded", ""});
     for (int g = 0; g < 8; ++g) {
+      f.topology.inventory.gpus.push_back({n, g, fmt::format("0000:{}b:00.0", g + 1), "NVIDIA H100 80GB HBM3",
+                                           81559ull << 20, g / 4, "", "", "yes", "yes", -1, -1, "unknown", 0, 0, "no",
+                                           "no"});
       f.topology.inventory.pcie.push_back({n, "GPU", fmt::format("0000:{}b:00.0", g + 1), true, 32, 32, 16, 16, 32, 16,
                                            g / 4, g < 4 ? "0-55" : "56-111"});
     }
@@ -196,6 +200,7 @@ Profile hardwareOnly() {
   p.minNicsPerGpu = 1;
   p.gpuDirectRequired = true;
   p.numaBindingRequired = true;
+  p.gpuMemoryHealthRequired = true;
   p.maxLinkErrors = 10;
   p.minLineRateFraction = 0.8;
   return p;
@@ -203,7 +208,7 @@ Profile hardwareOnly() {
 
 TEST(Verify, TheHardwareAsLeased) {
   const Verification v = verify(hardwareOnly(), hardwareFile(), false);
-  EXPECT_EQ(v.checks.size(), 14u);  // seven checks on each of two nodes
+  EXPECT_EQ(v.checks.size(), 16u);  // eight checks on each of two nodes
   EXPECT_TRUE(v.pass) << (v.reasons.empty() ? "" : v.reasons[0]);
   EXPECT_NEAR(*find(v, "gpu_memory_gb", "node1")->measuredValue, 85.52, 0.01);
   EXPECT_DOUBLE_EQ(*find(v, "line_rate_fraction", "node0")->measuredValue, 0.9);
@@ -236,6 +241,12 @@ TEST(Verify, TheHardwareThatIsNot) {
   f.topology.ranks[13].cpus = "0-7";  // node1's GPU 5 (NUMA 1) rank bound to NUMA 0
   EXPECT_EQ(failing(f), std::vector<std::string>{"numa_binding node1 (host1) fail"});
   f = hardwareFile();
+  f.topology.inventory.gpus[3].ecc = "no";             // node0's GPU 3 with ECC off
+  f.topology.inventory.gpus[12].remapPending = "yes";  // node1's GPU 4 waits for a reset
+  EXPECT_EQ(failing(f), (std::vector<std::string>{"gpu_memory_health node0 (host0) fail",
+                                                  "gpu_memory_health node1 (host1) fail"}));
+  EXPECT_EQ(find(verify(hardwareOnly(), f, false), "gpu_memory_health", "node1")->measured, "GPU 4: row remap pending");
+  f = hardwareFile();
   f.matrices.nodeBw.values = {std::nanf(""), 200.0f, 200.0f, std::nanf("")};  // 0.5 of the line rate, both nodes
   EXPECT_EQ(failing(f), (std::vector<std::string>{"line_rate_fraction node0 (host0) fail",
                                                   "line_rate_fraction node1 (host1) fail"}));
@@ -244,7 +255,7 @@ TEST(Verify, TheHardwareThatIsNot) {
   f.topology.inventory = {};
   const Verification v = verify(hardwareOnly(), f, false);
   EXPECT_EQ(v.failed, 0);
-  EXPECT_EQ(v.missing, 12);  // the GPU memory comes from the ranks
+  EXPECT_EQ(v.missing, 14);  // the GPU memory comes from the ranks
   EXPECT_FALSE(v.pass);
 }
 
@@ -499,7 +510,7 @@ TEST(Profiles, ErrorsNameTheLine) {
                                        "gpus_per_node, gpu_model, min_intra_allreduce_busbw, "
                                        "min_inter_allreduce_busbw_per_nic, nics_per_node, min_pair_fraction, "
                                        "min_scaling_efficiency, min_plateau_bytes, gpu_memory_gb, nic_rate_gbps, "
-                                       "nics_per_gpu, gpudirect, numa_binding, max_link_errors, "
+                                       "nics_per_gpu, gpudirect, numa_binding, gpu_memory_health, max_link_errors, "
                                        "min_line_rate_fraction)");
   EXPECT_EQ(errorOf("gpudirect = wanted\n"), "bad.txt:1: gpudirect: 'wanted' is not required or none");
   EXPECT_EQ(errorOf("min_line_rate_fraction = 1.5\n"), "bad.txt:1: min_line_rate_fraction: 1.5 is outside 0..1");
