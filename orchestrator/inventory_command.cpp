@@ -17,6 +17,7 @@
 #include "orchestrator/analysis/inventory_rules.h"
 #include "orchestrator/commands.h"
 #include "results/json.h"
+#include "topologies/cuda_driver.h"
 #include "topologies/inventory.h"
 #include "topologies/inventory_records.h"
 
@@ -118,7 +119,7 @@ int inventoryCommand(const std::vector<std::string>& args) {
     throw core::UsageError(fmt::format("--interval {} is not 0..86400 seconds ({})", interval, kInventoryUsage));
   }
   const std::string root = vm["sysfs-root"].as<std::string>();
-  const topo::Inventory first = topo::readInventory(root);
+  const topo::Inventory first = topo::readLocalInventory(root);
   const InventorySubject at{hostName(), -1};
   std::vector<core::Finding> findings = inventoryFindings(first, at);
   if (interval > 0) {

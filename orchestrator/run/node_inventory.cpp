@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "topologies/cuda_driver.h"
 #include "topologies/inventory_records.h"
 #include "worker/comm.h"
 #include "worker/mpi_check.h"
@@ -22,7 +23,7 @@ std::vector<NodeInventory> gather(const core::Topology& topology, const std::str
   std::string mine;
   if (topology.ranks.at(static_cast<std::size_t>(rank)).localRank == 0) {
     // names from sysfs are not always UTF-8
-    mine = topo::inventoryJson(topo::readInventory(sysfsRoot)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    mine = topo::inventoryJson(topo::readLocalInventory(sysfsRoot)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   const std::vector<std::string> all = worker::gatherStrings(MPI_COMM_WORLD, mine);
   std::vector<NodeInventory> out;
