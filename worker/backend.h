@@ -179,6 +179,10 @@ struct BackendInfo {
     bool traffic = false;  // the training pattern and the scaling sweep
     bool graphs = false;   // collectives timed as captured CUDA graphs (--cuda-graph)
   } measures;
+  // Its all_reduce's busbw reaches the links' rate (a bandwidth-optimal ring, as NCCL runs it), so
+  // below_line_rate judges the inter scope's rails by it. Open MPI's algorithms over TCP reach about
+  // half of it: judged there, a healthy rail would be named.
+  bool busbwAtLineRate = false;
   // Creates it on this rank; null when this build does not have it.
   std::unique_ptr<Backend> (*create)(const BackendContext& context) = nullptr;
 

@@ -138,6 +138,16 @@ std::vector<LineRateShare> lineRateShares(const core::Matrices& m, const core::T
 // port(s) carry".
 std::string lineRateSource(const core::Topology& topology, double declaredGBps, int node);
 
+// below_line_rate from the inter scope's all_reduce: each rail (an inter group: local rank i of
+// every node; its ring crosses every node through that rank's NIC, so its busbw is one NIC's rate)
+// whose plateau busbw is under `c.lineRateFraction` of what its NICs carry per rail: for each of
+// its ranks, its NIC's active ports' rate shared among the node's ranks on that NIC (the node's
+// line rate shared among its ranks where the NIC is unknown or `c.lineRateGBps` is declared), the
+// least of them. Rails whose line rate is unknown, and files without an inter all_reduce, raise
+// nothing.
+std::vector<core::Finding> railLineRateFindings(const std::vector<core::CollectiveRecord>& rows,
+                                                const core::Topology& topology, const AnalysisConfig& c);
+
 // One rule of the analysis: its name and one line on what it names.
 struct AnalysisRule {
   std::string_view name;

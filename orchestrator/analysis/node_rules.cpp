@@ -2,12 +2,15 @@
 // inside nodes (slow same-node pairs per node and link class); see rules.h.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "core/stats.h"
 #include "core/units.h"
+#include "orchestrator/analysis/plateau.h"
 #include "orchestrator/analysis/rules.h"
 
 namespace fabricmap::orchestrator::internal {
@@ -222,6 +225,73 @@ std::string lineRateSource(const core::Topology& topology, double declaredGBps, 
     return n.node == node && n.activeRdma() && n.rateGbps > 0;
   });
   return fmt::format("its {} active RDMA port(s) carry", ports);
+}
+
+namespace {
+
+// What rank `r` may move across its node boundary, GB/s: its NIC's active ports shared among the
+// node's ranks on that NIC, else the node's line rate shared among its ranks; 0: unknown.
+double rankLineRate(const core::Topology& topology, const core::RankRecord& r, double declaredGBps) {
+  const auto node = static_cast<std::size_t>(r.node);
+  const int ranks = node < topology.nodes.size() ? std::max(topology.nodes[node].ranks, 1) : 1;
+  double nicGbps = 0;
+  for (const core::NicRecord& n : topology.inventory.nics) {
+    if (n.node == r.node && n.device == r.nic && n.activeRdma() && n.rateGbps > 0) nicGbps += n.rateGbps;
+  }
+  if (declaredGBps > 0 || r.nic.empty() || nicGbps <= 0) {
+    return internal::lineRateOf(topology, declaredGBps, r.node) / ranks;
+  }
+  const auto sharing = std::count_if(topology.ranks.begin(), topology.ranks.end(), [&](const core::RankRecord& o) {
+    return o.node == r.node && o.nic == r.nic;
+  });
+  return nicGbps / 8 / static_cast<double>(std::max<std::ptrdiff_t>(sharing, 1));
+}
+
+}  // namespace
+
+std::vector<core::Finding> railLineRateFindings(const std::vector<core::CollectiveRecord>& rows,
+                                                const core::Topology& topology, const AnalysisConfig& c) {
+  std::vector<core::Finding> out;
+  const std::optional<Plateau> plateau = plateauOf(rows, "inter", "all_reduce");
+  if (!plateau) return out;
+  const double bar = c.lineRateFraction;
+  for (const GroupPlateau& g : plateau->groups) {
+    const auto ranks = core::parseRanks(g.ranks);
+    if (!ranks || ranks->empty()) continue;
+    double line = 0;
+    int slowest = -1;
+    for (const int rank : *ranks) {
+      if (rank < 0 || rank >= static_cast<int>(topology.ranks.size())) continue;
+      const double mine = rankLineRate(topology, topology.ranks[static_cast<std::size_t>(rank)], c.lineRateGBps);
+      if (mine <= 0) {
+        line = 0;  // one rank's unknown: the rail's is too
+        break;
+      }
+      if (slowest < 0 || mine < line) std::tie(line, slowest) = std::pair{mine, rank};
+    }
+    if (line <= 0 || g.busbw >= bar * line) continue;
+    core::Finding f;
+    f.kind = core::FindingKind::kBelowLineRate;
+    f.severity = g.busbw < bar * line / 2 ? core::Severity::kError : core::Severity::kWarning;
+    f.subject = fmt::format("rail {} (ranks {})", g.group, g.ranks);
+    f.measured = g.busbw;
+    f.expected = line;
+    f.ratio = g.busbw / line;
+    f.unit = "GB/s";
+    f.confidence = g.samples >= 3 ? 1.0 : 0.5;
+    const core::RankRecord& s = topology.ranks[static_cast<std::size_t>(slowest)];
+    f.message = fmt::format(
+        "{}: inter all_reduce busbw {:.2f} GB/s at {}-{} is {:.2f}x of the {:.2f} GB/s its NICs carry per rail "
+        "(rank {}{}: {}), below {:.2f} - check the rail's NICs, their ranks' NIC binding and the fabric's rate; "
+        "confidence {:.2f}",
+        f.subject, f.measured, core::formatBytes(plateau->fromBytes), core::formatBytes(plateau->toBytes), f.ratio,
+        f.expected, slowest, s.nic.empty() ? "" : " on " + s.nic,
+        c.lineRateGBps > 0 || s.nic.empty() ? lineRateSource(topology, c.lineRateGBps, s.node) + ", shared by its node's ranks"
+                                            : "its NIC's active ports, shared by the node's ranks on it",
+        bar, f.confidence);
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace fabricmap::orchestrator

@@ -443,6 +443,7 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
     throw core::UsageError(fmt::format("--cuda-graph needs the {} backend (this run uses {})",
                                        worker::backendNames(false, graphs), backend));
   }
+  c.railsAtLineRate = info->busbwAtLineRate;
   // GPU memory: the suite's GPU sizes, and the GPU-pair copies unless phases were chosen
   if (info->memory != worker::MemoryKind::kCuda) return;
   const Suite& suite = suiteNamed(c.suite);

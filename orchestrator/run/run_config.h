@@ -51,6 +51,9 @@ struct RunConfig {
   std::string sysfsRoot = "/sys";
   double lineRateGBps = 0;
   double lineRateFraction = 0.8;
+  // the inter scope's all_reduce rails are judged against the line rate too: set from the
+  // backend (worker::BackendInfo::busbwAtLineRate) by applyBackendDefaults, not an option
+  bool railsAtLineRate = false;
 
   // what runs: collective sweeps, GPU-pair copies, pairwise matrices; by default the sweeps and
   // the matrices, and the copies where the backend has GPUs (applyBackendDefaults)

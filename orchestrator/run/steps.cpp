@@ -62,6 +62,7 @@ class PlanRun {
   void after(const std::vector<S>& /*list*/) {}
   void before(const std::vector<core::TrainingStep>& list);
   void before(const std::vector<core::CopyStep>& list);
+  void after(const std::vector<core::CollectiveStep>& list);
   void after(const std::vector<core::ScalingStep>& list);
   void after(const std::vector<core::PairStep>& list);
 
@@ -112,6 +113,7 @@ class PlanRun {
   Steps& steps_;
   std::vector<WrongResult>& wrong_;
   const bool root_;
+  std::vector<core::CollectiveRecord> inter_;    // rank 0: the inter scope's all_reduce rows
   std::vector<core::ScalingRecord> scaled_;      // rank 0: the scaling points so far
   std::vector<core::TrainingRecord> isolated_;   // rank 0: each traffic type alone
   std::optional<MatrixBuilder> builder_;         // rank 0, when copies or pairs are planned
@@ -127,6 +129,11 @@ void PlanRun::before(const std::vector<core::TrainingStep>& list) {
 void PlanRun::before(const std::vector<core::CopyStep>& list) {
   // only rank 0 holds the matrices (R x R each)
   if (root_ && (!list.empty() || !plan_.pairSteps.empty())) builder_.emplace(topology_, matrixShapeOf(steps_.config));
+}
+
+void PlanRun::after(const std::vector<core::CollectiveStep>& /*list*/) {
+  if (!root_ || !steps_.config.railsAtLineRate) return;
+  for (const core::Finding& f : railLineRateFindings(inter_, topology_, analysisConfigOf(steps_.config))) finding(f);
 }
 
 void PlanRun::after(const std::vector<core::ScalingStep>& /*list*/) {
@@ -178,6 +185,7 @@ void PlanRun::prepare(const core::TrainingStep& step, worker::TrainingResult& re
 }
 
 void PlanRun::followUp(const core::CollectiveStep& step, const core::CollectiveRecord& row) {
+  if (row.scope == "inter" && row.op == "all_reduce") inter_.push_back(row);
   if (row.wrong == 0) return;
   corrupted(row, fmt::format("{} {} {} {}{} in scope {} group {}: {} wrong elements on rank(s) {}", row.op, row.dtype,
                              core::formatBytes(step.bytes), row.inPlace ? "in-place" : "out-of-place",

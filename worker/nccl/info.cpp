@@ -10,6 +10,7 @@ const BackendInfo& backendInfo() {
       .name = "nccl",
       .memory = MemoryKind::kCuda,
       .measures = {.collectives = true, .pairs = true, .copies = true, .traffic = true, .graphs = true},
+      .busbwAtLineRate = true,
 #if FABRICMAP_HAVE_NCCL
       .create = createBackend,
 #else

@@ -157,8 +157,10 @@ TEST(RunOptions, GpuSizesUnlessGiven) {
   RunConfig c = parse({});
   applyBackendDefaults(c, "mpi");
   EXPECT_EQ(c.maxBytes, 8u << 20);
+  EXPECT_FALSE(c.railsAtLineRate);  // Open MPI's all_reduce reaches half the links' rate
   applyBackendDefaults(c, "nccl");
   EXPECT_EQ(c.maxBytes, 1u << 30);
+  EXPECT_TRUE(c.railsAtLineRate);  // NCCL's ring reaches it: the inter scope's rails are judged
   EXPECT_EQ(c.pairBytes, 4u << 20);
   EXPECT_EQ(c.pairWindow, 64);
   RunConfig given = parse({"-e", "64M", "--pair-bytes", "1M", "--suite", "full"});
