@@ -99,6 +99,29 @@ std::string gpuMemorySummary(const core::Topology& t, int node) {
   return health.empty() ? out : out + "; " + health;
 }
 
+std::string bindingSummary(const core::Topology& t, int node) {
+  std::vector<int> away;      // none of its CPUs near its GPU
+  std::vector<int> unbound;   // some
+  std::vector<int> farNic;    // near its GPU, none near its NIC
+  int near = 0;
+  for (const core::RankRecord& r : t.ranks) {
+    if (r.node != node || r.nearGpu.empty()) continue;
+    if (r.nearGpu == "no") away.push_back(r.rank);
+    else if (r.nearGpu == "partly") unbound.push_back(r.rank);
+    else if (r.nearNic == "no") farNic.push_back(r.rank);
+    else ++near;
+  }
+  std::vector<std::string> parts;
+  const auto ranks = [](const std::vector<int>& list) {
+    return fmt::format("rank{} {}", list.size() == 1 ? "" : "s", core::formatRanks(list));
+  };
+  if (!away.empty()) parts.push_back(ranks(away) + " away from their GPU");
+  if (!unbound.empty()) parts.push_back(ranks(unbound) + " not bound");
+  if (!farNic.empty()) parts.push_back(ranks(farNic) + " away from their NIC");
+  if (near > 0) parts.push_back(fmt::format("{} near their GPU", near));
+  return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
+}
+
 std::string countersSummary(const core::Topology& t, int node) {
   std::uint64_t grown = 0;
   int read = 0;

@@ -16,6 +16,8 @@ std::string pcieSummary(const core::Topology& topology, int node);
 // "8x 80 GiB NVIDIA H100 80GB HBM3; ECC on; GPU 3: remap pending" (every GPU of /inventory/gpus, else
 // each rank's GPU once; then what NVML said of their memory's health; "-" when nothing is known)
 std::string gpuMemorySummary(const core::Topology& topology, int node);
+// "rank 3 away from their GPU; 7 near their GPU": the ranks' near_gpu/near_nic; "-" when unknown
+std::string bindingSummary(const core::Topology& topology, int node);
 // "+9 (96 counters)": the error counters' growth during the run; "-" when none were read
 std::string countersSummary(const core::Topology& topology, int node);
 // "NICs 8x 400 Gb/s IB (NDR), GPUDirect yes": the line the console prints per node

@@ -39,7 +39,7 @@ std::string renderInventory(const ResultsFile& f) {
   const bool fold = inv.nodes.size() > 32;
   out += fold ? fmt::format("<details><summary>all {} nodes</summary>", inv.nodes.size()) : "";
   out += "<table><tr><th>node</th><th>NICs</th><th>PCIe links</th><th>GPU memory</th><th>GPUDirect</th>"
-         "<th>error counters</th><th>notes</th></tr>\n";
+         "<th>binding</th><th>error counters</th><th>notes</th></tr>\n";
   for (const core::NodeInventoryRecord& n : inv.nodes) {
     const auto named = std::find_if(f.topology.nodes.begin(), f.topology.nodes.end(),
                                     [&](const core::NodeRecord& r) { return r.node == n.node; });
@@ -49,6 +49,7 @@ std::string renderInventory(const ResultsFile& f) {
     out += cell(htmlEscape(gpuMemorySummary(f.topology, n.node)), worstAt(f, n.node, {K::kGpuMemory}));
     out += cell(htmlEscape(n.gpuDirect + (n.gpuDirectHow.empty() ? "" : ": " + n.gpuDirectHow)),
                 worstAt(f, n.node, {K::kNoGpuDirect}));
+    out += cell(htmlEscape(bindingSummary(f.topology, n.node)), worstAt(f, n.node, {K::kBinding}));
     out += cell(htmlEscape(countersSummary(f.topology, n.node)), worstAt(f, n.node, {K::kLinkErrors}));
     out += "<td>" + htmlEscape(n.notes) + "</td></tr>\n";
   }

@@ -259,6 +259,14 @@ TEST(Report, TheInventoryPerNodeWithWhatItsFindingsName) {
     f.topology.inventory.gpus.push_back({1, g, "", "NVIDIA H100 80GB HBM3", 85899345920ull, 0, "", "", g == 0 ? "yes" : "no",
                                          "yes", -1, -1, "unknown", 0, g == 0 ? 0 : 2, g == 0 ? "no" : "yes", "no"});
   }
+  // node 0's ranks: one bound away from its GPU (a binding warning marks the cell)
+  f.topology.ranks[0].nearGpu = "no";
+  f.topology.ranks[1].nearGpu = f.topology.ranks[1].nearNic = "yes";
+  core::Finding away;
+  away.kind = core::FindingKind::kBinding;
+  away.severity = core::Severity::kWarning;
+  away.nodeA = 0;
+  f.findings.push_back(away);
   core::Finding down;
   down.kind = core::FindingKind::kNicDown;
   down.severity = core::Severity::kError;
@@ -280,6 +288,10 @@ TEST(Report, TheInventoryPerNodeWithWhatItsFindingsName) {
   EXPECT_NE(section.find("<td class=\"sev-warning\">+9 (1 counters)</td>"), std::string::npos) << section;
   EXPECT_NE(section.find("<td>+0 (1 counters)</td>"), std::string::npos) << section;
   EXPECT_NE(section.find("yes: nvidia_peermem loaded"), std::string::npos);
+  EXPECT_NE(section.find("<td class=\"sev-warning\">rank 0 away from their GPU; 1 near their GPU</td>"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("<td>-</td>"), std::string::npos) << section;  // node 1's binding unknown
   EXPECT_NE(section.find("<td>2x 80 GiB NVIDIA H100 80GB HBM3; ECC off on 1 of 2; 2 rows remapped; GPU 1: remap "
                          "pending</td>"),
             std::string::npos)
