@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -14,12 +15,16 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "orchestrator/analysis/inventory_rules.h"
 #include "orchestrator/commands.h"
 #include "results/json.h"
+#include "topologies/classify.h"
 #include "topologies/cuda_driver.h"
+#include "topologies/discovery.h"
 #include "topologies/inventory.h"
 #include "topologies/inventory_records.h"
+#include "topologies/node_records.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -57,8 +62,28 @@ std::string pcieLine(const topo::PcieLink& l) {
   return line + "  " + numaText(l.numaNode) + "\n";
 }
 
+// This machine's GPUs as NVML describes them (/inventory/gpus rows); none for a saved tree, which
+// is another machine's.
+std::vector<core::GpuInventoryRecord> localGpus(const std::string& root) {
+  std::error_code ec;
+  if (!std::filesystem::equivalent(root, "/sys", ec)) return {};
+  const topo::GpuTopology gpus = topo::discoverLocalNode();
+  return topo::gpuInventoryRows(topo::describeNode(gpus, topo::classify(gpus)), 0);
+}
+
+std::string gpuLine(const core::GpuInventoryRecord& g) {
+  const auto count = [](int n) { return n >= 0 ? std::to_string(n) : std::string("-"); };
+  return fmt::format("  GPU {:<2} {}  {}  {}  {}  NIC {}{}  ECC {}  retired pages {}/{} (pending {})  remapped rows "
+                     "{}/{} (pending {}, failed {})\n",
+                     g.index, g.busId.empty() ? "-" : g.busId, g.name.empty() ? "-" : g.name,
+                     g.memoryBytes > 0 ? core::formatBytes(g.memoryBytes) : "memory -", numaText(g.numaNode),
+                     g.nic.empty() ? "-" : g.nic, g.nicPath.empty() ? "" : " (" + g.nicPath + ")", g.ecc,
+                     count(g.retiredSingleBit), count(g.retiredDoubleBit), g.retirePending,
+                     count(g.remappedCorrectable), count(g.remappedUncorrectable), g.remapPending, g.remapFailed);
+}
+
 std::string text(const std::string& node, const std::string& root, const topo::Inventory& inv,
-                 const std::vector<core::Finding>& findings) {
+                 const std::vector<core::GpuInventoryRecord>& gpus, const std::vector<core::Finding>& findings) {
   std::ostringstream out;
   out << fmt::format("node: {} (sysfs {})\n", node, root);
   if (inv.ports.empty()) {
@@ -74,6 +99,10 @@ std::string text(const std::string& node, const std::string& root, const topo::I
   }
   out << fmt::format("\nGPUs on the PCI bus: {}\nPCIe links (current of maximum): {}\n", inv.gpus, inv.pcie.size());
   for (const topo::PcieLink& l : inv.pcie) out << pcieLine(l);
+  out << fmt::format("\nGPUs as NVML describes them (retired pages single/double-bit, remapped rows correctable/"
+                     "uncorrectable): {}\n",
+                     gpus.size());
+  for (const core::GpuInventoryRecord& g : gpus) out << gpuLine(g);
   out << fmt::format("\nGPUDirect RDMA: {} ({})\n", topo::tristateName(inv.gpuDirect.ready), inv.gpuDirect.how);
   for (const std::string& n : inv.notes) out << "note: " << n << "\n";
   out << fmt::format("\nfindings: {}\n", findings.size());
@@ -84,9 +113,10 @@ std::string text(const std::string& node, const std::string& root, const topo::I
 }
 
 Json json(const std::string& node, const std::string& root, const topo::Inventory& inv,
-          const std::vector<core::Finding>& findings) {
+          const std::vector<core::GpuInventoryRecord>& gpus, const std::vector<core::Finding>& findings) {
   Json j{{"node", node}, {"sysfs_root", root}};
   j.update(topo::inventoryJson(inv));
+  j["gpu_list"] = results::gpuInventoryJson(gpus);
   j["findings"] = results::findingsJson(findings);
   return j;
 }
@@ -122,6 +152,11 @@ int inventoryCommand(const std::vector<std::string>& args) {
   const topo::Inventory first = topo::readLocalInventory(root);
   const InventorySubject at{hostName(), -1};
   std::vector<core::Finding> findings = inventoryFindings(first, at);
+  core::Topology machine;  // this machine's GPUs, judged as a run judges them
+  machine.inventory.gpus = localGpus(root);
+  machine.nodes.emplace_back().name = at.node;
+  const std::vector<core::Finding> health = gpuHealthFindings(machine);
+  findings.insert(findings.end(), health.begin(), health.end());
   if (interval > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(interval));
     const topo::Inventory second = topo::readInventory(root);
@@ -130,9 +165,9 @@ int inventoryCommand(const std::vector<std::string>& args) {
   }
   if (vm.count("json")) {
     // names read from sysfs are not always UTF-8
-    std::cout << json(at.node, root, first, findings).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    std::cout << json(at.node, root, first, machine.inventory.gpus, findings).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << text(at.node, root, first, findings);
+    std::cout << text(at.node, root, first, machine.inventory.gpus, findings);
   }
   return 0;
 }

@@ -158,6 +158,10 @@ nlohmann::ordered_json findingsJson(const std::vector<core::Finding>& findings) 
   return arrayOf(findingColumns(), findings);
 }
 
+nlohmann::ordered_json gpuInventoryJson(const std::vector<core::GpuInventoryRecord>& gpus) {
+  return arrayOf(gpuInventoryColumns(), gpus);
+}
+
 nlohmann::ordered_json toJson(const ResultsFile& file) {
   nlohmann::ordered_json j;
   j["file"] = file.path;

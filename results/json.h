@@ -11,5 +11,7 @@ nlohmann::ordered_json toJson(const ResultsFile& file);
 
 // Findings as `toJson` writes them (its "findings" array).
 nlohmann::ordered_json findingsJson(const std::vector<core::Finding>& findings);
+// GPUs as `toJson` writes /inventory/gpus (its "inventory"."gpus" array).
+nlohmann::ordered_json gpuInventoryJson(const std::vector<core::GpuInventoryRecord>& gpus);
 
 }  // namespace fabricmap::results

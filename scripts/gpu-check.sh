@@ -3,6 +3,7 @@
 # needs a device, side by side with the reference tools where they are there, writing all output to
 # one directory:
 #   - nvidia-smi and `nvidia-smi topo -m`, and `fabricmap topo` (discovered and parsed);
+#   - `fabricmap inventory` (NVML's view of each GPU's memory, GPUDirect by module or dma-buf);
 #   - the GPU tests (kernels and the NCCL backend, exact results for every op and type), once more
 #     under compute-sanitizer's memcheck where it is installed;
 #   - NCCL collective sweeps with correctness checks, one rank per GPU (one GPU: --min-group 1):
@@ -75,6 +76,7 @@ gpu_tests() {  # one rank per GPU; exit 77 (a test skipped itself: one GPU, no p
 step gpu-tests gpu_tests
 step topo-discovered sh -c "$bin/fabricmap topo --json > '$out/topo-discovered.json'"
 step topo-parsed sh -c "$bin/fabricmap topo --file '$out/nvidia-smi-topo.txt' --json > '$out/topo-parsed.json'"
+step inventory sh -c "$bin/fabricmap inventory > '$out/inventory.txt' && $bin/fabricmap inventory --json > '$out/inventory.json'"
 min_group=2
 [ "$gpus" -eq 1 ] && min_group=1
 nccl() { mpirun -np "$gpus" --bind-to none "$bin/fabricmap" run --backend nccl --min-group "$min_group" "$@"; }

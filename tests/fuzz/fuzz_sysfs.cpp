@@ -5,7 +5,9 @@
 // speed, the GPU's local CPUs), read, judged by the inventory rules (a rank's binding too) and
 // compared with a second read. Any text must give
 // values or unknowns, never a crash. The input is also read as the JSON a node's first rank sends
-// in a run, and every read inventory must survive JSON and the results file's rows unchanged.
+// in a run (and as a node's GPU description, /inventory/gpus), and every read inventory must
+// survive JSON and the results file's rows unchanged. What is left after the attributes is also a
+// kernel release (GPUDirect by dma-buf).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -15,8 +17,10 @@
 
 #include "orchestrator/analysis/inventory_rules.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "topologies/cuda_driver.h"
 #include "topologies/inventory.h"
 #include "topologies/inventory_records.h"
+#include "topologies/node_records.h"
 
 namespace {
 
@@ -97,7 +101,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ranks.ranks.resize(1);
   ranks.ranks[0].gpuBusId = "0000:19:00.0";
   ranks.ranks[0].cpus = std::string(rest.substr(0, 256));
+  ranks.ranks[0].nic = "mlx5_0";
   for (const auto& f : fabricmap::orchestrator::bindingFindings(ranks)) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+  fabricmap::orchestrator::recordBindings(ranks);
+  // what is left as a kernel release, deciding GPUDirect by dma-buf
+  const topo::GpuDirect viaDmaBuf = topo::withDmaBuf(first.gpuDirect, {topo::Tristate::kYes, "fuzz"}, rest);
+  std::fputs(viaDmaBuf.how.c_str(), fabricmap::fuzz::sink());
   // the same input as the JSON a node's first rank sends rank 0, and the inventory read through
   // JSON and the results file's rows: every value kept, whatever it is
   const auto json = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);
@@ -105,6 +114,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const topo::Inventory sent = topo::fromInventoryJson(json);
     const auto judged = fabricmap::orchestrator::inventoryFindings(sent, {"fuzz", 0});
     for (const auto& f : judged) std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+    // and as a node's GPU description (its gpu_list): /inventory/gpus rows, judged
+    if (json.is_object()) {
+      fabricmap::core::Topology gpus;
+      gpus.inventory.gpus = topo::gpuInventoryRows(json, 0);
+      for (const auto& f : fabricmap::orchestrator::gpuHealthFindings(gpus)) {
+        std::fputs(f.message.c_str(), fabricmap::fuzz::sink());
+      }
+    }
   }
   // through JSON as a run sends it (text that is not UTF-8 replaced), then the file's rows
   const auto text = [](const topo::Inventory& inv) {
