@@ -110,10 +110,12 @@ std::vector<HealthIssue> healthIssues(const core::GpuInventoryRecord& g) {
     out.push_back({Severity::kWarning, g.eccPending == "yes" ? "ECC is off until the next reset"
                                                              : "ECC is off: memory errors go undetected (nvidia-smi -e 1)"});
   }
-  if (g.remappedUncorrectable > 0 || g.remappedCorrectable > 0) {
+  const int uncorrectable = std::max(g.remappedUncorrectable, 0);
+  const int correctable = std::max(g.remappedCorrectable, 0);
+  if (uncorrectable + correctable > 0) {
     out.push_back({Severity::kInfo, fmt::format("{} remapped ({} uncorrectable, {} correctable errors)",
-                                                count(g.remappedUncorrectable + g.remappedCorrectable, "row", "rows"),
-                                                g.remappedUncorrectable, g.remappedCorrectable)});
+                                                count(uncorrectable + correctable, "row", "rows"), uncorrectable,
+                                                correctable)});
   }
   if (g.retiredSingleBit > 0) {
     out.push_back({Severity::kInfo, count(g.retiredSingleBit, "page", "pages") + " retired for single-bit ECC errors"});
@@ -155,7 +157,8 @@ std::vector<Finding> gpuHealthFindings(const core::Topology& topology) {
 
 namespace {
 
-// The PCIe record of device `device` (a NIC's name, or the GPU at bus `bus`) on node `node`.
+// The PCIe record on node `node` of the GPU whose normalized bus id is `key`, or of the NIC named
+// `key`; null when the inventory does not hold it.
 const core::PcieRecord* pcieOf(const core::Topology& topology, int node, bool gpu, const std::string& key) {
   if (key.empty()) return nullptr;
   for (const core::PcieRecord& l : topology.inventory.pcie) {
