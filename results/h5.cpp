@@ -2,6 +2,7 @@
 // char*; bools as an int8 enum padded to 8), so row layout is simple; files store the packed type.
 #include "results/h5.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -304,6 +305,38 @@ bool isTable(hid_t file, const std::string& path) {
   return type.valid() && H5Tget_class(type.get()) == H5T_COMPOUND;
 }
 
+namespace {
+
+// Whether a table's member of type `member` reads into a column of `type` the way fabricmap writes
+// one: numbers from integers or floats, a bool from fabricmap's enum, text from variable-length
+// strings. HDF5 leaks the conversion it set up for a whole row when a member cannot be converted,
+// so such a table is refused before it is read.
+bool readableAs(ColumnType type, hid_t member) {
+  const H5T_class_t cls = H5Tget_class(member);
+  switch (type) {
+    case ColumnType::kInt:
+    case ColumnType::kUInt:
+    case ColumnType::kFloat: return cls == H5T_INTEGER || cls == H5T_FLOAT;
+    case ColumnType::kBool: return cls == H5T_ENUM && H5Tequal(member, boolType().get()) > 0;
+    case ColumnType::kText: return cls == H5T_STRING && H5Tis_variable_str(member) > 0;
+  }
+  return false;
+}
+
+// Frees the variable-length strings H5Dread allocated in a buffer (zeroed before the read), however
+// the read and what follows it end: a read that fails half way has allocated some.
+struct VlenStrings {
+  hid_t type;
+  hid_t space;
+  void* buffer;
+  VlenStrings(hid_t t, hid_t s, void* b) : type(t), space(s), buffer(b) {}
+  VlenStrings(const VlenStrings&) = delete;
+  VlenStrings& operator=(const VlenStrings&) = delete;
+  ~VlenStrings() { H5Dvlen_reclaim(type, space, H5P_DEFAULT, buffer); }
+};
+
+}  // namespace
+
 std::vector<Row> readRows(hid_t file, const std::string& path,
                           const std::vector<ColumnSpec>& columns) {
   std::vector<Row> rows;
@@ -323,12 +356,28 @@ std::vector<Row> readRows(hid_t file, const std::string& path,
       present[c] = true;
     }
   }
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (!present[c]) continue;
+    const int at = H5Tget_member_index(ftype.get(), inFile[c].name.c_str());
+    Handle member(H5Tget_member_type(ftype.get(), static_cast<unsigned>(at)), H5Tclose);
+    if (!member.valid() || !readableAs(columns[c].type, member.get())) {
+      FM_H5_FAIL("table '" + path + "' column '" + inFile[c].name + "' is not of the type fabricmap writes");
+    }
+  }
   Handle space(H5Dget_space(dset.get()), H5Sclose);
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
   if (n == 0) return rows;
+  if (std::none_of(present.begin(), present.end(), [](bool p) { return p; })) {
+    // none of the columns: every row is defaults (HDF5 leaks a conversion with no member to convert)
+    Row defaults;
+    for (const ColumnSpec& c : columns) defaults.push_back(zeroOf(c.type));
+    rows.assign(n, defaults);
+    return rows;
+  }
   Handle mtype = memoryType(inFile, &present);
   std::vector<std::byte> buf(kSlot * columns.size() * n);
+  const VlenStrings strings{mtype.get(), space.get(), buf.data()};
   if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) {
     FM_H5_FAIL("cannot read table '" + path + "'");
   }
@@ -346,7 +395,6 @@ std::vector<Row> readRows(hid_t file, const std::string& path,
     }
     rows.push_back(std::move(row));
   }
-  H5Dvlen_reclaim(mtype.get(), space.get(), H5P_DEFAULT, buf.data());
   return rows;
 }
 
@@ -428,17 +476,15 @@ std::vector<std::string> readTextArray(hid_t file, const std::string& path, int&
   Handle dset = openArray(file, path, rows, cols);
   std::vector<char*> pointers(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols), nullptr);
   Handle type = stringType();
-  if (!pointers.empty() &&
-      H5Dread(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0) {
+  if (pointers.empty()) return {};
+  Handle space(H5Dget_space(dset.get()), H5Sclose);
+  const VlenStrings strings{type.get(), space.get(), pointers.data()};
+  if (H5Dread(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0) {
     FM_H5_FAIL("cannot read '" + path + "'");
   }
   std::vector<std::string> values;
   values.reserve(pointers.size());
   for (char* p : pointers) values.emplace_back(p != nullptr ? p : "");
-  if (!pointers.empty()) {
-    Handle space(H5Dget_space(dset.get()), H5Sclose);
-    H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data());
-  }
   return values;
 }
 
