@@ -180,6 +180,8 @@ struct Provenance {
   std::string cudaRuntimeVersion;
   std::string cudaDriverVersion;
   std::string ncclEnvironment;  // the NCCL_* variables rank 0 ran with, "NAME=value" per line
+  std::string ucxVersion;       // empty when built without UCX
+  std::string ucxEnvironment;   // the UCX_* variables rank 0 ran with, "NAME=value" per line
   std::string slurmJobId;
   std::string slurmNodelist;
   std::string slurmPartition;    // SLURM_JOB_PARTITION

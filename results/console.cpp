@@ -89,6 +89,11 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
                    ? ""
                    : fmt::format(", CUDA runtime {}, driver {}", p.cudaRuntimeVersion, p.cudaDriverVersion));
   }
+  if (!p.ucxVersion.empty() && (p.backend == "ucx" || !p.ucxEnvironment.empty())) {
+    std::string settings = p.ucxEnvironment;
+    std::replace(settings.begin(), settings.end(), '\n', ' ');
+    fmt::print(out_, "# UCX {}{}\n", p.ucxVersion, settings.empty() ? "" : ", " + settings);
+  }
   if (!p.slurmJobId.empty()) {
     fmt::print(out_, "# Slurm job {} on {}{}{}, launched by {}\n", p.slurmJobId, p.slurmNodelist,
                p.slurmPartition.empty() ? "" : ", partition " + p.slurmPartition,

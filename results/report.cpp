@@ -1267,6 +1267,7 @@ void renderProvenance(Out out, const ResultsFile& f) {
                                   p.emulated ? fmt::format(" (emulated, {} ranks per node)", p.ranksPerNode) : ""));
   row("MPI", p.mpiVersion);
   row("NCCL", p.ncclVersion);
+  row("UCX", p.ucxVersion + (p.ucxEnvironment.empty() ? "" : " (" + p.ucxEnvironment + ")"));
   row("CUDA runtime", p.cudaRuntimeVersion);
   row("CUDA driver", p.cudaDriverVersion);
   row("Slurm job", p.slurmJobId + (p.slurmNodelist.empty() ? "" : " on " + p.slurmNodelist));

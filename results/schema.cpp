@@ -136,6 +136,8 @@ const std::vector<Column<core::Provenance>>& provenanceColumns() {
       FM_COLUMN(R, cudaRuntimeVersion, "cuda_runtime_version", ""),
       FM_COLUMN(R, cudaDriverVersion, "cuda_driver_version", ""),
       FM_COLUMN(R, ncclEnvironment, "nccl_environment", ""),
+      FM_COLUMN(R, ucxVersion, "ucx_version", ""),
+      FM_COLUMN(R, ucxEnvironment, "ucx_environment", ""),
       FM_COLUMN(R, slurmJobId, "slurm_job_id", ""),
       FM_COLUMN(R, slurmNodelist, "slurm_nodelist", ""),
       FM_COLUMN(R, slurmPartition, "slurm_partition", ""),

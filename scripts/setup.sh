@@ -13,6 +13,7 @@ run_packages=(
   libhdf5-dev hdf5-tools
   libboost-program-options-dev
   libfmt-dev nlohmann-json3-dev
+  libucx-dev
 )
 # GoogleTest; clang for the fuzz targets; h5py to read results back; network namespaces, tc and
 # UCX's tools for the emulated cluster; a real Slurm; Chromium to render the report

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "worker/mpi/backend.h"
 #include "worker/nccl/backend.h"
+#include "worker/ucx/backend.h"
 
 namespace fabricmap::worker {
 
@@ -21,11 +22,15 @@ LibraryVersions libraryVersions() {
   v.cudaRuntime = nccl::cudaRuntimeVersion();
   v.cudaDriver = nccl::cudaDriverVersion();
 #endif
+#if FABRICMAP_HAVE_UCX
+  v.ucx = ucx::libraryVersion();
+#endif
   return v;
 }
 
 const std::vector<const BackendInfo*>& registeredBackends() {
-  static const std::vector<const BackendInfo*> kBackends{&nccl::backendInfo(), &mpi::backendInfo()};
+  static const std::vector<const BackendInfo*> kBackends{&nccl::backendInfo(), &mpi::backendInfo(),
+                                                         &ucx::backendInfo()};
   return kBackends;
 }
 

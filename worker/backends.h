@@ -15,6 +15,7 @@ struct LibraryVersions {
   std::string nccl;         // empty when built without NCCL
   std::string cudaRuntime;  // empty when built without CUDA
   std::string cudaDriver;
+  std::string ucx;          // empty when built without UCX
 };
 
 LibraryVersions libraryVersions();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/config.h"
 #include "worker/backends.h"
@@ -49,6 +50,20 @@ std::string shellJoin(int argc, char** argv) {
   return out;
 }
 
+namespace {
+
+// This process's environment variables starting with `prefix`, sorted, "NAME=value" per line.
+std::string environmentOf(std::string_view prefix) {
+  std::vector<std::string> found;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with(prefix)) found.emplace_back(*e);
+  }
+  std::sort(found.begin(), found.end());
+  return fmt::format("{}", fmt::join(found, "\n"));
+}
+
+}  // namespace
+
 core::Provenance makeProvenance(const std::string& commandLine, const std::string& backend,
                                 const core::Topology& topology) {
   core::Provenance p;
@@ -62,13 +77,10 @@ core::Provenance makeProvenance(const std::string& commandLine, const std::strin
   p.ncclVersion = v.nccl;
   p.cudaRuntimeVersion = v.cudaRuntime;
   p.cudaDriverVersion = v.cudaDriver;
-  // NCCL_* settings change what NCCL measures (algorithms, protocols, transports): keep them
-  std::vector<std::string> nccl;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (std::string_view(*e).starts_with("NCCL_")) nccl.emplace_back(*e);
-  }
-  std::sort(nccl.begin(), nccl.end());
-  for (const auto& setting : nccl) p.ncclEnvironment += (p.ncclEnvironment.empty() ? "" : "\n") + setting;
+  p.ucxVersion = v.ucx;
+  // NCCL_* and UCX_* settings change what NCCL and UCX measure (algorithms, protocols, transports)
+  p.ncclEnvironment = environmentOf("NCCL_");
+  p.ucxEnvironment = environmentOf("UCX_");
   p.slurmJobId = env("SLURM_JOB_ID");
   p.slurmNodelist = env("SLURM_JOB_NODELIST");
   p.slurmPartition = env("SLURM_JOB_PARTITION");

@@ -443,6 +443,21 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
     throw core::UsageError(fmt::format("--cuda-graph needs the {} backend (this run uses {})",
                                        worker::backendNames(false, graphs), backend));
   }
+  if ((c.training || c.scaling) && !info->measures.traffic) {
+    const auto traffic = [](const worker::BackendInfo& b) { return b.measures.traffic; };
+    throw core::UsageError(fmt::format("{} needs the {} backend (this run uses {}, which has no collectives)",
+                                       c.training ? "--patterns training" : "--scaling",
+                                       worker::backendNames(false, traffic), backend));
+  }
+  if (!info->measures.collectives) {
+    // a pairs-only backend: the pairwise phase unless phases were chosen; collectives refused
+    if (!c.phasesGiven) c.collectives = false;
+    if (c.collectives) {
+      const auto sweeps = [](const worker::BackendInfo& b) { return b.measures.collectives; };
+      throw core::UsageError(fmt::format("--collectives needs the {} backend (this run uses {}, which has none)",
+                                         worker::backendNames(false, sweeps), backend));
+    }
+  }
   c.railsAtLineRate = info->busbwAtLineRate;
   // GPU memory: the suite's GPU sizes, and the GPU-pair copies unless phases were chosen
   if (info->memory != worker::MemoryKind::kCuda) return;

@@ -24,7 +24,7 @@ void addSweepOptions(po::options_description& d) {
     ("suite", po::value<std::string>()->default_value("quick"),
      "preset sweep: quick (8 B..8 MiB, x4) or full (8 B..1 GiB, x2); explicit options override")
     ("backend", po::value<std::string>()->default_value("auto"),
-     "auto | mpi | nccl (auto: nccl when every rank has a GPU)")
+     "auto | mpi | nccl | ucx (auto: nccl when every rank has a GPU; ucx: the pairs over UCP only)")
     ("min-bytes,b", po::value<std::string>(), "smallest message size (K/M/G = 1024^n)")
     ("max-bytes,e", po::value<std::string>(), "largest message size")
     ("step-factor,f", po::value<std::string>(), "multiply the size by this integer > 1 each step")

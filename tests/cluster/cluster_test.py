@@ -28,6 +28,9 @@ FAILURES = []
 # shared memory inside a node and tcp on eth0 between nodes.
 UCX_MCA = {"pml": "ucx", "pml_ucx_tls": "any", "pml_ucx_devices": "any"}
 UCX_ENV = {"UCX_TLS": "self,sm,tcp", "UCX_NET_DEVICES": "eth0"}
+# The ucx backend's: one rank per node, tcp on eth0 only (the namespaces share this host's memory,
+# so UCX's shared-memory transports would bypass the emulated links altogether).
+UCX_BACKEND_ENV = {"UCX_TLS": "self,tcp", "UCX_NET_DEVICES": "eth0"}
 
 
 class Skip(Exception):
@@ -313,14 +316,14 @@ def describe(findings):
     return "; ".join(f"{f['severity']} {f['kind']} {f['subject']}: {f['message']}" for f in findings) or "none"
 
 
-def pairwise(args, label, limit=None, ranks_per_node=1, mca=None, env=None):
+def pairwise(args, label, limit=None, ranks_per_node=1, mca=None, env=None, extra=()):
     """Runs the pairwise matrices on a fresh cluster with `limit(c)` applied; returns the findings
     (and prints the node matrix, so a failure shows what was measured)."""
     with cluster.Cluster(nodes=args.nodes) as c:
         if limit is not None:
             limit(c)
         out = c.path(f"{label}.h5")
-        r = fabricmap_run(args, c, out, PAIRWISE_ARGS, ranks_per_node, mca, env)
+        r = fabricmap_run(args, c, out, PAIRWISE_ARGS + list(extra), ranks_per_node, mca, env)
         if r is None:
             return None
         node_bw = read_matrix(out, "matrix/node/bw")
@@ -378,6 +381,18 @@ def case_pairwise_ucx(args):
         raise Skip("this Open MPI has no UCX pml")
     findings = pairwise(args, "ucx", lambda c: c.limit_node(1, LIMIT, "both"), mca=UCX_MCA, env=UCX_ENV)
     expect_only("node1 limited, UCX pml", findings, "node", 1)
+
+
+def case_ucx_backend(args):
+    """--backend ucx (UCP over TCP between the namespaces): the same
+    blame as the mpi backend's, node1 limited both ways named as a node, then the link from node0
+    to node3 named as a link."""
+    findings = pairwise(args, "ucx-node", lambda c: c.limit_node(1, LIMIT, "both"), env=UCX_BACKEND_ENV,
+                        extra=["--backend", "ucx"])
+    expect_only("node1 limited, ucx backend", findings, "node", 1)
+    findings = pairwise(args, "ucx-link", lambda c: c.limit_link(0, 3, LIMIT), env=UCX_BACKEND_ENV,
+                        extra=["--backend", "ucx"])
+    expect_only("link node0 -> node3 limited, ucx backend", findings, "link", 0, 3)
 
 
 # TP pairs inside each node, DP across the 4 nodes; a small all_reduce sweep gives predict its curves
@@ -571,7 +586,7 @@ def case_line_rate(args):
 CASES = {"smoke": case_smoke, "line-rate": case_line_rate, "ucx-smoke": case_ucx_smoke, "limits": case_limits,
          "rails": case_rails, "pairwise-clean": case_pairwise_clean, "pairwise-node": case_pairwise_node,
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
-         "pairwise-ucx": case_pairwise_ucx, "frozen-node": case_frozen_node,
+         "pairwise-ucx": case_pairwise_ucx, "ucx-backend": case_ucx_backend, "frozen-node": case_frozen_node,
          "training-throttled": case_training_throttled, "mpirun-helper": case_mpirun_helper,
          "scenarios": case_scenarios}
 

@@ -291,3 +291,37 @@ def case_copies(args, tmp):
     s = subprocess.run([args.fabricmap, "show", "--json", out], capture_output=True, text=True, timeout=30)
     j = json.loads(s.stdout)
     check(len(j["copies"]) == 4 and len(j["matrices"]["gpu"]) == 2, "show --json lacks the copies")
+
+
+def case_ucx(args, tmp):
+    """--backend ucx: the pairwise matrices over UCP (every pair, finite positive figures, checked
+    transfers exact), no collective planned, the UCX version and UCX_* settings in the provenance;
+    collectives asked of it, and a UCX that cannot start (an unknown UCX_TLS), are one error line
+    from rank 0 and exit 2."""
+    out = os.path.join(tmp, "ucx.h5")
+    env = dict(os.environ, UCX_TLS="self,sm,tcp")
+    cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", "-x", "UCX_TLS",
+           args.fabricmap, "run", "--backend", "ucx", "--ranks-per-node", "2", "--retests", "0", "-o", out] + PAIR_ARGS
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    check(p.returncode == 0, f"ucx run: exit {p.returncode}: {p.stdout[-2000:]} {p.stderr[-2000:]}")
+    check_pairwise(out, args.np)
+    attrs, t = read(out)
+    check(text(attrs["backend"]) == "ucx", f"backend {attrs['backend']}")
+    check(text(attrs["ucx_version"]).count(".") >= 2, f"ucx_version {attrs['ucx_version']!r}")
+    check("UCX_TLS=self,sm,tcp" in text(attrs["ucx_environment"]), f"ucx_environment {attrs['ucx_environment']!r}")
+    kinds = {s["kind"] for s in t["steps"]}
+    check(not t["collectives"] and "collective" not in kinds, f"collectives planned on the ucx backend: {kinds}")
+    check(all(r["wrong"] == 0 for r in t["pairs"]), "a checked UCX transfer arrived wrong")
+    check("# UCX " in p.stdout, "the console does not name UCX")
+    refused = mpirun(args, args.np, [args.fabricmap, "run", "--backend", "ucx", "--collectives",
+                                     "-o", os.path.join(tmp, "no.h5")], timeout=60)
+    ok, lines = one_error_line(refused)
+    check(refused.returncode == 2 and ok and "needs the mpi or nccl backend" in lines[0],
+          f"collectives on ucx: {refused.returncode} {lines}")
+    bad = dict(os.environ, UCX_TLS="no_such_transport")
+    cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", "-x", "UCX_TLS",
+           args.fabricmap, "run", "--backend", "ucx", "-o", os.path.join(tmp, "bad.h5")]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=bad)
+    ok, lines = one_error_line(p)
+    check(p.returncode == 2 and ok and "UCX cannot start on rank 0" in lines[0] and "no_such_transport" in lines[0],
+          f"unknown UCX_TLS: exit {p.returncode}, {lines}\n{p.stderr[-2000:]}")

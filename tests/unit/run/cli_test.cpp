@@ -173,6 +173,30 @@ TEST(RunOptions, GpuSizesUnlessGiven) {
   EXPECT_EQ(full.pairBytes, 16u << 20);
 }
 
+// A pairs-only backend (ucx): the pairwise phase by default; collectives, the training pattern
+// and the scaling sweep are refused before anything runs, naming the backends that have them.
+TEST(RunOptions, APairsOnlyBackendRunsThePairsAndRefusesTheRest) {
+  RunConfig c = parse({});
+  applyBackendDefaults(c, "ucx");
+  EXPECT_FALSE(c.collectives);
+  EXPECT_TRUE(c.pairwise);
+  EXPECT_FALSE(c.railsAtLineRate);
+  RunConfig pairs = parse({"--pairwise"});
+  EXPECT_NO_THROW(applyBackendDefaults(pairs, "ucx"));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--collectives"}, {"--ops", "all_reduce"}, {"--patterns", "pairwise,training"},
+        {"--pairwise", "--scaling"}}) {
+    RunConfig refused = parse(args);
+    try {
+      applyBackendDefaults(refused, "ucx");
+      ADD_FAILURE() << args.front() << " was not refused";
+    } catch (const core::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("needs the mpi or nccl backend (this run uses ucx"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // A pair stream is osu_bw's unless told otherwise: a window of 64 messages at every size, suite and
 // backend (one acknowledgement per window, worker/mpi/pairs.cpp); --pair-window replaces it on both
 // backends. The suites' message sizes keep a window's volume (and so the run time) moderate.

@@ -17,19 +17,24 @@ TEST(Backends, EveryBackendIsKnownOnceAndCreatableOnlyWhenBuilt) {
   for (const BackendInfo* b : registeredBackends()) {
     EXPECT_TRUE(names.insert(b->name).second) << b->name;
     EXPECT_EQ(findBackend(b->name), b);
-    EXPECT_TRUE(b->measures.collectives) << b->name;
+    EXPECT_TRUE(b->measures.collectives || b->name == "ucx") << b->name;  // UCP is point-to-point
+    EXPECT_TRUE(b->measures.pairs) << b->name;
   }
   ASSERT_NE(findBackend("mpi"), nullptr);
   ASSERT_NE(findBackend("nccl"), nullptr);
+  ASSERT_NE(findBackend("ucx"), nullptr);
   EXPECT_TRUE(findBackend("mpi")->available());
   EXPECT_EQ(findBackend("nccl")->available(), FABRICMAP_HAVE_NCCL == 1);
+  EXPECT_EQ(findBackend("ucx")->available(), FABRICMAP_HAVE_UCX == 1);
+  EXPECT_EQ(findBackend("ucx")->memory, MemoryKind::kHost);
   EXPECT_EQ(findBackend("nccl")->memory, MemoryKind::kCuda);
   EXPECT_EQ(findBackend("mpi")->memory, MemoryKind::kHost);
   EXPECT_EQ(findBackend("ucx-typo"), nullptr);
-  EXPECT_EQ(backendNames(true), "auto, mpi or nccl");
+  EXPECT_EQ(backendNames(true), "auto, mpi, nccl or ucx");
   EXPECT_EQ(backendNames(false, [](const BackendInfo& b) { return b.measures.graphs; }), "nccl");
 }
 
+// auto never takes ucx: it measures no collectives.
 TEST(Backends, AutoTakesAGpuBackendOnlyWhenEveryRankHasAGpu) {
   const BackendChoice short_ = resolveBackend("auto", "node1 has 2 GPU(s) for 4 ranks");
   EXPECT_EQ(short_.name, "mpi");

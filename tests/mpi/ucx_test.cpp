@@ -1,0 +1,111 @@
+// The ucx backend under mpiexec -n 2, 3 and 4: UCP tag streams, ping-pongs and checked transfers
+// between every pair of ranks (one pair at a time), every collective waived, and a
+// UCX that cannot start refused the same way on every rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "tests/common/backend_checks.h"
+#include "worker/ucx/backend.h"
+
+namespace fabricmap::worker {
+namespace {
+
+int worldRank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int worldSize() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+PairSpec specOf(std::uint64_t bytes, int window) {
+  PairSpec spec;
+  spec.bytes = bytes;
+  spec.window = window;
+  spec.iters = 4;
+  spec.warmup = 1;
+  spec.latencyIters = 50;
+  spec.seed = 7;
+  return spec;
+}
+
+TEST(UcxPairs, EveryPairStreamsAndArrivesExact) {
+  std::unique_ptr<Backend> backend = ucx::createBackend({});
+  const int n = worldSize();
+  const int me = worldRank();
+  // eager and rendezvous sizes, an odd length, a window of one and of osu_bw's 64
+  for (const auto& [bytes, window] : std::vector<std::pair<std::uint64_t, int>>{{8, 64}, {65536 + 12, 4}, {4u << 20, 1}}) {
+    std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, specOf(bytes, window));
+    std::uint64_t wrong = 0;
+    int met = 0;
+    for (int a = 0; a < n; ++a) {  // every pair in turn, the others waiting
+      for (int b = a + 1; b < n; ++b) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me != a && me != b) continue;
+        const int peer = me == a ? b : a;
+        const bool low = me == a;
+        ++met;
+        const PairRunner::Timing oneWay = pairs->stream(peer, low, !low);
+        const PairRunner::Timing back = pairs->stream(peer, !low, low);
+        const PairRunner::Timing both = pairs->stream(peer, true, true);
+        EXPECT_GT(oneWay.seconds, 0) << bytes << " B with rank " << peer;
+        EXPECT_GT(back.seconds, 0);
+        EXPECT_GT(both.seconds, 0);
+        const double latency = pairs->pingPong(peer, low);
+        EXPECT_GT(latency, 0);
+        EXPECT_LT(latency, 0.1) << "a one-way 8 B message took " << latency << " s";
+        wrong += pairs->checkedTransfer(peer, low);
+        wrong += pairs->checkedTransfer(peer, !low);
+      }
+    }
+    EXPECT_EQ(met, n - 1);  // every rank met every other
+    EXPECT_EQ(test_support::sumOverRanks(wrong), 0u) << bytes << " B";
+  }
+}
+
+TEST(UcxPairs, EveryCollectiveIsWaived) {
+  std::unique_ptr<Backend> backend = ucx::createBackend({});
+  EXPECT_EQ(backend->name(), "ucx");
+  EXPECT_TRUE(backend->copyMethods().empty());
+  const test_support::CheckedCases cases =
+      test_support::checkEveryCollective(*backend, {core::DType::kFloat, core::DType::kInt32});
+  EXPECT_EQ(cases.run, 0);
+  EXPECT_GT(cases.waived, 0);
+  EXPECT_NE(backend->waiver({}).find("UCX (UCP) has no collectives"), std::string::npos);
+}
+
+// An unknown transport everywhere: every rank refuses with the same message, none hangs.
+TEST(UcxPairs, AUcxThatCannotStartIsOneUsageErrorOnEveryRank) {
+  const char* saved = std::getenv("UCX_TLS");
+  const std::string keep = saved != nullptr ? saved : "";
+  setenv("UCX_TLS", "no_such_transport", 1);
+  std::string message;
+  try {
+    (void)ucx::createBackend({});
+  } catch (const core::UsageError& e) {
+    message = e.what();
+  }
+  if (saved != nullptr) setenv("UCX_TLS", keep.c_str(), 1);
+  else unsetenv("UCX_TLS");
+  EXPECT_NE(message.find("UCX cannot start on rank 0: ucp_init"), std::string::npos) << message;
+  EXPECT_NE(message.find("no_such_transport"), std::string::npos) << message;  // UCX's own reason, kept
+  // the same text on every rank
+  const int length = static_cast<int>(message.size());
+  int longest = 0;
+  MPI_Allreduce(&length, &longest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(length, longest);
+  // and UCX starts again afterwards
+  EXPECT_NO_THROW((void)ucx::createBackend({}));
+}
+
+}  // namespace
+}  // namespace fabricmap::worker

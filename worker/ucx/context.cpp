@@ -1,0 +1,226 @@
+// UCP context, worker, endpoints and waits (see context.h).
+#include "worker/ucx/context.h"
+
+#include <ucs/debug/log_def.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "worker/comm.h"
+#include "worker/mpi_check.h"
+
+namespace fabricmap::worker::ucx {
+namespace {
+
+std::string statusText(ucs_status_t status) { return ucs_status_string(status); }
+
+// UCX's warnings and errors while it starts, kept instead of printed on every rank: the first
+// error (else warning) becomes the reason rank 0 gives. UCX's log hook takes no user data, so the
+// capture in progress on this thread is found through one thread-local pointer, set only while a
+// CapturedLog lives.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(active()) {
+    active() = this;
+    ucs_log_push_handler(&CapturedLog::handle);
+  }
+  ~CapturedLog() {
+    ucs_log_pop_handler();
+    active() = previous_;
+  }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+
+  // "ucp_init: No such device (no usable transports/devices ...)"
+  std::string explain(const std::string& what) const {
+    const std::string& said = !error_.empty() ? error_ : warning_;
+    return said.empty() ? what : what + " (" + said + ")";
+  }
+
+ private:
+  static CapturedLog*& active() {
+    thread_local CapturedLog* capture = nullptr;
+    return capture;
+  }
+  static ucs_log_func_rc_t handle(const char* /*file*/, unsigned /*line*/, const char* /*function*/,
+                                  ucs_log_level_t level, const ucs_log_component_config_t* /*config*/,
+                                  const char* format, va_list ap) {
+    CapturedLog* capture = active();
+    if (capture == nullptr || level > UCS_LOG_LEVEL_WARN) return UCS_LOG_FUNC_RC_CONTINUE;
+    char text[512];
+    va_list copy;
+    va_copy(copy, ap);
+    std::vsnprintf(text, sizeof text, format, copy);
+    va_end(copy);
+    std::string& slot = level <= UCS_LOG_LEVEL_ERROR ? capture->error_ : capture->warning_;
+    if (slot.empty()) slot = text;
+    return UCS_LOG_FUNC_RC_STOP;
+  }
+
+  CapturedLog* previous_;
+  std::string error_;
+  std::string warning_;
+};
+
+// Every rank's bytes on every rank. Collective over `comm`.
+std::vector<std::vector<char>> allGather(MPI_Comm comm, const std::vector<char>& mine) {
+  int size = 0;
+  FM_MPI(MPI_Comm_size(comm, &size));
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size));
+  FM_MPI(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm));
+  std::vector<int> offsets(static_cast<std::size_t>(size));
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += lengths[static_cast<std::size_t>(r)];
+  }
+  std::vector<char> all(static_cast<std::size_t>(total));
+  FM_MPI(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm));
+  std::vector<std::vector<char>> out;
+  for (int r = 0; r < size; ++r) {
+    const auto from = all.begin() + offsets[static_cast<std::size_t>(r)];
+    out.emplace_back(from, from + lengths[static_cast<std::size_t>(r)]);
+  }
+  return out;
+}
+
+// The first rank's failure, the same text on every rank ("" when none failed). Collective.
+std::string agreedFailure(MPI_Comm world, const std::string& mine) {
+  const std::vector<std::string> all = gatherStrings(world, mine);
+  std::string first;
+  for (std::size_t r = 0; r < all.size() && first.empty(); ++r) {
+    if (!all[r].empty()) first = fmt::format("UCX cannot start on rank {}: {}", r, all[r]);
+  }
+  return broadcastString(world, first);
+}
+
+}  // namespace
+
+Ucp::Ucp(MPI_Comm world) {
+  FM_MPI(MPI_Comm_rank(world, &rank_));
+  FM_MPI(MPI_Comm_size(world, &size_));
+  std::string failed = agreedFailure(world, start());
+  std::vector<char> mine;
+  if (failed.empty()) {
+    ucp_address_t* address = nullptr;
+    std::size_t length = 0;
+    if (const ucs_status_t s = ucp_worker_get_address(worker_, &address, &length); s == UCS_OK) {
+      mine.assign(reinterpret_cast<const char*>(address), reinterpret_cast<const char*>(address) + length);
+      ucp_worker_release_address(worker_, address);
+    }
+    addresses_ = allGather(world, mine);
+    endpoints_.assign(static_cast<std::size_t>(size_), nullptr);
+    failed = agreedFailure(world, mine.empty() ? std::string("no worker address") : reachNext());
+  }
+  if (!failed.empty()) {
+    release();  // a constructor that throws has no destructor run
+    throw core::UsageError(failed + " (check UCX_TLS and UCX_NET_DEVICES; `ucx_info -d` lists the transports)");
+  }
+}
+
+std::string Ucp::start() {
+  const CapturedLog log;
+  ucp_config_t* config = nullptr;
+  if (const ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK) {
+    return log.explain("its configuration (UCX_* variables) cannot be read: " + statusText(s));
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG;
+  const ucs_status_t init = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (init != UCS_OK) {
+    context_ = nullptr;
+    return log.explain("ucp_init: " + statusText(init));
+  }
+  ucp_worker_params_t worker{};
+  worker.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker.thread_mode = UCS_THREAD_MODE_SINGLE;
+  if (const ucs_status_t s = ucp_worker_create(context_, &worker, &worker_); s != UCS_OK) {
+    worker_ = nullptr;
+    return log.explain("ucp_worker_create: " + statusText(s));
+  }
+  return {};
+}
+
+std::string Ucp::reachNext() {
+  if (size_ < 2) return {};
+  const CapturedLog log;
+  try {
+    (void)endpoint((rank_ + 1) % size_);
+  } catch (const core::Error& e) {
+    return log.explain(e.what());
+  }
+  return {};
+}
+
+Ucp::~Ucp() { release(); }
+
+void Ucp::release() {
+  for (ucp_ep_h& ep : endpoints_) {
+    if (ep == nullptr) continue;
+    // forced: the peer may already be gone, and a flush would wait for it
+    ucp_request_param_t close{};
+    close.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    close.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    const ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &close);
+    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+      while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+      ucp_request_free(request);
+    }
+    ep = nullptr;
+  }
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucp_cleanup(context_);
+  worker_ = nullptr;
+  context_ = nullptr;
+}
+
+ucp_ep_h Ucp::endpoint(int peer) {
+  ucp_ep_h& ep = endpoints_.at(static_cast<std::size_t>(peer));
+  if (ep != nullptr) return ep;
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = reinterpret_cast<const ucp_address_t*>(addresses_.at(static_cast<std::size_t>(peer)).data());
+  params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+  if (const ucs_status_t s = ucp_ep_create(worker_, &params, &ep); s != UCS_OK) {
+    ep = nullptr;
+    throw core::UsageError(fmt::format("no UCX transport reaches rank {} from rank {}: {}", peer, rank_, statusText(s)));
+  }
+  return ep;
+}
+
+void Ucp::wait(ucs_status_ptr_t request, const char* what) {
+  if (request == nullptr) return;  // done at once
+  if (UCS_PTR_IS_ERR(request)) throw FM_FAULT(fmt::format("UCX {}: {}", what, statusText(UCS_PTR_STATUS(request))));
+  ucs_status_t status = UCS_INPROGRESS;
+  while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+  ucp_request_free(request);
+  if (status != UCS_OK) throw FM_FAULT(fmt::format("UCX {}: {}", what, statusText(status)));
+}
+
+void Ucp::waitAll(std::vector<ucs_status_ptr_t>& requests, const char* what) {
+  for (ucs_status_ptr_t r : requests) wait(r, what);
+  requests.clear();
+}
+
+std::string Ucp::endpointInfo(int peer) {
+  char* text = nullptr;
+  std::size_t length = 0;
+  FILE* stream = open_memstream(&text, &length);
+  if (stream == nullptr) return {};
+  ucp_ep_print_info(endpoint(peer), stream);
+  std::fclose(stream);
+  std::string out(text, length);
+  std::free(text);
+  return out;
+}
+
+std::string versionString() { return ucp_get_version_string(); }
+
+}  // namespace fabricmap::worker::ucx

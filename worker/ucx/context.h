@@ -1,0 +1,59 @@
+// One UCP context and worker per rank, an endpoint to each peer (made on first use), and the wait
+// for a UCP request: what the ucx backend's transfers go through. Built only with UCX.
+#pragma once
+
+#include <mpi.h>
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabricmap::worker::ucx {
+
+// Tags of the messages a pair exchanges: the kind in the top byte, the sender's world rank in the
+// low 32 bits, so a receive matches one peer's messages of one kind (mask: every bit).
+enum class TagKind : std::uint8_t { kData = 1, kAck = 2, kPing = 3, kCheck = 4 };
+inline std::uint64_t tagOf(TagKind kind, int sender) {
+  return (static_cast<std::uint64_t>(kind) << 56) | static_cast<std::uint32_t>(sender);
+}
+inline constexpr std::uint64_t kFullMask = ~std::uint64_t{0};
+
+class Ucp {
+ public:
+  // Collective over `world`: every rank starts UCX (the UCX_* environment: UCX_TLS,
+  // UCX_NET_DEVICES, ...), the workers' addresses are exchanged, and each rank reaches its next
+  // rank. Where any rank cannot, every rank throws the same UsageError naming the first rank that
+  // failed and why (an unknown transport, none that reaches the peer).
+  explicit Ucp(MPI_Comm world);
+  ~Ucp();
+  Ucp(const Ucp&) = delete;
+  Ucp& operator=(const Ucp&) = delete;
+
+  int rank() const { return rank_; }
+  ucp_worker_h worker() const { return worker_; }
+  // The endpoint to world rank `peer`, made on first use.
+  ucp_ep_h endpoint(int peer);
+  // Waits for a request an *_nbx call returned, progressing the worker; throws on failure.
+  void wait(ucs_status_ptr_t request, const char* what);
+  // Waits for all of them.
+  void waitAll(std::vector<ucs_status_ptr_t>& requests, const char* what);
+  // What UCX chose toward `peer`: ucp_ep_print_info's text.
+  std::string endpointInfo(int peer);
+
+ private:
+  std::string start();        // this rank's part; why it failed, empty when it did not
+  std::string reachNext();    // an endpoint to the next rank; why not
+  void release();             // closes the endpoints, destroys the worker and the context
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<std::vector<char>> addresses_;  // every rank's worker address
+  std::vector<ucp_ep_h> endpoints_;           // by world rank; null until first used
+};
+
+// "1.13.1": the UCX library this process runs with.
+std::string versionString();
+
+}  // namespace fabricmap::worker::ucx
