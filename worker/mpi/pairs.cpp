@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/pattern_for.h"
-#include "core/stats.h"
 #include "worker/host_check.h"
+#include "worker/pair_timing.h"
 #include "worker/mpi_check.h"
 
 namespace fabricmap::worker::mpi {
@@ -28,28 +28,12 @@ class MpiPairs final : public PairRunner {
   }
 
   Timing stream(int peer, bool send, bool receive) override {
-    sync(peer);
-    for (int i = 0; i < spec_.warmup; ++i) window(peer, send, receive);
-    sync(peer);
-    std::vector<double> iterations(static_cast<std::size_t>(spec_.iters));
-    const double start = MPI_Wtime();
-    double last = start;
-    for (double& t : iterations) {
-      window(peer, send, receive);
-      const double now = MPI_Wtime();
-      t = now - last;
-      last = now;
-    }
-    return {last - start, core::summarize(std::move(iterations)).cv};
+    return timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
   }
 
   double pingPong(int peer, bool initiator) override {
     const int bytes = static_cast<int>(spec_.latencyBytes);
-    const int skip = latencySkip(spec_.latencyBytes);
-    double start = 0;
-    sync(peer);
-    for (int i = 0; i < skip + spec_.latencyIters; ++i) {
-      if (i == skip) start = MPI_Wtime();
+    return timeRoundTrips(spec_, latencySkip(spec_.latencyBytes), [&] { sync(peer); }, [&] {
       if (initiator) {
         FM_MPI(MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_));
         FM_MPI(MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE));
@@ -57,8 +41,7 @@ class MpiPairs final : public PairRunner {
         FM_MPI(MPI_Recv(recv_, bytes, MPI_BYTE, peer, kTagPing, comm_, MPI_STATUS_IGNORE));
         FM_MPI(MPI_Send(send_, bytes, MPI_BYTE, peer, kTagPing, comm_));
       }
-    }
-    return (MPI_Wtime() - start) / (2.0 * std::max(spec_.latencyIters, 1));
+    });
   }
 
   std::uint64_t checkedTransfer(int peer, bool sender) override {

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "core/pattern_for.h"
-#include "core/stats.h"
 #include "worker/host_check.h"
 #include "worker/mpi/pairs.h"
 #include "worker/mpi_check.h"
+#include "worker/pair_timing.h"
 
 namespace fabricmap::worker::ucx {
 namespace {
@@ -29,28 +29,12 @@ class UcxPairs final : public PairRunner {
   }
 
   Timing stream(int peer, bool send, bool receive) override {
-    sync(peer);
-    for (int i = 0; i < spec_.warmup; ++i) window(peer, send, receive);
-    sync(peer);
-    std::vector<double> iterations(static_cast<std::size_t>(spec_.iters));
-    const double start = MPI_Wtime();
-    double last = start;
-    for (double& t : iterations) {
-      window(peer, send, receive);
-      const double now = MPI_Wtime();
-      t = now - last;
-      last = now;
-    }
-    return {last - start, core::summarize(std::move(iterations)).cv};
+    return timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
   }
 
   double pingPong(int peer, bool initiator) override {
     const std::size_t bytes = spec_.latencyBytes;
-    const int skip = mpi::latencySkip(spec_.latencyBytes);
-    double start = 0;
-    sync(peer);
-    for (int i = 0; i < skip + spec_.latencyIters; ++i) {
-      if (i == skip) start = MPI_Wtime();
+    return timeRoundTrips(spec_, mpi::latencySkip(spec_.latencyBytes), [&] { sync(peer); }, [&] {
       if (initiator) {
         ucp_.wait(sendTo(peer, send_, bytes, TagKind::kPing), "ping send");
         ucp_.wait(receiveFrom(peer, recv_, bytes, TagKind::kPing), "ping receive");
@@ -58,8 +42,7 @@ class UcxPairs final : public PairRunner {
         ucp_.wait(receiveFrom(peer, recv_, bytes, TagKind::kPing), "ping receive");
         ucp_.wait(sendTo(peer, send_, bytes, TagKind::kPing), "ping send");
       }
-    }
-    return (MPI_Wtime() - start) / (2.0 * std::max(spec_.latencyIters, 1));
+    });
   }
 
   std::uint64_t checkedTransfer(int peer, bool sender) override {
