@@ -209,6 +209,17 @@ void Ucp::waitAll(std::vector<ucs_status_ptr_t>& requests, const char* what) {
   requests.clear();
 }
 
+void Ucp::finish(int peer) {
+  ucp_request_param_t param{};
+  wait(ucp_ep_flush_nbx(endpoint(peer), &param), "flush");
+  std::uint8_t mine = 0;
+  std::uint8_t theirs = 0;
+  std::vector<ucs_status_ptr_t> both;
+  both.push_back(ucp_tag_recv_nbx(worker_, &theirs, 1, tagOf(TagKind::kDone, peer), kFullMask, &param));
+  both.push_back(ucp_tag_send_nbx(endpoint(peer), &mine, 1, tagOf(TagKind::kDone, rank_), &param));
+  waitAll(both, "handshake");
+}
+
 std::string Ucp::endpointInfo(int peer) {
   char* text = nullptr;
   std::size_t length = 0;

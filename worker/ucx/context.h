@@ -13,7 +13,7 @@ namespace fabricmap::worker::ucx {
 
 // Tags of the messages a pair exchanges: the kind in the top byte, the sender's world rank in the
 // low 32 bits, so a receive matches one peer's messages of one kind (mask: every bit).
-enum class TagKind : std::uint8_t { kData = 1, kAck = 2, kPing = 3, kCheck = 4 };
+enum class TagKind : std::uint8_t { kData = 1, kAck = 2, kPing = 3, kCheck = 4, kDone = 5 };
 inline std::uint64_t tagOf(TagKind kind, int sender) {
   return (static_cast<std::uint64_t>(kind) << 56) | static_cast<std::uint32_t>(sender);
 }
@@ -38,6 +38,11 @@ class Ucp {
   void wait(ucs_status_ptr_t request, const char* what);
   // Waits for all of them.
   void waitAll(std::vector<ucs_status_ptr_t>& requests, const char* what);
+  // Ends an exchange with `peer` on both sides: every operation toward it completed there (a flush,
+  // which may need the peer's progress), then a UCX handshake. A rank leaves only once the peer's
+  // flush is done, so neither waits in MPI while the other still needs its UCX progress (a
+  // rendezvous' last acknowledgement).
+  void finish(int peer);
   // What UCX chose toward `peer`: ucp_ep_print_info's text.
   std::string endpointInfo(int peer);
 

@@ -3,7 +3,9 @@
 //   ucp_tag_recv_nbx posted first, then its 4-byte acknowledgement once all arrived (as osu_bw);
 // - both ways: each side posts the window's receives, then its sends, and waits for all;
 // - latency: blocking tag round trips after untimed ones (as osu_latency); half the mean.
-// The handshake before each is an MPI zero-byte exchange, outside the timed part.
+// The handshake before each is an MPI zero-byte exchange, outside the timed part; each ends with
+// Ucp::finish (a flush and a UCX handshake), so neither side waits in MPI while the other still
+// needs its UCX progress.
 #include "worker/ucx/pairs.h"
 
 #include <algorithm>
@@ -29,12 +31,14 @@ class UcxPairs final : public PairRunner {
   }
 
   Timing stream(int peer, bool send, bool receive) override {
-    return timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
+    const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
+    ucp_.finish(peer);
+    return t;
   }
 
   double pingPong(int peer, bool initiator) override {
     const std::size_t bytes = spec_.latencyBytes;
-    return timeRoundTrips(spec_, mpi::latencySkip(spec_.latencyBytes), [&] { sync(peer); }, [&] {
+    const double latency = timeRoundTrips(spec_, mpi::latencySkip(spec_.latencyBytes), [&] { sync(peer); }, [&] {
       if (initiator) {
         ucp_.wait(sendTo(peer, send_, bytes, TagKind::kPing), "ping send");
         ucp_.wait(receiveFrom(peer, recv_, bytes, TagKind::kPing), "ping receive");
@@ -43,6 +47,8 @@ class UcxPairs final : public PairRunner {
         ucp_.wait(sendTo(peer, send_, bytes, TagKind::kPing), "ping send");
       }
     });
+    ucp_.finish(peer);
+    return latency;
   }
 
   std::uint64_t checkedTransfer(int peer, bool sender) override {
@@ -54,10 +60,12 @@ class UcxPairs final : public PairRunner {
     if (sender) {
       fillInput(core::DType::kUint32, send_, elems, pattern, 0);
       ucp_.wait(sendTo(peer, send_, bytes, TagKind::kCheck), "checked send");
+      ucp_.finish(peer);
       return 0;
     }
     fillValue(core::DType::kUint32, recv_, elems, pattern.poison());
     ucp_.wait(receiveFrom(peer, recv_, bytes, TagKind::kCheck), "checked receive");
+    ucp_.finish(peer);
     const OutputCheck check{&core::traits(core::Op::kSendRecv), &pattern, 1, 2, 0, elems};
     return countWrong(core::DType::kUint32, recv_, elems, check);
   }
