@@ -176,6 +176,7 @@ struct Provenance {
   std::string commandLine;
   std::string backend;
   std::string mpiVersion;
+  std::string mpiTransport;     // Open MPI's selected pml (and btls or mtl) on rank 0; empty when unknown
   std::string ncclVersion;
   std::string cudaRuntimeVersion;
   std::string cudaDriverVersion;

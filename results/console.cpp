@@ -82,7 +82,9 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
   fmt::print(out_, "# fabricmap {} ({}), backend {}, {} ranks on {} node{}{}\n", p.toolVersion,
              p.gitRevision, p.backend, p.worldSize, p.nodeCount, p.nodeCount == 1 ? "" : "s",
              p.emulated ? fmt::format(" (emulated: {} ranks per node)", p.ranksPerNode) : "");
-  if (!p.mpiVersion.empty()) fmt::print(out_, "# {}\n", p.mpiVersion);  // none in an imported file
+  if (!p.mpiVersion.empty()) {  // none in an imported file
+    fmt::print(out_, "# {}{}\n", p.mpiVersion, p.mpiTransport.empty() ? "" : " (" + p.mpiTransport + ")");
+  }
   if (!p.ncclVersion.empty()) {
     fmt::print(out_, "# NCCL {}{}\n", p.ncclVersion,
                p.cudaRuntimeVersion.empty() && p.cudaDriverVersion.empty()

@@ -1265,7 +1265,7 @@ void renderProvenance(Out out, const ResultsFile& f) {
   row("backend", p.backend);
   row("ranks, nodes", fmt::format("{}, {}{}", p.worldSize, p.nodeCount,
                                   p.emulated ? fmt::format(" (emulated, {} ranks per node)", p.ranksPerNode) : ""));
-  row("MPI", p.mpiVersion);
+  row("MPI", p.mpiVersion + (p.mpiTransport.empty() ? "" : " (" + p.mpiTransport + ")"));
   row("NCCL", p.ncclVersion);
   row("UCX", p.ucxVersion + (p.ucxEnvironment.empty() ? "" : " (" + p.ucxEnvironment + ")"));
   row("CUDA runtime", p.cudaRuntimeVersion);

@@ -132,6 +132,7 @@ const std::vector<Column<core::Provenance>>& provenanceColumns() {
       FM_COLUMN(R, commandLine, "command_line", ""),
       FM_COLUMN(R, backend, "backend", ""),
       FM_COLUMN(R, mpiVersion, "mpi_version", ""),
+      FM_COLUMN(R, mpiTransport, "mpi_transport", ""),
       FM_COLUMN(R, ncclVersion, "nccl_version", ""),
       FM_COLUMN(R, cudaRuntimeVersion, "cuda_runtime_version", ""),
       FM_COLUMN(R, cudaDriverVersion, "cuda_driver_version", ""),

@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "worker/mpi/backend.h"
+#include "worker/mpi_transport.h"
 #include "worker/nccl/backend.h"
 #include "worker/ucx/backend.h"
 
@@ -17,6 +18,7 @@ namespace fabricmap::worker {
 LibraryVersions libraryVersions() {
   LibraryVersions v;
   v.mpi = mpi::libraryVersion();
+  v.mpiTransport = mpiTransport();
 #if FABRICMAP_HAVE_NCCL
   v.nccl = nccl::libraryVersion();
   v.cudaRuntime = nccl::cudaRuntimeVersion();

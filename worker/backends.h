@@ -12,6 +12,7 @@ namespace fabricmap::worker {
 
 struct LibraryVersions {
   std::string mpi;
+  std::string mpiTransport;  // what Open MPI selected: "pml ob1, btl self,vader"; empty when unknown
   std::string nccl;         // empty when built without NCCL
   std::string cudaRuntime;  // empty when built without CUDA
   std::string cudaDriver;

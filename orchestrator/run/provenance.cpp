@@ -74,6 +74,7 @@ core::Provenance makeProvenance(const std::string& commandLine, const std::strin
   p.backend = backend;
   const worker::LibraryVersions v = worker::libraryVersions();
   p.mpiVersion = v.mpi;
+  p.mpiTransport = v.mpiTransport;
   p.ncclVersion = v.nccl;
   p.cudaRuntimeVersion = v.cudaRuntime;
   p.cudaDriverVersion = v.cudaDriver;
