@@ -134,11 +134,16 @@ class TrafficRunner {
 };
 
 // What a backend needs to know about its rank when it is created.
+// How a backend that offers both moves a pair's bytes: two-sided tag matching or one-sided remote
+// writes (--ucx-api tag|rma).
+enum class PairApi { kTag, kRma };
+
 struct BackendContext {
   int localRank = 0;                 // index among the ranks of this node
   int gpusPerNode = 0;               // GPUs to spread local ranks over; 0: all the rank sees
   double stepTimeoutSeconds = 600;   // a wait on the device longer than this is a fault
   bool cudaGraph = false;            // time collectives as one captured CUDA graph per batch
+  PairApi pairApi = PairApi::kTag;   // ucx: tag matching or remote writes
 };
 
 class Backend {
@@ -178,6 +183,7 @@ struct BackendInfo {
     bool copies = false;   // GPU-pair (or shared-memory) copies inside a node
     bool traffic = false;  // the training pattern and the scaling sweep
     bool graphs = false;   // collectives timed as captured CUDA graphs (--cuda-graph)
+    bool rma = false;      // pairs by one-sided remote writes as well as two-sided (--ucx-api rma)
   } measures;
   // Its all_reduce's busbw reaches the links' rate (a bandwidth-optimal ring, as NCCL runs it), so
   // below_line_rate judges the inter scope's rails by it. Open MPI's algorithms over TCP reach about

@@ -232,6 +232,7 @@ worker::BackendContext backendContext(const RunConfig& config, const core::Topol
   context.localRank = topology.ranks.at(static_cast<std::size_t>(rank)).localRank;
   context.gpusPerNode = config.gpusPerNode;
   context.cudaGraph = config.cudaGraph;
+  context.pairApi = config.remoteWrites ? worker::PairApi::kRma : worker::PairApi::kTag;
   if (config.stepTimeout > 0) context.stepTimeoutSeconds = config.stepTimeout;
   return context;
 }

@@ -314,6 +314,9 @@ void parsePairwise(const po::variables_map& vm, const Suite& suite, RunConfig& c
   if (c.pairWindow < 1 || c.pairWindow > 1024) throw core::UsageError("--pair-window must be in 1..1024");
   c.pairIters = vm.count("pair-iters") ? vm["pair-iters"].as<int>() : suite.pairIters;
   if (c.pairIters < 1) throw core::UsageError("--pair-iters must be at least 1");
+  const std::string api = vm["ucx-api"].as<std::string>();
+  if (api != "tag" && api != "rma") throw core::UsageError("unknown --ucx-api '" + api + "' (tag or rma)");
+  c.remoteWrites = api == "rma";
   c.latencyIters = vm.count("latency-iters") ? vm["latency-iters"].as<int>() : suite.latencyIters;
   if (c.latencyIters < 0) throw core::UsageError("--latency-iters must not be negative");
   c.retests = vm["retests"].as<int>();
@@ -442,6 +445,11 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
     const auto graphs = [](const worker::BackendInfo& b) { return b.measures.graphs; };
     throw core::UsageError(fmt::format("--cuda-graph needs the {} backend (this run uses {})",
                                        worker::backendNames(false, graphs), backend));
+  }
+  if (c.remoteWrites && !info->measures.rma) {
+    const auto rma = [](const worker::BackendInfo& b) { return b.measures.rma; };
+    throw core::UsageError(fmt::format("--ucx-api rma needs the {} backend (this run uses {})",
+                                       worker::backendNames(false, rma), backend));
   }
   if ((c.training || c.scaling) && !info->measures.traffic) {
     const auto traffic = [](const worker::BackendInfo& b) { return b.measures.traffic; };

@@ -29,6 +29,7 @@ struct RunConfig {
   int warmup = 0;
   bool check = true;
   bool cudaGraph = false;  // nccl: time each batch of iterations as one captured CUDA graph
+  bool remoteWrites = false;  // ucx: pairs by remote writes (--ucx-api rma) instead of tag matching
   std::vector<core::Op> ops;
   std::vector<core::DType> dtypes;
   std::vector<core::RedOp> redops;

@@ -84,6 +84,9 @@ void addPhaseOptions(po::options_description& d) {
     ("pair-bytes", po::value<std::string>(), "pairwise stream message size (quick suite: 256K, on GPUs 4M)")
     ("pair-window", po::value<int>(), "pairwise messages per iteration, acknowledged per window as osu_bw (default 64, 1..1024)")
     ("pair-iters", po::value<int>(), "pairwise timed iterations")
+    ("ucx-api", po::value<std::string>()->default_value("tag"),
+     "ucx backend: how pairs move bytes: tag (ucp_tag_send_nbx, as ucx_perftest tag_bw/tag_lat) or rma "
+     "(ucp_put_nbx into the peer's registered buffer and a flush, as put_bw/put_lat)")
     ("latency-iters", po::value<int>(), "pairwise ping-pong round trips (8 B)")
     ("retests", po::value<int>()->default_value(2), "re-measurements of a pair flagged slow")
     ("min-confidence", po::value<double>()->default_value(0.5),

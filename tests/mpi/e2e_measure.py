@@ -313,6 +313,22 @@ def case_ucx(args, tmp):
     check(not t["collectives"] and "collective" not in kinds, f"collectives planned on the ucx backend: {kinds}")
     check(all(r["wrong"] == 0 for r in t["pairs"]), "a checked UCX transfer arrived wrong")
     check("# UCX " in p.stdout, "the console does not name UCX")
+    check(text(attrs["mpi_transport"]).startswith("pml "), f"mpi_transport {attrs['mpi_transport']!r}")
+    # the same pairs by remote writes (ucp_put_nbx and a flush)
+    rma = os.path.join(tmp, "ucx-rma.h5")
+    cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", "-x", "UCX_TLS", args.fabricmap, "run",
+           "--backend", "ucx", "--ucx-api", "rma", "--ranks-per-node", "2", "--retests", "0", "-o", rma] + PAIR_ARGS
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    check(p.returncode == 0, f"ucx rma run: exit {p.returncode}: {p.stdout[-2000:]} {p.stderr[-2000:]}")
+    check_pairwise(rma, args.np)
+    attrs, t = read(rma)
+    check(json.loads(text(attrs["run_config"]))["ucx_api"] == "rma", "run_config lacks ucx_api rma")
+    check(all(r["wrong"] == 0 for r in t["pairs"]), "a checked UCX remote write arrived wrong")
+    refused = mpirun(args, args.np, [args.fabricmap, "run", "--backend", "mpi", "--ucx-api", "rma",
+                                     "-o", os.path.join(tmp, "no.h5")], timeout=60)
+    ok, lines = one_error_line(refused)
+    check(refused.returncode == 2 and ok and "--ucx-api rma needs the ucx backend" in lines[0],
+          f"--ucx-api rma on mpi: {refused.returncode} {lines}")
     refused = mpirun(args, args.np, [args.fabricmap, "run", "--backend", "ucx", "--collectives",
                                      "-o", os.path.join(tmp, "no.h5")], timeout=60)
     ok, lines = one_error_line(refused)

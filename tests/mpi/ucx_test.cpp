@@ -1,6 +1,6 @@
-// The ucx backend under mpiexec -n 2, 3 and 4: UCP tag streams, ping-pongs and checked transfers
-// between every pair of ranks (one pair at a time), every collective waived, and a
-// UCX that cannot start refused the same way on every rank.
+// The ucx backend under mpiexec -n 2, 3 and 4: UCP streams, ping-pongs and checked transfers by tag
+// matching and by remote writes between every pair of ranks (one pair at a time), every collective
+// waived, and a UCX that cannot start refused the same way on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -38,8 +38,16 @@ PairSpec specOf(std::uint64_t bytes, int window) {
   return spec;
 }
 
-TEST(UcxPairs, EveryPairStreamsAndArrivesExact) {
-  std::unique_ptr<Backend> backend = ucx::createBackend({});
+BackendContext contextFor(PairApi api) {
+  BackendContext context;
+  context.pairApi = api;
+  return context;
+}
+
+// Every pair streams one way, the other way and both ways, ping-pongs and checks a transfer each
+// way; what arrived is counted wrong against the pattern sent.
+void everyPairStreamsAndArrivesExact(PairApi api) {
+  std::unique_ptr<Backend> backend = ucx::createBackend(contextFor(api));
   const int n = worldSize();
   const int me = worldRank();
   // eager and rendezvous sizes, an odd length, a window of one and of osu_bw's 64
@@ -70,6 +78,30 @@ TEST(UcxPairs, EveryPairStreamsAndArrivesExact) {
     EXPECT_EQ(met, n - 1);  // every rank met every other
     EXPECT_EQ(test_support::sumOverRanks(wrong), 0u) << bytes << " B";
   }
+}
+
+TEST(UcxPairs, EveryPairStreamsAndArrivesExactByTagMatching) { everyPairStreamsAndArrivesExact(PairApi::kTag); }
+
+TEST(UcxPairs, EveryPairStreamsAndArrivesExactByRemoteWrites) { everyPairStreamsAndArrivesExact(PairApi::kRma); }
+
+// Remote writes and tag messages interleave on one runner, and a second runner (new buffers,
+// registered anew) works after the first is gone: the keys are exchanged per runner.
+TEST(UcxPairs, RemoteWritesSurviveANewRunnerPerSize) {
+  std::unique_ptr<Backend> backend = ucx::createBackend(contextFor(PairApi::kRma));
+  const int n = worldSize();
+  const int me = worldRank();
+  std::uint64_t wrong = 0;
+  for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{1} << 20, std::uint64_t{64}}) {
+    std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, specOf(bytes, 2));
+    const int peer = me ^ 1;
+    if (peer < n) {
+      const bool low = me < peer;
+      wrong += pairs->checkedTransfer(peer, low);
+      EXPECT_GT(pairs->stream(peer, low, !low).seconds, 0);
+      wrong += pairs->checkedTransfer(peer, !low);
+    }
+  }
+  EXPECT_EQ(test_support::sumOverRanks(wrong), 0u);
 }
 
 TEST(UcxPairs, EveryCollectiveIsWaived) {

@@ -7,7 +7,7 @@ const BackendInfo& backendInfo() {
   static const BackendInfo kInfo{
       .name = "mpi",
       .memory = MemoryKind::kHost,
-      .measures = {.collectives = true, .pairs = true, .copies = true, .traffic = true, .graphs = false},
+      .measures = {.collectives = true, .pairs = true, .copies = true, .traffic = true, .graphs = false, .rma = false},
       .create = [](const BackendContext&) { return createBackend(); },
   };
   return kInfo;

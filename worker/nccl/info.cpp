@@ -9,7 +9,7 @@ const BackendInfo& backendInfo() {
   static const BackendInfo kInfo{
       .name = "nccl",
       .memory = MemoryKind::kCuda,
-      .measures = {.collectives = true, .pairs = true, .copies = true, .traffic = true, .graphs = true},
+      .measures = {.collectives = true, .pairs = true, .copies = true, .traffic = true, .graphs = true, .rma = false},
       .busbwAtLineRate = true,
 #if FABRICMAP_HAVE_NCCL
       .create = createBackend,

@@ -17,7 +17,7 @@ namespace {
 
 class UcxBackend final : public Backend {
  public:
-  UcxBackend() : ucp_(MPI_COMM_WORLD) {}
+  explicit UcxBackend(PairApi api) : api_(api), ucp_(MPI_COMM_WORLD, api == PairApi::kRma) {}
 
   std::string_view name() const override { return "ucx"; }
 
@@ -31,7 +31,7 @@ class UcxBackend final : public Backend {
     const std::size_t bytes = std::max<std::uint64_t>(spec.bytes, spec.latencyBytes);
     input_.reserve(bytes);
     output_.reserve(bytes);
-    return makePairRunner(ucp_, world, spec, input_.data(), output_.data());
+    return makePairRunner(ucp_, world, spec, input_.data(), output_.data(), api_);
   }
 
   std::vector<core::CopyMethod> copyMethods() const override { return ucx::copyMethods(); }
@@ -45,6 +45,7 @@ class UcxBackend final : public Backend {
   }
 
  private:
+  PairApi api_;
   Ucp ucp_;
   HostBuffer input_;
   HostBuffer output_;
@@ -52,7 +53,9 @@ class UcxBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> createBackend(const BackendContext& /*context*/) { return std::make_unique<UcxBackend>(); }
+std::unique_ptr<Backend> createBackend(const BackendContext& context) {
+  return std::make_unique<UcxBackend>(context.pairApi);
+}
 
 std::string libraryVersion() { return versionString(); }
 

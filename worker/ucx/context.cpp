@@ -6,6 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -101,10 +102,10 @@ std::string agreedFailure(MPI_Comm world, const std::string& mine) {
 
 }  // namespace
 
-Ucp::Ucp(MPI_Comm world) {
+Ucp::Ucp(MPI_Comm world, bool rma) {
   FM_MPI(MPI_Comm_rank(world, &rank_));
   FM_MPI(MPI_Comm_size(world, &size_));
-  std::string failed = agreedFailure(world, start());
+  std::string failed = agreedFailure(world, start(rma));
   std::vector<char> mine;
   if (failed.empty()) {
     ucp_address_t* address = nullptr;
@@ -123,7 +124,7 @@ Ucp::Ucp(MPI_Comm world) {
   }
 }
 
-std::string Ucp::start() {
+std::string Ucp::start(bool rma) {
   const CapturedLog log;
   ucp_config_t* config = nullptr;
   if (const ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK) {
@@ -131,7 +132,7 @@ std::string Ucp::start() {
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features = UCP_FEATURE_TAG;
+  params.features = UCP_FEATURE_TAG | (rma ? UCP_FEATURE_RMA : 0);
   const ucs_status_t init = ucp_init(&params, config, &context_);
   ucp_config_release(config);
   if (init != UCS_OK) {
@@ -231,6 +232,39 @@ std::string Ucp::endpointInfo(int peer) {
   std::free(text);
   return out;
 }
+
+Registered::Registered(ucp_context_h context, void* address, std::size_t length) : context_(context) {
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = address;
+  params.length = length;
+  if (const ucs_status_t s = ucp_mem_map(context_, &params, &memory_); s != UCS_OK) {
+    throw FM_FAULT(fmt::format("UCX cannot register {} bytes for remote writes: {}", length, statusText(s)));
+  }
+  void* key = nullptr;
+  std::size_t keyLength = 0;
+  if (const ucs_status_t s = ucp_rkey_pack(context_, memory_, &key, &keyLength); s != UCS_OK) {
+    ucp_mem_unmap(context_, memory_);
+    throw FM_FAULT(fmt::format("UCX cannot pack a remote key: {}", statusText(s)));
+  }
+  const auto where = reinterpret_cast<std::uint64_t>(address);
+  description_.resize(sizeof where + keyLength);
+  std::memcpy(description_.data(), &where, sizeof where);
+  std::memcpy(description_.data() + sizeof where, key, keyLength);
+  ucp_rkey_buffer_release(key);
+}
+
+Registered::~Registered() { ucp_mem_unmap(context_, memory_); }
+
+RemoteBuffer::RemoteBuffer(ucp_ep_h endpoint, const std::vector<char>& description) {
+  if (description.size() <= sizeof address_) throw FM_FAULT("a peer's remote key arrived empty");
+  std::memcpy(&address_, description.data(), sizeof address_);
+  if (const ucs_status_t s = ucp_ep_rkey_unpack(endpoint, description.data() + sizeof address_, &key_); s != UCS_OK) {
+    throw FM_FAULT(fmt::format("UCX cannot unpack a peer's remote key: {}", statusText(s)));
+  }
+}
+
+RemoteBuffer::~RemoteBuffer() { ucp_rkey_destroy(key_); }
 
 std::string versionString() { return ucp_get_version_string(); }
 

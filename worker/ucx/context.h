@@ -13,7 +13,7 @@ namespace fabricmap::worker::ucx {
 
 // Tags of the messages a pair exchanges: the kind in the top byte, the sender's world rank in the
 // low 32 bits, so a receive matches one peer's messages of one kind (mask: every bit).
-enum class TagKind : std::uint8_t { kData = 1, kAck = 2, kPing = 3, kCheck = 4, kDone = 5 };
+enum class TagKind : std::uint8_t { kData = 1, kAck = 2, kPing = 3, kCheck = 4, kDone = 5, kKey = 6 };
 inline std::uint64_t tagOf(TagKind kind, int sender) {
   return (static_cast<std::uint64_t>(kind) << 56) | static_cast<std::uint32_t>(sender);
 }
@@ -24,13 +24,15 @@ class Ucp {
   // Collective over `world`: every rank starts UCX (the UCX_* environment: UCX_TLS,
   // UCX_NET_DEVICES, ...), the workers' addresses are exchanged, and each rank reaches its next
   // rank. Where any rank cannot, every rank throws the same UsageError naming the first rank that
-  // failed and why (an unknown transport, none that reaches the peer).
-  explicit Ucp(MPI_Comm world);
+  // failed and why (an unknown transport, none that reaches the peer). `rma`: remote memory access
+  // (ucp_put_nbx) besides tag matching.
+  Ucp(MPI_Comm world, bool rma);
   ~Ucp();
   Ucp(const Ucp&) = delete;
   Ucp& operator=(const Ucp&) = delete;
 
   int rank() const { return rank_; }
+  ucp_context_h context() const { return context_; }
   ucp_worker_h worker() const { return worker_; }
   // The endpoint to world rank `peer`, made on first use.
   ucp_ep_h endpoint(int peer);
@@ -47,7 +49,7 @@ class Ucp {
   std::string endpointInfo(int peer);
 
  private:
-  std::string start();        // this rank's part; why it failed, empty when it did not
+  std::string start(bool rma);  // this rank's part; why it failed, empty when it did not
   std::string reachNext();    // an endpoint to the next rank; why not
   void release();             // closes the endpoints, destroys the worker and the context
   ucp_context_h context_ = nullptr;
@@ -56,6 +58,39 @@ class Ucp {
   int size_ = 1;
   std::vector<std::vector<char>> addresses_;  // every rank's worker address
   std::vector<ucp_ep_h> endpoints_;           // by world rank; null until first used
+};
+
+// A buffer of this rank registered for the peers' remote writes (ucp_mem_map) and its remote key
+// packed for them (ucp_rkey_pack); unregistered when destroyed. Local: no communication.
+class Registered {
+ public:
+  Registered(ucp_context_h context, void* address, std::size_t length);
+  ~Registered();
+  Registered(const Registered&) = delete;
+  Registered& operator=(const Registered&) = delete;
+  // The buffer's address and the packed key, as a peer needs them to write into it.
+  const std::vector<char>& description() const { return description_; }
+
+ private:
+  ucp_context_h context_;
+  ucp_mem_h memory_ = nullptr;
+  std::vector<char> description_;  // the address (8 bytes), then the packed key
+};
+
+// A peer's registered buffer as this rank writes into it: its address and the key unpacked for
+// the endpoint to it (ucp_ep_rkey_unpack); the key destroyed with it.
+class RemoteBuffer {
+ public:
+  RemoteBuffer(ucp_ep_h endpoint, const std::vector<char>& description);
+  ~RemoteBuffer();
+  RemoteBuffer(const RemoteBuffer&) = delete;
+  RemoteBuffer& operator=(const RemoteBuffer&) = delete;
+  std::uint64_t address() const { return address_; }
+  ucp_rkey_h key() const { return key_; }
+
+ private:
+  std::uint64_t address_ = 0;
+  ucp_rkey_h key_ = nullptr;
 };
 
 // "1.13.1": the UCX library this process runs with.

@@ -9,7 +9,7 @@ const BackendInfo& backendInfo() {
   static const BackendInfo kInfo{
       .name = "ucx",
       .memory = MemoryKind::kHost,
-      .measures = {.collectives = false, .pairs = true, .copies = false, .traffic = false, .graphs = false},
+      .measures = {.collectives = false, .pairs = true, .copies = false, .traffic = false, .graphs = false, .rma = true},
       .busbwAtLineRate = false,
 #if FABRICMAP_HAVE_UCX
       .create = createBackend,

@@ -1,15 +1,26 @@
-// Pairwise streams over UCP (see pairs.h):
+// Pairwise streams over UCP (see pairs.h), by tag matching or by remote writes.
+// Tag matching (as ucx_perftest's tag_bw and tag_lat, shaped as osu_bw):
 // - one way: each iteration is a window of ucp_tag_send_nbx of the same buffer, the receiver's
-//   ucp_tag_recv_nbx posted first, then its 4-byte acknowledgement once all arrived (as osu_bw);
+//   ucp_tag_recv_nbx posted first, then its 4-byte acknowledgement once all arrived;
 // - both ways: each side posts the window's receives, then its sends, and waits for all;
 // - latency: blocking tag round trips after untimed ones (as osu_latency); half the mean.
+// Remote writes (as ucx_perftest's put_bw and put_lat):
+// - one way: each iteration is a window of ucp_put_nbx into the peer's registered buffer, then a
+//   flush of the endpoint (the writes are complete at the peer), then a 4-byte tag message that
+//   tells the peer the window landed (the peer progresses UCX while it waits, which software RMA
+//   over TCP or shared memory needs);
+// - both ways: each side writes its window and flushes, then both exchange the 4-byte message;
+// - latency: each side writes a sequence number into the last byte of the other's buffer and polls
+//   its own for the answer (ucx_perftest's put_lat).
 // The handshake before each is an MPI zero-byte exchange, outside the timed part; each ends with
 // Ucp::finish (a flush and a UCX handshake), so neither side waits in MPI while the other still
-// needs its UCX progress.
+// needs its UCX progress, and no write is in flight when a buffer is unregistered.
 #include "worker/ucx/pairs.h"
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <map>
 #include <vector>
 
 #include "core/pattern_for.h"
@@ -23,12 +34,61 @@ namespace {
 
 constexpr int kAckBytes = mpi::kAckBytes;
 
-class UcxPairs final : public PairRunner {
- public:
-  UcxPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
+// What both APIs share: the handshake, tagged sends and receives, the checked transfer's pattern.
+class UcxPairsBase : public PairRunner {
+ protected:
+  UcxPairsBase(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
       : ucp_(ucp), comm_(world), spec_(spec), send_(send), recv_(receive) {
     requests_.reserve(2 * static_cast<std::size_t>(std::max(spec.window, 1)));
   }
+
+  void sync(int peer) {
+    FM_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, mpi::kTagSync, nullptr, 0, MPI_BYTE, peer, mpi::kTagSync, comm_,
+                        MPI_STATUS_IGNORE));
+  }
+
+  ucs_status_ptr_t sendTo(int peer, const void* buffer, std::size_t bytes, TagKind kind) {
+    ucp_request_param_t param{};
+    return ucp_tag_send_nbx(ucp_.endpoint(peer), buffer, bytes, tagOf(kind, ucp_.rank()), &param);
+  }
+
+  ucs_status_ptr_t receiveFrom(int peer, void* buffer, std::size_t bytes, TagKind kind) {
+    ucp_request_param_t param{};
+    return ucp_tag_recv_nbx(ucp_.worker(), buffer, bytes, tagOf(kind, peer), kFullMask, &param);
+  }
+
+  // The 4-byte message that ends a one-way window: `receive`, this side waits for it; else sends it.
+  void acknowledge(int peer, bool receive) {
+    if (receive) {
+      ucp_.wait(receiveFrom(peer, ack_.data(), kAckBytes, TagKind::kAck), "acknowledgement");
+    } else {
+      ucp_.wait(sendTo(peer, ack_.data(), kAckBytes, TagKind::kAck), "acknowledgement");
+    }
+  }
+
+  // The checked transfer is a 2-rank sendrecv ring: the receiver's element j must be the sender's.
+  core::Pattern checkPattern() const {
+    return core::patternFor(core::Op::kSendRecv, core::RedOp::kSum, core::DType::kUint32, 2, spec_.seed);
+  }
+  std::uint64_t checkElements() const { return spec_.bytes / sizeof(std::uint32_t); }
+  std::uint64_t countWrongReceived(const core::Pattern& pattern) const {
+    const OutputCheck check{&core::traits(core::Op::kSendRecv), &pattern, 1, 2, 0, checkElements()};
+    return countWrong(core::DType::kUint32, recv_, checkElements(), check);
+  }
+
+  Ucp& ucp_;
+  MPI_Comm comm_;
+  PairSpec spec_;
+  std::byte* send_;
+  std::byte* recv_;
+  std::vector<ucs_status_ptr_t> requests_;
+  std::array<char, kAckBytes> ack_{};
+};
+
+class TagPairs final : public UcxPairsBase {
+ public:
+  TagPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
+      : UcxPairsBase(ucp, world, spec, send, receive) {}
 
   Timing stream(int peer, bool send, bool receive) override {
     const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
@@ -52,40 +112,21 @@ class UcxPairs final : public PairRunner {
   }
 
   std::uint64_t checkedTransfer(int peer, bool sender) override {
-    // The pair is a 2-rank sendrecv ring: the receiver's element j must be the sender's.
-    const core::Pattern pattern =
-        core::patternFor(core::Op::kSendRecv, core::RedOp::kSum, core::DType::kUint32, 2, spec_.seed);
-    const std::uint64_t elems = spec_.bytes / sizeof(std::uint32_t);
-    const std::size_t bytes = elems * sizeof(std::uint32_t);
+    const core::Pattern pattern = checkPattern();
+    const std::size_t bytes = checkElements() * sizeof(std::uint32_t);
     if (sender) {
-      fillInput(core::DType::kUint32, send_, elems, pattern, 0);
+      fillInput(core::DType::kUint32, send_, checkElements(), pattern, 0);
       ucp_.wait(sendTo(peer, send_, bytes, TagKind::kCheck), "checked send");
       ucp_.finish(peer);
       return 0;
     }
-    fillValue(core::DType::kUint32, recv_, elems, pattern.poison());
+    fillValue(core::DType::kUint32, recv_, checkElements(), pattern.poison());
     ucp_.wait(receiveFrom(peer, recv_, bytes, TagKind::kCheck), "checked receive");
     ucp_.finish(peer);
-    const OutputCheck check{&core::traits(core::Op::kSendRecv), &pattern, 1, 2, 0, elems};
-    return countWrong(core::DType::kUint32, recv_, elems, check);
+    return countWrongReceived(pattern);
   }
 
  private:
-  void sync(int peer) {
-    FM_MPI(MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, mpi::kTagSync, nullptr, 0, MPI_BYTE, peer, mpi::kTagSync, comm_,
-                        MPI_STATUS_IGNORE));
-  }
-
-  ucs_status_ptr_t sendTo(int peer, const std::byte* buffer, std::size_t bytes, TagKind kind) {
-    ucp_request_param_t param{};
-    return ucp_tag_send_nbx(ucp_.endpoint(peer), buffer, bytes, tagOf(kind, ucp_.rank()), &param);
-  }
-
-  ucs_status_ptr_t receiveFrom(int peer, std::byte* buffer, std::size_t bytes, TagKind kind) {
-    ucp_request_param_t param{};
-    return ucp_tag_recv_nbx(ucp_.worker(), buffer, bytes, tagOf(kind, peer), kFullMask, &param);
-  }
-
   // One iteration: a window of messages (the same buffer each time), receives posted before
   // sends; one way, the receiver acknowledges the whole window before the next may start.
   void window(int peer, bool send, bool receive) {
@@ -94,29 +135,130 @@ class UcxPairs final : public PairRunner {
     }
     for (int w = 0; send && w < spec_.window; ++w) requests_.push_back(sendTo(peer, send_, spec_.bytes, TagKind::kData));
     ucp_.waitAll(requests_, "stream");
-    if (send == receive) return;
-    if (send) {
-      ucp_.wait(receiveFrom(peer, reinterpret_cast<std::byte*>(ack_.data()), kAckBytes, TagKind::kAck), "acknowledgement");
-    } else {
-      ucp_.wait(sendTo(peer, reinterpret_cast<const std::byte*>(ack_.data()), kAckBytes, TagKind::kAck),
-                "acknowledgement");
-    }
+    if (send != receive) acknowledge(peer, send);
+  }
+};
+
+class RmaPairs final : public UcxPairsBase {
+ public:
+  RmaPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
+      : UcxPairsBase(ucp, world, spec, send, receive),
+        registered_(ucp.context(), receive, std::max<std::uint64_t>({spec.bytes, spec.latencyBytes, 1})) {}
+
+  Timing stream(int peer, bool send, bool receive) override {
+    const RemoteBuffer& remote = remoteOf(peer);
+    const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, remote, send, receive); });
+    ucp_.finish(peer);
+    return t;
   }
 
-  Ucp& ucp_;
-  MPI_Comm comm_;
-  PairSpec spec_;
-  std::byte* send_;
-  std::byte* recv_;
-  std::vector<ucs_status_ptr_t> requests_;
-  std::array<char, kAckBytes> ack_{};
+  double pingPong(int peer, bool initiator) override {
+    const RemoteBuffer& remote = remoteOf(peer);
+    const std::size_t bytes = std::max<std::size_t>(spec_.latencyBytes, 1);
+    std::atomic_ref<std::uint8_t> mark(*reinterpret_cast<std::uint8_t*>(recv_ + bytes - 1));
+    mark.store(0);  // before the handshake: the peer writes only after it
+    std::uint8_t sequence = 0;
+    const double latency = timeRoundTrips(spec_, mpi::latencySkip(bytes), [&] { sync(peer); }, [&] {
+      sequence = static_cast<std::uint8_t>(sequence % 255 + 1);
+      if (initiator) {
+        write(peer, remote, bytes, sequence);
+        awaitMark(mark, sequence);
+      } else {
+        awaitMark(mark, sequence);
+        write(peer, remote, bytes, sequence);
+      }
+    });
+    ucp_.finish(peer);
+    return latency;
+  }
+
+  std::uint64_t checkedTransfer(int peer, bool sender) override {
+    const RemoteBuffer& remote = remoteOf(peer);
+    const core::Pattern pattern = checkPattern();
+    const std::size_t bytes = checkElements() * sizeof(std::uint32_t);
+    if (sender) {
+      fillInput(core::DType::kUint32, send_, checkElements(), pattern, 0);
+      sync(peer);  // the receiver's buffer is poisoned
+      ucp_.wait(put(peer, remote, bytes), "checked write");
+      flush(peer);
+      acknowledge(peer, false);
+      ucp_.finish(peer);
+      return 0;
+    }
+    fillValue(core::DType::kUint32, recv_, checkElements(), pattern.poison());
+    sync(peer);
+    acknowledge(peer, true);
+    ucp_.finish(peer);
+    return countWrongReceived(pattern);
+  }
+
+ private:
+  // The peer's buffer description, exchanged over MPI the first time the pair meets (both sides
+  // call the same method, so both exchange).
+  const RemoteBuffer& remoteOf(int peer) {
+    if (const auto found = remotes_.find(peer); found != remotes_.end()) return *found->second;
+    const std::vector<char>& mine = registered_.description();
+    int lengths[2] = {static_cast<int>(mine.size()), 0};
+    FM_MPI(MPI_Sendrecv(&lengths[0], 1, MPI_INT, peer, mpi::kTagSync, &lengths[1], 1, MPI_INT, peer, mpi::kTagSync,
+                        comm_, MPI_STATUS_IGNORE));
+    std::vector<char> theirs(static_cast<std::size_t>(lengths[1]));
+    FM_MPI(MPI_Sendrecv(mine.data(), lengths[0], MPI_BYTE, peer, mpi::kTagSync, theirs.data(), lengths[1], MPI_BYTE,
+                        peer, mpi::kTagSync, comm_, MPI_STATUS_IGNORE));
+    auto& slot = remotes_[peer];
+    slot = std::make_unique<RemoteBuffer>(ucp_.endpoint(peer), theirs);
+    return *slot;
+  }
+
+  ucs_status_ptr_t put(int peer, const RemoteBuffer& remote, std::size_t bytes) {
+    ucp_request_param_t param{};
+    return ucp_put_nbx(ucp_.endpoint(peer), send_, bytes, remote.address(), remote.key(), &param);
+  }
+
+  void flush(int peer) {
+    ucp_request_param_t param{};
+    ucp_.wait(ucp_ep_flush_nbx(ucp_.endpoint(peer), &param), "flush");
+  }
+
+  // One iteration: the window's writes, complete at the peer once flushed; one way, the writer
+  // then tells the peer (which waits for it, progressing UCX). Both ways, each side tells the
+  // other: neither leaves the window (for the handshake in MPI) while the other's flush may still
+  // need its progress.
+  void window(int peer, const RemoteBuffer& remote, bool send, bool receive) {
+    if (send) {
+      for (int w = 0; w < spec_.window; ++w) requests_.push_back(put(peer, remote, spec_.bytes));
+      ucp_.waitAll(requests_, "write");
+      flush(peer);
+    }
+    if (send != receive) {
+      acknowledge(peer, receive);
+      return;
+    }
+    requests_.push_back(receiveFrom(peer, theirAck_.data(), kAckBytes, TagKind::kAck));
+    requests_.push_back(sendTo(peer, ack_.data(), kAckBytes, TagKind::kAck));
+    ucp_.waitAll(requests_, "acknowledgement");
+  }
+
+  // The ping-pong's message: `bytes` whose last byte is the sequence number.
+  void write(int peer, const RemoteBuffer& remote, std::size_t bytes, std::uint8_t sequence) {
+    send_[bytes - 1] = static_cast<std::byte>(sequence);
+    ucp_.wait(put(peer, remote, bytes), "ping write");
+  }
+
+  void awaitMark(const std::atomic_ref<std::uint8_t>& mark, std::uint8_t sequence) {
+    while (mark.load(std::memory_order_acquire) != sequence) ucp_worker_progress(ucp_.worker());
+  }
+
+  Registered registered_;
+  std::map<int, std::unique_ptr<RemoteBuffer>> remotes_;
+  std::array<char, kAckBytes> theirAck_{};
 };
 
 }  // namespace
 
 std::unique_ptr<PairRunner> makePairRunner(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send,
-                                           std::byte* receive) {
-  return std::make_unique<UcxPairs>(ucp, world, spec, send, receive);
+                                           std::byte* receive, PairApi api) {
+  if (api == PairApi::kRma) return std::make_unique<RmaPairs>(ucp, world, spec, send, receive);
+  return std::make_unique<TagPairs>(ucp, world, spec, send, receive);
 }
 
 }  // namespace fabricmap::worker::ucx

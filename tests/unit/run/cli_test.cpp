@@ -197,6 +197,25 @@ TEST(RunOptions, APairsOnlyBackendRunsThePairsAndRefusesTheRest) {
   }
 }
 
+// --ucx-api: tag matching unless rma is asked for, which only a backend with remote writes takes.
+TEST(RunOptions, UcxApiIsTagUnlessRmaAndOnlyOnABackendThatWrites) {
+  EXPECT_FALSE(parse({}).remoteWrites);
+  EXPECT_FALSE(parse({"--ucx-api", "tag"}).remoteWrites);
+  RunConfig rma = parse({"--ucx-api", "rma"});
+  EXPECT_TRUE(rma.remoteWrites);
+  EXPECT_NO_THROW(applyBackendDefaults(rma, "ucx"));
+  EXPECT_NE(errorOf({"--ucx-api", "put"}).find("unknown --ucx-api 'put' (tag or rma)"), std::string::npos);
+  for (const char* backend : {"mpi", "nccl"}) {
+    RunConfig refused = parse({"--ucx-api", "rma"});
+    try {
+      applyBackendDefaults(refused, backend);
+      ADD_FAILURE() << backend << " took --ucx-api rma";
+    } catch (const core::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--ucx-api rma needs the ucx backend"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A pair stream is osu_bw's unless told otherwise: a window of 64 messages at every size, suite and
 // backend (one acknowledgement per window, worker/mpi/pairs.cpp); --pair-window replaces it on both
 // backends. The suites' message sizes keep a window's volume (and so the run time) moderate.
