@@ -151,12 +151,21 @@ struct CounterRecord {  // /inventory/counters: a port's error counter at the ru
   std::uint64_t growth() const { return end >= start ? end - start : end; }
 };
 
+// /inventory/endpoints: how the communication library reached a rank's peers (the ucx backend:
+// ucp_ep_print_info in a line), one row per rank and distinct way, its peers as ranges.
+struct EndpointRecord {
+  int rank = 0;
+  std::string peers;       // "1-3,5"
+  std::string transports;  // "tcp/eth0 (am, am_bw, rma_bw); tag rendezvous from 8192 B"
+};
+
 struct InventoryRows {
   std::vector<NicRecord> nics;
   std::vector<PcieRecord> pcie;
   std::vector<GpuInventoryRecord> gpus;    // from each node's GPU discovery
   std::vector<NodeInventoryRecord> nodes;  // one per node whose inventory was read
   std::vector<CounterRecord> counters;     // at the end of the run
+  std::vector<EndpointRecord> endpoints;   // at the end of the run, where the backend says
 };
 
 struct Topology {

@@ -30,8 +30,9 @@ class RecordSink {
   // A finding made during the run, recorded at once: data corruption, or a hang just before the
   // job ends (that one from the watchdog's thread, never at the same time as another call).
   virtual void finding(const Finding& /*finding*/) {}
-  // The RDMA ports' error counters read at the start and at the end of the run, before finish().
-  virtual void counters(const std::vector<CounterRecord>& /*counters*/) {}
+  // What the run's end adds to the inventory, before finish(): the RDMA ports' error counters read
+  // at the start and at the end, the endpoints the backend's library built (the other tables empty).
+  virtual void inventoryEnd(const InventoryRows& /*end*/) {}
   // The run ended; `complete` is true only when every planned step ran.
   virtual void finish(bool /*complete*/) {}
 };

@@ -438,6 +438,14 @@ void ConsoleSink::recordedFindings(const std::vector<core::Finding>& findings) {
   runFindings_.insert(runFindings_.end(), findings.begin(), findings.end());
 }
 
+// How the backend's library reached the peers: each distinct way once, with the ranks that used it.
+void ConsoleSink::inventoryEnd(const core::InventoryRows& end) {
+  const auto ways = endpointWays(end.endpoints);
+  if (ways.empty()) return;
+  fmt::print(out_, "# endpoints (transports per peer, /inventory/endpoints):\n");
+  for (const auto& [ranks, transports] : ways) fmt::print(out_, "#   ranks {}: {}\n", ranks, transports);
+}
+
 void ConsoleSink::finish(bool complete) {
   flushPending();
   // findings the analysis did not summarise: a run without pairs or copies, a hang at its end

@@ -29,6 +29,7 @@ class ConsoleSink final : public core::RecordSink {
   // A finding made during the run: said as it is found (the first of each kind and subject only),
   // and summarised by culprit with the analysis's findings, or at finish() when no analysis runs.
   void finding(const core::Finding& finding) override;
+  void inventoryEnd(const core::InventoryRows& end) override;
   void finish(bool complete) override;
   // Findings a file recorded during its run (`show` of a file without matrices): summarised by
   // culprit at finish(), without the notices a live run prints as they are found.

@@ -315,9 +315,12 @@ void H5Sink::finding(const core::Finding& finding) {
   h5::flush(f);
 }
 
-void H5Sink::counters(const std::vector<core::CounterRecord>& counters) {
-  appendRecords(file_.get(), kInventoryCountersTable, counterColumns(), counters);
-  h5::flush(file_.get());
+void H5Sink::inventoryEnd(const core::InventoryRows& end) {
+  const hid_t f = file_.get();
+  forEachInventoryTable([&](const char* path, const char*, const auto& columns, auto member) {
+    if (!(end.*member).empty()) appendRecords(f, path, columns, end.*member);
+  });
+  h5::flush(f);
 }
 
 void H5Sink::imported(const std::vector<core::ImportRecord>& records) {

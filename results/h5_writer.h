@@ -32,7 +32,7 @@ class H5Sink final : public core::RecordSink {
   void planExtended(int plannedSteps) override;
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finding(const core::Finding& finding) override;
-  void counters(const std::vector<core::CounterRecord>& counters) override;
+  void inventoryEnd(const core::InventoryRows& end) override;
   void finish(bool complete) override;
   // `fabricmap import`: the logs' tables (/imported), before finish(). Not a RecordSink call: a
   // run never has any.

@@ -122,6 +122,23 @@ std::string bindingSummary(const core::Topology& t, int node) {
   return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
+std::vector<std::pair<std::string, std::string>> endpointWays(const std::vector<core::EndpointRecord>& endpoints) {
+  std::vector<std::pair<std::string, std::vector<int>>> ways;  // transports, ranks
+  for (const core::EndpointRecord& e : endpoints) {
+    auto found = std::find_if(ways.begin(), ways.end(), [&](const auto& w) { return w.first == e.transports; });
+    if (found == ways.end()) found = ways.insert(ways.end(), {e.transports, {}});
+    if (std::find(found->second.begin(), found->second.end(), e.rank) == found->second.end()) {
+      found->second.push_back(e.rank);
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [transports, ranks] : ways) {
+    std::sort(ranks.begin(), ranks.end());
+    out.emplace_back(core::formatRanks(ranks), transports);
+  }
+  return out;
+}
+
 std::string countersSummary(const core::Topology& t, int node) {
   std::uint64_t grown = 0;
   int read = 0;

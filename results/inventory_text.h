@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/records.h"
 
@@ -20,6 +22,9 @@ std::string gpuMemorySummary(const core::Topology& topology, int node);
 std::string bindingSummary(const core::Topology& topology, int node);
 // "+9 (96 counters)": the error counters' growth during the run; "-" when none were read
 std::string countersSummary(const core::Topology& topology, int node);
+// Each distinct way the backend's library reached peers (/inventory/endpoints), in the order first
+// met, with the ranks that used it: {"0-3", "tcp/eth0 (am, am_bw, rma_bw); tag rendezvous from 8192 B"}
+std::vector<std::pair<std::string, std::string>> endpointWays(const std::vector<core::EndpointRecord>& endpoints);
 // "NICs 8x 400 Gb/s IB (NDR), GPUDirect yes": the line the console prints per node
 std::string inventoryLine(const core::Topology& topology, int node);
 

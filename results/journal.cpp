@@ -196,9 +196,11 @@ void JournalSink::analysis(const core::Matrices&, const std::vector<core::Findin
   append(out);
 }
 
-void JournalSink::counters(const std::vector<core::CounterRecord>& counters) {
+void JournalSink::inventoryEnd(const core::InventoryRows& end) {
   std::string out;
-  for (const auto& c : counters) out += line("counter", counterColumns(), c);
+  forEachInventoryTable([&](const char*, const char* type, const auto& columns, auto member) {
+    for (const auto& r : end.*member) out += line(type, columns, r);
+  });
   append(out);
 }
 

@@ -34,7 +34,7 @@ class JournalSink final : public core::RecordSink {
   void layout(const std::string& layout, const std::vector<core::LayoutPlace>& places) override;
   void planExtended(int plannedSteps) override;
   void finding(const core::Finding& finding) override;
-  void counters(const std::vector<core::CounterRecord>& counters) override;
+  void inventoryEnd(const core::InventoryRows& end) override;
   // The matrices are not journaled (a run that dies before its end has none); the findings are.
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   // Complete: the HDF5 file (finished before this sink) holds everything; the journal goes.

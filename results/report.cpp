@@ -22,6 +22,7 @@
 #include "core/stats.h"
 #include "core/units.h"
 #include "results/culprits.h"
+#include "results/inventory_text.h"
 
 namespace fabricmap::results {
 
@@ -1280,6 +1281,11 @@ void renderProvenance(Out out, const ResultsFile& f) {
   };
   block("hosts", p.hostnames);
   block("NCCL environment", p.ncclEnvironment);
+  std::string endpoints;
+  for (const auto& [ranks, transports] : endpointWays(f.topology.inventory.endpoints)) {
+    endpoints += fmt::format("ranks {}: {}\n", ranks, transports);
+  }
+  block("endpoints (transports per peer)", endpoints);
   block("run configuration", p.runConfig);
   fmt::format_to(out, "</section>\n");
 }

@@ -495,6 +495,16 @@ const std::vector<Column<core::CounterRecord>>& counterColumns() {
   return kColumns;
 }
 
+const std::vector<Column<core::EndpointRecord>>& endpointColumns() {
+  using R = core::EndpointRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, rank, "rank", ""),
+      FM_COLUMN(R, peers, "peers", ""),
+      FM_COLUMN(R, transports, "transports", ""),
+  };
+  return kColumns;
+}
+
 #undef FM_TIME_COLUMNS
 #undef FM_COLUMN_WAS
 #undef FM_COLUMN

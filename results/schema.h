@@ -34,6 +34,7 @@ inline constexpr const char* kInventoryPcieTable = "/inventory/pcie";
 inline constexpr const char* kInventoryGpusTable = "/inventory/gpus";
 inline constexpr const char* kInventoryNodesTable = "/inventory/node";
 inline constexpr const char* kInventoryCountersTable = "/inventory/counters";
+inline constexpr const char* kInventoryEndpointsTable = "/inventory/endpoints";
 inline constexpr const char* kImportedTable = "/imported";  // `fabricmap import`: one row per log table
 inline constexpr const char* kCompleteAttribute = "complete";
 
@@ -65,14 +66,15 @@ const std::vector<Column<core::PcieRecord>>& pcieColumns();
 const std::vector<Column<core::GpuInventoryRecord>>& gpuInventoryColumns();
 const std::vector<Column<core::NodeInventoryRecord>>& nodeInventoryColumns();
 const std::vector<Column<core::CounterRecord>>& counterColumns();
+const std::vector<Column<core::EndpointRecord>>& endpointColumns();
 
 // A step kind's table: its kind in /steps, where its rows go in the file, the type of its journal
 // lines, its columns.
 // One specialization per row type of core::StepRows (results/schema.cpp); the writer, journal and
 // reader handle every step kind through it.
 // The inventory tables, in one list for the writer, the reader and the journal: `visit(path,
-// journal line type, columns, member of core::InventoryRows)`. The counters are written at the
-// run's end, the others at its start.
+// journal line type, columns, member of core::InventoryRows)`. The counters and endpoints are
+// written at the run's end, the others at its start.
 template <class Visit>
 void forEachInventoryTable(Visit&& visit) {
   visit(kInventoryNicsTable, "nic", nicColumns(), &core::InventoryRows::nics);
@@ -80,6 +82,7 @@ void forEachInventoryTable(Visit&& visit) {
   visit(kInventoryGpusTable, "gpu_inventory", gpuInventoryColumns(), &core::InventoryRows::gpus);
   visit(kInventoryNodesTable, "node_inventory", nodeInventoryColumns(), &core::InventoryRows::nodes);
   visit(kInventoryCountersTable, "counter", counterColumns(), &core::InventoryRows::counters);
+  visit(kInventoryEndpointsTable, "endpoint", endpointColumns(), &core::InventoryRows::endpoints);
 }
 
 template <class R>

@@ -138,6 +138,13 @@ class TrafficRunner {
 // writes (--ucx-api tag|rma).
 enum class PairApi { kTag, kRma };
 
+// How the communication library reaches one peer: the transports and devices it chose, in a line
+// ("tcp/eth0 (am, am_bw, rma_bw); tag rendezvous from 8192 B").
+struct EndpointPath {
+  int peer = 0;  // world rank
+  std::string transports;
+};
+
 struct BackendContext {
   int localRank = 0;                 // index among the ranks of this node
   int gpusPerNode = 0;               // GPUs to spread local ranks over; 0: all the rank sees
@@ -152,6 +159,9 @@ class Backend {
   virtual std::string_view name() const = 0;
   // PCI bus id of the GPU this rank measures with; empty for host-memory backends.
   virtual std::string deviceBusId() const { return {}; }
+  // Every peer this rank opened an endpoint to, and how the library reaches it; empty where the
+  // library does not say. Local.
+  virtual std::vector<EndpointPath> endpointPaths() { return {}; }
   // Empty when this backend can run the collective; otherwise why not (recorded as waived).
   virtual std::string waiver(const CollectiveSpec& spec) const = 0;
   // Prepares one collective for `group`, a communicator this rank belongs to. Collective over

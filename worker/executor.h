@@ -47,6 +47,7 @@ class Executor {
   // `faults` are test-only injections (empty in real runs).
   Executor(MPI_Comm world, Backend& backend, const core::Plan& plan,
            const core::Topology& topology, std::vector<core::Fault> faults = {});
+  Backend& backend() { return backend_; }
 
   // Who hears of each step's progress (the watchdog); none by default.
   void setObserver(StepObserver* observer) { observer_ = observer; }

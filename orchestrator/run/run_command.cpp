@@ -19,6 +19,7 @@
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/analysis/matrices.h"
+#include "orchestrator/run/endpoints.h"
 #include "orchestrator/run/node_inventory.h"
 #include "orchestrator/run/planner.h"
 #include "orchestrator/run/preflight.h"
@@ -310,7 +311,10 @@ int measure(const RunConfig& config, const core::Topology& topology, core::Plan&
   progress.end();
   if (root) resuming.publish();  // every step was in the file already
   const NodeInventories::End end = inventories.readEnd(topology);
-  sinks.each([&](core::RecordSink& s) { s.counters(end.counters); });
+  core::InventoryRows endRows;
+  endRows.counters = end.counters;
+  endRows.endpoints = gatherEndpoints(MPI_COMM_WORLD, executor.backend().endpointPaths());
+  sinks.each([&](core::RecordSink& s) { s.inventoryEnd(endRows); });
   for (const core::Finding& f : end.findings) sinks.each([&](core::RecordSink& s) { s.finding(f); });
   sinks.each([&](core::RecordSink& s) { s.finish(true); });
 

@@ -316,9 +316,10 @@ def describe(findings):
     return "; ".join(f"{f['severity']} {f['kind']} {f['subject']}: {f['message']}" for f in findings) or "none"
 
 
-def pairwise(args, label, limit=None, ranks_per_node=1, mca=None, env=None, extra=()):
+def pairwise(args, label, limit=None, ranks_per_node=1, mca=None, env=None, extra=(), inspect=None):
     """Runs the pairwise matrices on a fresh cluster with `limit(c)` applied; returns the findings
-    (and prints the node matrix, so a failure shows what was measured)."""
+    (and prints the node matrix, so a failure shows what was measured). `inspect(path)` looks at
+    the results file before the cluster goes."""
     with cluster.Cluster(nodes=args.nodes) as c:
         if limit is not None:
             limit(c)
@@ -332,6 +333,8 @@ def pairwise(args, label, limit=None, ranks_per_node=1, mca=None, env=None, extr
         print(f"  findings: {describe(findings)}", flush=True)
         check(read_attrs(out).get("complete") == True, f"{label}: file not complete")  # noqa: E712
         check("Bottlenecks" in r.stdout, f"{label}: no Bottlenecks section on the console")
+        if inspect is not None:
+            inspect(out)
         return findings
 
 
@@ -383,16 +386,26 @@ def case_pairwise_ucx(args):
     expect_only("node1 limited, UCX pml", findings, "node", 1)
 
 
+def ucx_endpoints_on_eth0(path):
+    """Every rank's endpoints, as UCX built them, go over tcp on eth0 (what UCX_NET_DEVICES allows)."""
+    rows = read_table(path, "inventory/endpoints")
+    print("  endpoints: " + " | ".join(f"{r['rank']}->{r['peers']}: {r['transports']}" for r in rows), flush=True)
+    check(sorted({r["rank"] for r in rows}) == list(range(len(read_table(path, "topology/ranks")))),
+          f"endpoints not recorded for every rank: {rows}")
+    check(all("tcp/eth0" in r["transports"] for r in rows), f"an endpoint not over tcp/eth0: {rows}")
+
+
 def case_ucx_backend(args):
     """--backend ucx (UCP over TCP between the namespaces): the same
-    blame as the mpi backend's, node1 limited both ways named as a node, then the link from node0
-    to node3 named as a link."""
+    blame as the mpi backend's, node1 limited both ways named as a node (tag matching), then the
+    link from node0 to node3 named as a link (remote writes, --ucx-api rma); every endpoint
+    recorded, over tcp on eth0."""
     findings = pairwise(args, "ucx-node", lambda c: c.limit_node(1, LIMIT, "both"), env=UCX_BACKEND_ENV,
-                        extra=["--backend", "ucx"])
+                        extra=["--backend", "ucx"], inspect=ucx_endpoints_on_eth0)
     expect_only("node1 limited, ucx backend", findings, "node", 1)
     findings = pairwise(args, "ucx-link", lambda c: c.limit_link(0, 3, LIMIT), env=UCX_BACKEND_ENV,
-                        extra=["--backend", "ucx"])
-    expect_only("link node0 -> node3 limited, ucx backend", findings, "link", 0, 3)
+                        extra=["--backend", "ucx", "--ucx-api", "rma"])
+    expect_only("link node0 -> node3 limited, ucx backend, remote writes", findings, "link", 0, 3)
 
 
 # TP pairs inside each node, DP across the 4 nodes; a small all_reduce sweep gives predict its curves

@@ -314,6 +314,10 @@ def case_ucx(args, tmp):
     check(all(r["wrong"] == 0 for r in t["pairs"]), "a checked UCX transfer arrived wrong")
     check("# UCX " in p.stdout, "the console does not name UCX")
     check(text(attrs["mpi_transport"]).startswith("pml "), f"mpi_transport {attrs['mpi_transport']!r}")
+    ends = t.get("inventory/endpoints", [])
+    check(sorted({e["rank"] for e in ends}) == list(range(args.np)) and all(text(e["transports"]) for e in ends),
+          f"/inventory/endpoints: {ends}")
+    check("# endpoints (transports per peer" in p.stdout, "the console does not say how UCX reached the peers")
     # the same pairs by remote writes (ucp_put_nbx and a flush)
     rma = os.path.join(tmp, "ucx-rma.h5")
     cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", "-x", "UCX_TLS", args.fabricmap, "run",

@@ -45,7 +45,8 @@ def read(path):
         attrs = {k: f.attrs[k] for k in f.attrs}
         tables = {}
         for name in ["topology/ranks", "topology/nodes", "scopes", "steps", "collectives", "pairs",
-                     "findings", "inventory/nics", "inventory/pcie", "inventory/node", "inventory/counters"]:
+                     "findings", "inventory/nics", "inventory/pcie", "inventory/node", "inventory/counters",
+                     "inventory/endpoints"]:
             d = f[name][:]
             tables[name] = [{k: (text(row[k]) if d.dtype[k].kind == "O" else row[k].item())
                              for k in d.dtype.names} for row in d]

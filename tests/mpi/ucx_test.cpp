@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "tests/common/backend_checks.h"
 #include "worker/ucx/backend.h"
+#include "worker/ucx/context.h"
 
 namespace fabricmap::worker {
 namespace {
@@ -113,6 +114,51 @@ TEST(UcxPairs, EveryCollectiveIsWaived) {
   EXPECT_EQ(cases.run, 0);
   EXPECT_GT(cases.waived, 0);
   EXPECT_NE(backend->waiver({}).find("UCX (UCP) has no collectives"), std::string::npos);
+}
+
+// ucp_ep_print_info's text as UCX 1.13 prints it, in a line: lanes in order with their uses, the
+// path index dropped, then where tag sends switch to rendezvous.
+TEST(UcxEndpoints, APrintedEndpointIsSummarizedInALine) {
+  const std::string sharedMemory =
+      "#\n# UCP endpoint \n#\n#               peer: <no debug data>\n"
+      "#                 lane[0]:  0:self/memory0.0 md[0]          -> md[0]/self/sysdev[255] am am_bw#0\n"
+      "#                 lane[1]:  5:cma/memory.0 md[4]            -> md[4]/cma/sysdev[255] rma_bw#0\n#\n"
+      "#                tag_send: 0..<egr/short>..8185..<egr/bcopy>..8192..<rndv>..(inf)\n"
+      "#            tag_send_nbr: 0..<egr/short>..8185..<egr/bcopy>..262144..<rndv>..(inf)\n#\n"
+      "#                  rma_bw: mds rndv_rkey_size 9\n#\n";
+  EXPECT_EQ(ucx::summarizeEndpoint(sharedMemory),
+            "self/memory0 (am, am_bw); cma/memory (rma_bw); tag rendezvous from 8192 B");
+  const std::string overTcp =
+      "#                 lane[0]:  1:tcp/eth0.0 md[1]              -> md[1]/tcp/sysdev[255] rma_bw#0 am am_bw#0 wireup\n"
+      "#                 lane[1]:  2:tcp/eth1.0 md[1]              -> md[1]/tcp/sysdev[255] rma_bw#1 am_bw#1\n"
+      "#                tag_send: 0..<egr/short>..8185..<egr/bcopy>..16384..<rndv>..(inf)\n";
+  EXPECT_EQ(ucx::summarizeEndpoint(overTcp),
+            "tcp/eth0 (rma_bw, am, am_bw, wireup); tcp/eth1 (rma_bw, am_bw); tag rendezvous from 16384 B");
+  const std::string infiniband =
+      "#                 lane[0]:  8:rc_mlx5/mlx5_0:1.0 md[4]      -> md[4]/ib/sysdev[3] rma_bw#0 am\n";
+  EXPECT_EQ(ucx::summarizeEndpoint(infiniband), "rc_mlx5/mlx5_0:1 (rma_bw, am)");
+  EXPECT_EQ(ucx::summarizeEndpoint("# UCP endpoint\n#   peer: <no debug data>\n"), "");
+  EXPECT_EQ(ucx::summarizeEndpoint(""), "");
+}
+
+// The backend names the peers it reached and how: every pair met, each over something UCX printed.
+TEST(UcxEndpoints, EveryPeerMetHasItsPath) {
+  std::unique_ptr<Backend> backend = ucx::createBackend({});
+  std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, specOf(64, 1));
+  const int n = worldSize();
+  const int me = worldRank();
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (me == a || me == b) (void)pairs->checkedTransfer(me == a ? b : a, me == a);
+    }
+  }
+  const std::vector<EndpointPath> paths = backend->endpointPaths();
+  ASSERT_EQ(static_cast<int>(paths.size()), n - 1);
+  for (const EndpointPath& p : paths) {
+    EXPECT_NE(p.peer, me);
+    EXPECT_NE(p.transports.find(" ("), std::string::npos) << "rank " << me << " -> " << p.peer << ": " << p.transports;
+  }
 }
 
 // An unknown transport everywhere: every rank refuses with the same message, none hangs.

@@ -34,6 +34,12 @@ class UcxBackend final : public Backend {
     return makePairRunner(ucp_, world, spec, input_.data(), output_.data(), api_);
   }
 
+  std::vector<EndpointPath> endpointPaths() override {
+    std::vector<EndpointPath> paths;
+    for (int peer : ucp_.connectedPeers()) paths.push_back({peer, summarizeEndpoint(ucp_.endpointInfo(peer))});
+    return paths;
+  }
+
   std::vector<core::CopyMethod> copyMethods() const override { return ucx::copyMethods(); }
 
   std::unique_ptr<CopyRunner> prepareCopies(MPI_Comm /*pair*/, const CopySpec& /*spec*/) override {

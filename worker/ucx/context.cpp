@@ -3,12 +3,16 @@
 
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "worker/comm.h"
@@ -265,6 +269,67 @@ RemoteBuffer::RemoteBuffer(ucp_ep_h endpoint, const std::vector<char>& descripti
 }
 
 RemoteBuffer::~RemoteBuffer() { ucp_rkey_destroy(key_); }
+
+std::vector<int> Ucp::connectedPeers() const {
+  std::vector<int> peers;
+  for (std::size_t r = 0; r < endpoints_.size(); ++r) {
+    if (endpoints_[r] != nullptr) peers.push_back(static_cast<int>(r));
+  }
+  return peers;
+}
+
+namespace {
+
+// "  8:rc_mlx5/mlx5_0:1.0 md[4]  -> md[4]/ib/sysdev[255] rma_bw#0 am wireup": the transport and
+// device without the path index ("rc_mlx5/mlx5_0:1"), and the lane's uses without their indices.
+std::string summarizeLane(std::string_view lane) {
+  std::istringstream words{std::string(lane)};
+  std::string resource;
+  std::string word;
+  words >> resource;
+  resource = resource.substr(resource.find(':') + 1);
+  if (const std::size_t dot = resource.rfind('.'); dot != std::string::npos && dot + 1 < resource.size() &&
+                                                   resource.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
+    resource.resize(dot);
+  }
+  std::vector<std::string> uses;
+  bool afterArrow = false;
+  bool pastTarget = false;
+  while (words >> word) {
+    if (word == "->") {
+      afterArrow = true;
+    } else if (afterArrow && !pastTarget) {
+      pastTarget = true;  // "md[4]/ib/sysdev[255]": the peer's side
+    } else if (pastTarget) {
+      const std::string use = word.substr(0, word.find('#'));
+      if (std::find(uses.begin(), uses.end(), use) == uses.end()) uses.push_back(use);
+    }
+  }
+  return uses.empty() ? resource : fmt::format("{} ({})", resource, fmt::join(uses, ", "));
+}
+
+}  // namespace
+
+std::string summarizeEndpoint(const std::string& printed) {
+  std::vector<std::string> parts;
+  std::string rendezvous;
+  std::istringstream lines(printed);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string_view l(line);
+    if (const std::size_t lane = l.find("lane["); lane != std::string_view::npos) {
+      const std::size_t colon = l.find("]:", lane);
+      if (colon != std::string_view::npos) parts.push_back(summarizeLane(l.substr(colon + 2)));
+    } else if (const std::size_t tag = l.find("tag_send:"); tag != std::string_view::npos && rendezvous.empty()) {
+      // "0..<egr/short>..8185..<egr/bcopy>..8192..<rndv>..(inf)": the size before <rndv>
+      const std::size_t rndv = l.find("..<rndv>", tag);
+      const std::size_t from = rndv == std::string_view::npos ? rndv : l.rfind("..", rndv - 1);
+      if (from != std::string_view::npos) rendezvous = std::string(l.substr(from + 2, rndv - from - 2));
+    }
+  }
+  if (parts.empty()) return {};
+  if (!rendezvous.empty()) parts.push_back(fmt::format("tag rendezvous from {} B", rendezvous));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
 
 std::string versionString() { return ucp_get_version_string(); }
 

@@ -47,6 +47,8 @@ class Ucp {
   void finish(int peer);
   // What UCX chose toward `peer`: ucp_ep_print_info's text.
   std::string endpointInfo(int peer);
+  // The world ranks this rank has an endpoint to, ascending.
+  std::vector<int> connectedPeers() const;
 
  private:
   std::string start(bool rma);  // this rank's part; why it failed, empty when it did not
@@ -92,6 +94,11 @@ class RemoteBuffer {
   std::uint64_t address_ = 0;
   ucp_rkey_h key_ = nullptr;
 };
+
+// ucp_ep_print_info's text in a line: each lane's transport/device with what UCX uses it for, in
+// lane order, then where tag sends switch to rendezvous: "self/memory0 (am, am_bw); cma/memory
+// (rma_bw); tag rendezvous from 8192 B". Empty when the text has no lanes.
+std::string summarizeEndpoint(const std::string& printed);
 
 // "1.13.1": the UCX library this process runs with.
 std::string versionString();

@@ -116,9 +116,13 @@ core::Topology sampleTopology() {
   return t;
 }
 
-// The ports' counters a run records at its end: one grew by 3.
-std::vector<core::CounterRecord> sampleCounters() {
-  return {{0, "mlx5_0", 1, "symbol_error", 5, 8}, {0, "mlx5_0", 1, "link_downed", 0, 0}};
+// What a run records at its end: the ports' counters (one grew by 3) and how UCX reached the peers.
+core::InventoryRows sampleEnd() {
+  core::InventoryRows end;
+  end.counters = {{0, "mlx5_0", 1, "symbol_error", 5, 8}, {0, "mlx5_0", 1, "link_downed", 0, 0}};
+  end.endpoints = {{0, "1", "self/memory0 (am, am_bw); cma/memory (rma_bw); tag rendezvous from 8192 B"},
+                   {0, "2", "tcp/eth0 (am, am_bw, rma_bw); tag rendezvous from 8192 B"}};
+  return end;
 }
 
 core::CollectiveRecord sampleRow(int step, int group, bool inPlace) {
@@ -170,10 +174,11 @@ void expectSameRecords(const std::vector<Column<R>>& columns, const R& a, const 
   for (const auto& c : columns) EXPECT_EQ(c.get(a), c.get(b)) << "column " << c.name;
 }
 
-// Every row of every /inventory table, `counters` for its counters.
+// Every row of every /inventory table, `end`'s counters and endpoints for those tables.
 void expectSameInventory(const core::InventoryRows& read, core::InventoryRows written,
-                         const std::vector<core::CounterRecord>& counters) {
-  written.counters = counters;
+                         const core::InventoryRows& end) {
+  written.counters = end.counters;
+  written.endpoints = end.endpoints;
   forEachInventoryTable([&](const char* path, const char*, const auto& columns, auto member) {
     ASSERT_EQ((read.*member).size(), (written.*member).size()) << path;
     for (std::size_t i = 0; i < (read.*member).size(); ++i) {
@@ -194,12 +199,12 @@ TEST(ResultsFile, EveryDatasetRoundTrips) {
     sink.begin(prov, topo, scopes);
     sink.step(sampleStep(0, false, "ok"), Rows{sampleRow(0, 0, false), sampleRow(0, 1, false)});
     sink.step(sampleStep(1, true, "waived"), Rows{});
-    sink.counters(sampleCounters());
+    sink.inventoryEnd(sampleEnd());
     sink.finish(true);
   }
   const ResultsFile f = readResults(path);
   EXPECT_TRUE(f.complete);
-  expectSameInventory(f.topology.inventory, topo.inventory, sampleCounters());
+  expectSameInventory(f.topology.inventory, topo.inventory, sampleEnd());
   expectSameRecords(provenanceColumns(), f.provenance, prov);
   ASSERT_EQ(f.topology.ranks.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) expectSameRecords(rankColumns(), f.topology.ranks[i], topo.ranks[i]);
@@ -257,7 +262,7 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
     journal.step(sampleStep(1, true, "waived"), Rows{});
     journal.planExtended(5);
     journal.finding(hang);
-    journal.counters(sampleCounters());
+    journal.inventoryEnd(sampleEnd());
     // no finish(): killed
   }
   // a third step cut short: its rows arrived, its step line only in part
@@ -276,7 +281,7 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
   ASSERT_EQ(f.topology.ranks.size(), 3u);
   expectSameRecords(rankColumns(), f.topology.ranks[2], sampleTopology().ranks[2]);
   EXPECT_EQ(f.topology.nodes[1].gpuLinks, sampleTopology().nodes[1].gpuLinks);
-  expectSameInventory(f.topology.inventory, sampleTopology().inventory, sampleCounters());
+  expectSameInventory(f.topology.inventory, sampleTopology().inventory, sampleEnd());
   ASSERT_EQ(f.steps.size(), 2u);
   expectSameRecords(stepColumns(), f.steps[1], sampleStep(1, true, "waived"));
   ASSERT_EQ(f.collectives.size(), 2u);  // step 2's row is not kept without its step line
