@@ -4,12 +4,14 @@
 //   ucp_tag_recv_nbx posted first, then its 4-byte acknowledgement once all arrived;
 // - both ways: each side posts the window's receives, then its sends, and waits for all;
 // - latency: blocking tag round trips after untimed ones (as osu_latency); half the mean.
-// Remote writes (as ucx_perftest's put_bw and put_lat):
-// - one way: each iteration is a window of ucp_put_nbx into the peer's registered buffer, then a
-//   flush of the endpoint (the writes are complete at the peer), then a 4-byte tag message that
-//   tells the peer the window landed (the peer progresses UCX while it waits, which software RMA
-//   over TCP or shared memory needs);
-// - both ways: each side writes its window and flushes, then both exchange the 4-byte message;
+// Remote writes (as ucx_perftest's ucp_put_bw and ucp_put_lat):
+// - one way: each iteration is a window of ucp_put_nbx into the peer's registered buffer, complete
+//   here before the next window starts (ucx_perftest's outstanding limit); after the last warm-up
+//   window and after the last timed one, a flush of the endpoint (every write complete at the
+//   peer) and a 4-byte tag message that tells the peer so (the peer progresses UCX while it
+//   waits, which software RMA over TCP or shared memory needs). The writer's time covers the flush;
+// - both ways: each side writes its windows, then at the same points flushes and both exchange the
+//   4-byte message;
 // - latency: each side writes a sequence number into the last byte of the other's buffer and polls
 //   its own for the answer (ucx_perftest's put_lat).
 // The handshake before each is an MPI zero-byte exchange, outside the timed part; each ends with
@@ -147,6 +149,7 @@ class RmaPairs final : public UcxPairsBase {
 
   Timing stream(int peer, bool send, bool receive) override {
     const RemoteBuffer& remote = remoteOf(peer);
+    windows_ = 0;
     const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, remote, send, receive); });
     ucp_.finish(peer);
     return t;
@@ -219,16 +222,18 @@ class RmaPairs final : public UcxPairsBase {
     ucp_.wait(ucp_ep_flush_nbx(ucp_.endpoint(peer), &param), "flush");
   }
 
-  // One iteration: the window's writes, complete at the peer once flushed; one way, the writer
-  // then tells the peer (which waits for it, progressing UCX). Both ways, each side tells the
-  // other: neither leaves the window (for the handshake in MPI) while the other's flush may still
-  // need its progress.
+  // One iteration: the window's writes, complete here. After the warm-up's last window and the
+  // timed loop's, the writes are flushed (complete at the peer) and the writer tells the peer,
+  // which waits for it, progressing UCX; both ways, each side tells the other. Neither leaves for
+  // the handshake in MPI while the other's flush may still need its progress.
   void window(int peer, const RemoteBuffer& remote, bool send, bool receive) {
+    ++windows_;
     if (send) {
       for (int w = 0; w < spec_.window; ++w) requests_.push_back(put(peer, remote, spec_.bytes));
       ucp_.waitAll(requests_, "write");
-      flush(peer);
     }
+    if (windows_ != spec_.warmup && windows_ != spec_.warmup + spec_.iters) return;
+    if (send) flush(peer);
     if (send != receive) {
       acknowledge(peer, receive);
       return;
@@ -251,6 +256,7 @@ class RmaPairs final : public UcxPairsBase {
   Registered registered_;
   std::map<int, std::unique_ptr<RemoteBuffer>> remotes_;
   std::array<char, kAckBytes> theirAck_{};
+  int windows_ = 0;  // of the stream in progress, warm-up included
 };
 
 }  // namespace
