@@ -237,14 +237,23 @@ std::string Ucp::endpointInfo(int peer) {
   return out;
 }
 
-Registered::Registered(ucp_context_h context, void* address, std::size_t length) : context_(context) {
+Registered::Registered(ucp_context_h context, std::size_t length) : context_(context) {
   ucp_mem_map_params_t params{};
-  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-  params.address = address;
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  params.address = nullptr;
   params.length = length;
+  params.flags = UCP_MEM_MAP_ALLOCATE;
   if (const ucs_status_t s = ucp_mem_map(context_, &params, &memory_); s != UCS_OK) {
-    throw FM_FAULT(fmt::format("UCX cannot register {} bytes for remote writes: {}", length, statusText(s)));
+    throw FM_FAULT(fmt::format("UCX cannot allocate {} bytes for remote writes: {}", length, statusText(s)));
   }
+  ucp_mem_attr_t attributes{};
+  attributes.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+  if (const ucs_status_t s = ucp_mem_query(memory_, &attributes); s != UCS_OK) {
+    ucp_mem_unmap(context_, memory_);
+    throw FM_FAULT(fmt::format("UCX cannot say where it allocated: {}", statusText(s)));
+  }
+  data_ = static_cast<std::byte*>(attributes.address);
+  const void* address = data_;
   void* key = nullptr;
   std::size_t keyLength = 0;
   if (const ucs_status_t s = ucp_rkey_pack(context_, memory_, &key, &keyLength); s != UCS_OK) {

@@ -62,11 +62,14 @@ class Ucp {
   std::vector<ucp_ep_h> endpoints_;           // by world rank; null until first used
 };
 
-// A buffer of this rank registered for the peers' remote writes (ucp_mem_map) and its remote key
-// packed for them (ucp_rkey_pack); unregistered when destroyed. Local: no communication.
+// A buffer of this rank for the peers' remote writes, allocated and registered by UCX
+// (ucp_mem_map with UCP_MEM_MAP_ALLOCATE, as ucx_perftest's: memory UCX can also map into a peer
+// on the same host, where a registered malloc'd buffer is reachable only through a system call per
+// write), and its remote key packed for them (ucp_rkey_pack); freed when destroyed. Local.
 class Registered {
  public:
-  Registered(ucp_context_h context, void* address, std::size_t length);
+  Registered(ucp_context_h context, std::size_t length);
+  std::byte* data() const { return data_; }
   ~Registered();
   Registered(const Registered&) = delete;
   Registered& operator=(const Registered&) = delete;
@@ -76,6 +79,7 @@ class Registered {
  private:
   ucp_context_h context_;
   ucp_mem_h memory_ = nullptr;
+  std::byte* data_ = nullptr;
   std::vector<char> description_;  // the address (8 bytes), then the packed key
 };
 

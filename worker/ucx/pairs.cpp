@@ -5,8 +5,9 @@
 // - both ways: each side posts the window's receives, then its sends, and waits for all;
 // - latency: blocking tag round trips after untimed ones (as osu_latency); half the mean.
 // Remote writes (as ucx_perftest's ucp_put_bw and ucp_put_lat):
-// - one way: each iteration is a window of ucp_put_nbx into the peer's registered buffer, complete
-//   here before the next window starts (ucx_perftest's outstanding limit); after the last warm-up
+// - one way: each iteration is a window of ucp_put_nbx into the peer's buffer (allocated by UCX,
+//   see Registered), complete here before the next window starts (ucx_perftest's outstanding
+//   limit); after the last warm-up
 //   window and after the last timed one, a flush of the endpoint (every write complete at the
 //   peer) and a 4-byte tag message that tells the peer so (the peer progresses UCX while it
 //   waits, which software RMA over TCP or shared memory needs). The writer's time covers the flush;
@@ -145,7 +146,9 @@ class RmaPairs final : public UcxPairsBase {
  public:
   RmaPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
       : UcxPairsBase(ucp, world, spec, send, receive),
-        registered_(ucp.context(), receive, std::max<std::uint64_t>({spec.bytes, spec.latencyBytes, 1})) {}
+        registered_(ucp.context(), std::max<std::uint64_t>({spec.bytes, spec.latencyBytes, 1})) {
+    recv_ = registered_.data();  // the peers write into UCX's memory, not `receive`
+  }
 
   Timing stream(int peer, bool send, bool receive) override {
     const RemoteBuffer& remote = remoteOf(peer);
