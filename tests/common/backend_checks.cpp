@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 
 #include "core/plan.h"
@@ -16,6 +17,35 @@ std::uint64_t sumOverRanks(std::uint64_t v) {
   std::uint64_t total = 0;
   MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   return total;
+}
+
+std::uint64_t checkEveryPair(worker::Backend& backend, const worker::PairSpec& spec) {
+  int n = 0;
+  int me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  std::unique_ptr<worker::PairRunner> pairs = backend.preparePairs(MPI_COMM_WORLD, spec);
+  std::uint64_t wrong = 0;
+  int met = 0;
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (me != a && me != b) continue;
+      const int peer = me == a ? b : a;
+      const bool low = me == a;
+      ++met;
+      EXPECT_GT(pairs->stream(peer, low, !low).seconds, 0) << spec.bytes << " B, rank " << me << " with " << peer;
+      EXPECT_GT(pairs->stream(peer, !low, low).seconds, 0) << spec.bytes << " B, rank " << me << " with " << peer;
+      EXPECT_GT(pairs->stream(peer, true, true).seconds, 0) << spec.bytes << " B, rank " << me << " with " << peer;
+      const double latency = pairs->pingPong(peer, low);
+      EXPECT_GT(latency, 0);
+      EXPECT_LT(latency, 0.1) << "a one-way " << spec.latencyBytes << " B message took " << latency << " s";
+      wrong += pairs->checkedTransfer(peer, low);
+      wrong += pairs->checkedTransfer(peer, !low);
+    }
+  }
+  EXPECT_EQ(met, n - 1) << "rank " << me << " did not meet every other rank";
+  return sumOverRanks(wrong);
 }
 
 CheckedCases checkEveryCollective(worker::Backend& backend, const std::vector<core::DType>& dtypes) {

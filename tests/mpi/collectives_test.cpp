@@ -56,6 +56,22 @@ TEST(MpiCollectives, HalfAndBfloat16AreWaivedNotFailed) {
   }
 }
 
+// The pair streams, ping-pongs and checked transfers between every pair of ranks conform
+// (tests/common/backend_checks), eager and rendezvous sizes, osu_bw's window and one.
+TEST(MpiPairs, EveryPairStreamsAndArrivesExact) {
+  std::unique_ptr<worker::Backend> backend = worker::mpi::createBackend();
+  for (const auto& [bytes, window] : std::vector<std::pair<std::uint64_t, int>>{{8, 64}, {65536 + 12, 4}, {4u << 20, 1}}) {
+    worker::PairSpec spec;
+    spec.bytes = bytes;
+    spec.window = window;
+    spec.iters = 3;
+    spec.warmup = 1;
+    spec.latencyIters = 20;
+    spec.seed = 11;
+    EXPECT_EQ(test_support::checkEveryPair(*backend, spec), 0u) << bytes << " B";
+  }
+}
+
 // Host-memory copies between pairs of ranks: every phase timed on the rank that copies, exact data
 // both ways; an odd rank outside a pair only waits.
 TEST(MpiCopies, HostCopiesBetweenPairsAreTimedAndExact) {
