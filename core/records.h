@@ -55,6 +55,7 @@ struct RankRecord {
   // local_cpulist): "yes" all, "partly" some, "no" none; empty: unknown
   std::string nearGpu;
   std::string nearNic;
+  std::string pinnedNic;  // --nic-per-rank: the NIC its library was pinned to ("mlx5_0:1"); empty: not pinned
 };
 
 struct NodeRecord {

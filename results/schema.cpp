@@ -177,6 +177,7 @@ const std::vector<Column<core::RankRecord>>& rankColumns() {
       FM_COLUMN(R, cpus, "cpus", ""),
       FM_COLUMN(R, nearGpu, "near_gpu", ""),
       FM_COLUMN(R, nearNic, "near_nic", ""),
+      FM_COLUMN(R, pinnedNic, "nic_pinned", ""),
   };
   return kColumns;
 }

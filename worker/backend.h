@@ -134,6 +134,16 @@ class TrafficRunner {
 };
 
 // What a backend needs to know about its rank when it is created.
+// The NIC a rank's communication library is pinned to (--nic-per-rank): an RDMA device's port
+// ("mlx5_0", 1) or a network interface ("eth0", port 0); empty: the library chooses.
+struct NicChoice {
+  std::string device;
+  int port = 0;
+  bool empty() const { return device.empty(); }
+  // As UCX_NET_DEVICES and NCCL_IB_HCA name it: "mlx5_0:1", "eth0".
+  std::string name() const { return port > 0 ? device + ":" + std::to_string(port) : device; }
+};
+
 // How a backend that offers both moves a pair's bytes: two-sided tag matching or one-sided remote
 // writes (--ucx-api tag|rma).
 enum class PairApi { kTag, kRma };
@@ -151,6 +161,7 @@ struct BackendContext {
   double stepTimeoutSeconds = 600;   // a wait on the device longer than this is a fault
   bool cudaGraph = false;            // time collectives as one captured CUDA graph per batch
   PairApi pairApi = PairApi::kTag;   // ucx: tag matching or remote writes
+  NicChoice nic;                     // pin the library to this NIC; empty: its own choice
 };
 
 class Backend {
@@ -199,6 +210,9 @@ struct BackendInfo {
   // below_line_rate judges the inter scope's rails by it. Open MPI's algorithms over TCP reach about
   // half of it: judged there, a healthy rail would be named.
   bool busbwAtLineRate = false;
+  // --nic-per-rank: its library takes the rank's NIC from BackendContext::nic (after MPI_Init).
+  // Otherwise it is MPI's own, pinned before MPI_Init (orchestrator/run/nic_pinning.h).
+  bool pinsNics = false;
   // Creates it on this rank; null when this build does not have it.
   std::unique_ptr<Backend> (*create)(const BackendContext& context) = nullptr;
 

@@ -20,6 +20,7 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/analysis/matrices.h"
 #include "orchestrator/run/endpoints.h"
+#include "orchestrator/run/nic_pinning.h"
 #include "orchestrator/run/node_inventory.h"
 #include "orchestrator/run/planner.h"
 #include "orchestrator/run/preflight.h"
@@ -238,6 +239,49 @@ worker::BackendContext backendContext(const RunConfig& config, const core::Topol
   return context;
 }
 
+// --nic-per-rank on a backend that measures through MPI itself: what each rank pinned before
+// MPI_Init (`early`), gathered; a rank that could not (no local rank from its launcher) where it
+// should have (`agreed`, its entry of rank 0's table) is refused on every rank. Collective.
+std::vector<worker::NicChoice> pinnedBeforeInit(const worker::NicChoice& early, const worker::NicChoice& agreed) {
+  const int failed = early.empty() && !agreed.empty() ? 1 : 0;
+  int anyFailed = 0;
+  FM_MPI(MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  if (anyFailed != 0) {
+    throw core::UsageError("--nic-per-rank: a rank could not pin MPI's NIC before MPI_Init: its launcher gave no "
+                           "local rank (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID or MPI_LOCALRANKID)");
+  }
+  std::vector<worker::NicChoice> all;
+  for (const std::string& line : worker::gatherStrings(MPI_COMM_WORLD, early.device + " " + std::to_string(early.port))) {
+    const std::size_t space = line.rfind(' ');
+    all.push_back({line.substr(0, space), std::stoi(line.substr(space + 1))});
+  }
+  return all;  // rank 0: every rank's; the others: none
+}
+
+// Collective: the nodes' inventory into rank 0's `topology` (beside the GPU discovery's rows), each
+// rank's NIC agreed (--nic-per-rank; `early`: what this rank pinned before MPI_Init), the backend
+// started with it; then what rank 0 records of every rank: its binding and its pinned NIC.
+std::unique_ptr<worker::Backend> startBackend(const RunConfig& config, const worker::BackendInfo& info,
+                                              const NodeInventories& inventories, core::Topology& topology,
+                                              int rank, const worker::NicChoice& early) {
+  if (rank == 0) {
+    core::InventoryRows rows = inventories.rows();
+    rows.gpus = std::move(topology.inventory.gpus);  // from the GPU discovery
+    topology.inventory = std::move(rows);
+  }
+  std::vector<worker::NicChoice> nics = agreedNics(MPI_COMM_WORLD, topology, config.nicPerRank);
+  worker::BackendContext context = backendContext(config, topology, rank);
+  if (!nics.empty() && info.pinsNics) context.nic = nics.at(static_cast<std::size_t>(rank));
+  if (!nics.empty() && !info.pinsNics) nics = pinnedBeforeInit(early, nics.at(static_cast<std::size_t>(rank)));
+  std::unique_ptr<worker::Backend> backend = info.create(context);
+  describeGpus(topology, *backend);
+  if (rank == 0) {
+    recordBindings(topology);
+    for (std::size_t r = 0; r < nics.size(); ++r) topology.ranks.at(r).pinnedNic = nics[r].name();
+  }
+  return backend;
+}
+
 // The run's exit code on every rank: rank 0 names the results file and, when some measurement got
 // wrong data, says which (exit 1).
 int finalVerdict(bool root, const std::string& output, const std::vector<WrongResult>& wrong) {
@@ -321,9 +365,25 @@ int measure(const RunConfig& config, const core::Topology& topology, core::Plan&
   return finalVerdict(root, config.output, wrong);
 }
 
+// --nic-per-rank on the mpi backend (or auto, which may become it): MPI's NIC, pinned before
+// MPI_Init. Arguments that do not parse pin nothing; every rank says why after MPI_Init.
+worker::NicChoice pinMpiEarly(const std::vector<std::string>& args) {
+  try {
+    const ParsedRun parsed = parseRunOptions(args);
+    const RunConfig& c = parsed.config;
+    if (parsed.help || c.nicPerRank.empty()) return {};
+    const worker::BackendInfo* info = worker::findBackend(c.backend);
+    if (c.backend != "auto" && (info == nullptr || info->pinsNics)) return {};
+    return pinBeforeMpiInit(c.nicPerRank, c.sysfsRoot, c.gpusPerNode);
+  } catch (const core::UsageError&) {
+    return {};
+  }
+}
+
 }  // namespace
 
 int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
+  const worker::NicChoice early = pinMpiEarly(args);  // before MPI_Init, which picks MPI's devices
   MpiSession session(argc, argv);
   int rank = 0;
   FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -351,15 +411,8 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
     if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);
 
-    std::unique_ptr<worker::Backend> backend = choice.info->create(backendContext(config, topology, rank));
-    describeGpus(topology, *backend);
     const NodeInventories inventories(topology, config.sysfsRoot);
-    if (root) {
-      core::InventoryRows rows = inventories.rows();
-      rows.gpus = std::move(topology.inventory.gpus);  // from the GPU discovery above
-      topology.inventory = std::move(rows);
-      recordBindings(topology);
-    }
+    std::unique_ptr<worker::Backend> backend = startBackend(config, *choice.info, inventories, topology, rank, early);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
 

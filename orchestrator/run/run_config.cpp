@@ -317,6 +317,10 @@ void parsePairwise(const po::variables_map& vm, const Suite& suite, RunConfig& c
   const std::string api = vm["ucx-api"].as<std::string>();
   if (api != "tag" && api != "rma") throw core::UsageError("unknown --ucx-api '" + api + "' (tag or rma)");
   c.remoteWrites = api == "rma";
+  if (vm.count("nic-per-rank")) {
+    c.nicPerRank = vm["nic-per-rank"].as<std::string>();
+    if (c.nicPerRank.empty()) throw core::UsageError("--nic-per-rank needs auto or a list of NICs (mlx5_0:1,...)");
+  }
   c.latencyIters = vm.count("latency-iters") ? vm["latency-iters"].as<int>() : suite.latencyIters;
   if (c.latencyIters < 0) throw core::UsageError("--latency-iters must not be negative");
   c.retests = vm["retests"].as<int>();

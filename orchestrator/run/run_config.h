@@ -30,6 +30,7 @@ struct RunConfig {
   bool check = true;
   bool cudaGraph = false;  // nccl: time each batch of iterations as one captured CUDA graph
   bool remoteWrites = false;  // ucx: pairs by remote writes (--ucx-api rma) instead of tag matching
+  std::string nicPerRank;     // --nic-per-rank: "auto", a list of NICs, or empty (the library's choice)
   std::vector<core::Op> ops;
   std::vector<core::DType> dtypes;
   std::vector<core::RedOp> redops;

@@ -84,6 +84,11 @@ void addPhaseOptions(po::options_description& d) {
     ("pair-bytes", po::value<std::string>(), "pairwise stream message size (quick suite: 256K, on GPUs 4M)")
     ("pair-window", po::value<int>(), "pairwise messages per iteration, acknowledged per window as osu_bw (default 64, 1..1024)")
     ("pair-iters", po::value<int>(), "pairwise timed iterations")
+    ("nic-per-rank", po::value<std::string>(),
+     "pin each rank's library to one NIC: auto (the NIC nearest its GPU; without GPUs the node's active "
+     "RDMA ports, else its interfaces, in turn by local rank) or a list such as mlx5_0:1,mlx5_1:1 (local "
+     "rank i takes entry i modulo their number): UCX's NET_DEVICES (ucx), NCCL_IB_HCA (nccl), "
+     "UCX_NET_DEVICES and btl_tcp_if_include before MPI_Init (mpi); recorded per rank (nic_pinned)")
     ("ucx-api", po::value<std::string>()->default_value("tag"),
      "ucx backend: how pairs move bytes: tag (ucp_tag_send_nbx, as ucx_perftest tag_bw/tag_lat) or rma "
      "(ucp_put_nbx into the peer's registered buffer and a flush, as put_bw/put_lat)")

@@ -321,13 +321,27 @@ def case_ucx(args, tmp):
     # the same pairs by remote writes (ucp_put_nbx and a flush)
     rma = os.path.join(tmp, "ucx-rma.h5")
     cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", "-x", "UCX_TLS", args.fabricmap, "run",
-           "--backend", "ucx", "--ucx-api", "rma", "--ranks-per-node", "2", "--retests", "0", "-o", rma] + PAIR_ARGS
+           "--backend", "ucx", "--ucx-api", "rma", "--nic-per-rank", "auto", "--ranks-per-node", "2", "--retests", "0",
+           "-o", rma] + PAIR_ARGS
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     check(p.returncode == 0, f"ucx rma run: exit {p.returncode}: {p.stdout[-2000:]} {p.stderr[-2000:]}")
     check_pairwise(rma, args.np)
     attrs, t = read(rma)
     check(json.loads(text(attrs["run_config"]))["ucx_api"] == "rma", "run_config lacks ucx_api rma")
     check(all(r["wrong"] == 0 for r in t["pairs"]), "a checked UCX remote write arrived wrong")
+    # --nic-per-rank auto without GPUs: the host's interfaces that are up, in turn by local rank
+    up = sorted(n["device"] for n in t["inventory/nics"] if n["kind"] == "ethernet" and n["state"] == "up")
+    pinned = [r["nic_pinned"] for r in t["topology/ranks"]]
+    want = [up[r["local_rank"] % len(up)] if up else "" for r in t["topology/ranks"]]
+    check(pinned == want, f"nic_pinned {pinned}, want {want} (interfaces up: {up})")
+    # the mpi backend pins MPI's NIC before MPI_Init: the same interfaces, the run unharmed
+    pinned_mpi = os.path.join(tmp, "mpi-pinned.h5")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "--backend", "mpi", "--nic-per-rank", "auto",
+                               "--ranks-per-node", "2", "--retests", "0", "-o", pinned_mpi] + PAIR_ARGS, timeout=240)
+    check(p.returncode == 0, f"mpi run with --nic-per-rank auto: exit {p.returncode}: {p.stderr[-2000:]}")
+    _, t = read(pinned_mpi)
+    pinned = [r["nic_pinned"] for r in t["topology/ranks"]]
+    check(pinned == want, f"mpi backend: nic_pinned {pinned}, want {want}")
     refused = mpirun(args, args.np, [args.fabricmap, "run", "--backend", "mpi", "--ucx-api", "rma",
                                      "-o", os.path.join(tmp, "no.h5")], timeout=60)
     ok, lines = one_error_line(refused)

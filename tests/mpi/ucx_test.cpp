@@ -45,39 +45,12 @@ BackendContext contextFor(PairApi api) {
   return context;
 }
 
-// Every pair streams one way, the other way and both ways, ping-pongs and checks a transfer each
-// way; what arrived is counted wrong against the pattern sent.
+// Every pair conforms (tests/common/backend_checks) at eager and rendezvous sizes, an odd length,
+// a window of one and of osu_bw's 64.
 void everyPairStreamsAndArrivesExact(PairApi api) {
   std::unique_ptr<Backend> backend = ucx::createBackend(contextFor(api));
-  const int n = worldSize();
-  const int me = worldRank();
-  // eager and rendezvous sizes, an odd length, a window of one and of osu_bw's 64
   for (const auto& [bytes, window] : std::vector<std::pair<std::uint64_t, int>>{{8, 64}, {65536 + 12, 4}, {4u << 20, 1}}) {
-    std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, specOf(bytes, window));
-    std::uint64_t wrong = 0;
-    int met = 0;
-    for (int a = 0; a < n; ++a) {  // every pair in turn, the others waiting
-      for (int b = a + 1; b < n; ++b) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (me != a && me != b) continue;
-        const int peer = me == a ? b : a;
-        const bool low = me == a;
-        ++met;
-        const PairRunner::Timing oneWay = pairs->stream(peer, low, !low);
-        const PairRunner::Timing back = pairs->stream(peer, !low, low);
-        const PairRunner::Timing both = pairs->stream(peer, true, true);
-        EXPECT_GT(oneWay.seconds, 0) << bytes << " B with rank " << peer;
-        EXPECT_GT(back.seconds, 0);
-        EXPECT_GT(both.seconds, 0);
-        const double latency = pairs->pingPong(peer, low);
-        EXPECT_GT(latency, 0);
-        EXPECT_LT(latency, 0.1) << "a one-way 8 B message took " << latency << " s";
-        wrong += pairs->checkedTransfer(peer, low);
-        wrong += pairs->checkedTransfer(peer, !low);
-      }
-    }
-    EXPECT_EQ(met, n - 1);  // every rank met every other
-    EXPECT_EQ(test_support::sumOverRanks(wrong), 0u) << bytes << " B";
+    EXPECT_EQ(test_support::checkEveryPair(*backend, specOf(bytes, window)), 0u) << bytes << " B";
   }
 }
 

@@ -5,6 +5,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <vector>
@@ -43,6 +44,17 @@ std::vector<int> worldRanksOf(MPI_Comm group) {
   return ranks;
 }
 
+// --nic-per-rank: NCCL reads its NIC choice from the environment when a communicator is made, so
+// the rank's NIC is set there before any is: an RDMA port as NCCL_IB_HCA, a network interface as
+// NCCL_SOCKET_IFNAME, each with "=" (that name exactly, not every name it begins).
+void pinNic(const NicChoice& nic) {
+  if (nic.empty()) return;
+  const char* variable = nic.port > 0 ? "NCCL_IB_HCA" : "NCCL_SOCKET_IFNAME";
+  std::string exactly = "=";
+  exactly.append(nic.name());
+  if (setenv(variable, exactly.c_str(), 1) != 0) throw FM_FAULT(std::string("cannot set ") + variable);
+}
+
 class NcclBackend final : public Backend {
  public:
   explicit NcclBackend(const BackendContext& context)
@@ -53,6 +65,7 @@ class NcclBackend final : public Backend {
     if (spread <= 0) throw FM_FAULT("no GPU visible to this rank");
     device_ = context.localRank % spread;
     FM_CHECK_CUDA(cudaSetDevice(device_));
+    pinNic(context.nic);
     stream_ = std::make_unique<Stream>();
   }
 

@@ -11,6 +11,7 @@ const BackendInfo& backendInfo() {
       .memory = MemoryKind::kCuda,
       .measures = {.collectives = true, .pairs = true, .copies = true, .traffic = true, .graphs = true, .rma = false},
       .busbwAtLineRate = true,
+      .pinsNics = true,
 #if FABRICMAP_HAVE_NCCL
       .create = createBackend,
 #else

@@ -17,7 +17,7 @@ namespace {
 
 class UcxBackend final : public Backend {
  public:
-  explicit UcxBackend(PairApi api) : api_(api), ucp_(MPI_COMM_WORLD, api == PairApi::kRma) {}
+  UcxBackend(PairApi api, const NicChoice& nic) : api_(api), ucp_(MPI_COMM_WORLD, api == PairApi::kRma, nic.name()) {}
 
   std::string_view name() const override { return "ucx"; }
 
@@ -60,7 +60,7 @@ class UcxBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> createBackend(const BackendContext& context) {
-  return std::make_unique<UcxBackend>(context.pairApi);
+  return std::make_unique<UcxBackend>(context.pairApi, context.nic);
 }
 
 std::string libraryVersion() { return versionString(); }

@@ -106,10 +106,10 @@ std::string agreedFailure(MPI_Comm world, const std::string& mine) {
 
 }  // namespace
 
-Ucp::Ucp(MPI_Comm world, bool rma) {
+Ucp::Ucp(MPI_Comm world, bool rma, const std::string& netDevices) {
   FM_MPI(MPI_Comm_rank(world, &rank_));
   FM_MPI(MPI_Comm_size(world, &size_));
-  std::string failed = agreedFailure(world, start(rma));
+  std::string failed = agreedFailure(world, start(rma, netDevices));
   std::vector<char> mine;
   if (failed.empty()) {
     ucp_address_t* address = nullptr;
@@ -128,11 +128,17 @@ Ucp::Ucp(MPI_Comm world, bool rma) {
   }
 }
 
-std::string Ucp::start(bool rma) {
+std::string Ucp::start(bool rma, const std::string& netDevices) {
   const CapturedLog log;
   ucp_config_t* config = nullptr;
   if (const ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK) {
     return log.explain("its configuration (UCX_* variables) cannot be read: " + statusText(s));
+  }
+  if (!netDevices.empty()) {
+    if (const ucs_status_t s = ucp_config_modify(config, "NET_DEVICES", netDevices.c_str()); s != UCS_OK) {
+      ucp_config_release(config);
+      return log.explain("NET_DEVICES=" + netDevices + ": " + statusText(s));
+    }
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;

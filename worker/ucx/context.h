@@ -25,8 +25,9 @@ class Ucp {
   // UCX_NET_DEVICES, ...), the workers' addresses are exchanged, and each rank reaches its next
   // rank. Where any rank cannot, every rank throws the same UsageError naming the first rank that
   // failed and why (an unknown transport, none that reaches the peer). `rma`: remote memory access
-  // (ucp_put_nbx) besides tag matching.
-  Ucp(MPI_Comm world, bool rma);
+  // (ucp_put_nbx) besides tag matching. `netDevices`, when not empty, replaces UCX_NET_DEVICES for
+  // this rank ("mlx5_0:1": --nic-per-rank).
+  Ucp(MPI_Comm world, bool rma, const std::string& netDevices = {});
   ~Ucp();
   Ucp(const Ucp&) = delete;
   Ucp& operator=(const Ucp&) = delete;
@@ -51,7 +52,8 @@ class Ucp {
   std::vector<int> connectedPeers() const;
 
  private:
-  std::string start(bool rma);  // this rank's part; why it failed, empty when it did not
+  // this rank's part; why it failed, empty when it did not
+  std::string start(bool rma, const std::string& netDevices);
   std::string reachNext();    // an endpoint to the next rank; why not
   void release();             // closes the endpoints, destroys the worker and the context
   ucp_context_h context_ = nullptr;

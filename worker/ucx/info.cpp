@@ -11,6 +11,7 @@ const BackendInfo& backendInfo() {
       .memory = MemoryKind::kHost,
       .measures = {.collectives = false, .pairs = true, .copies = false, .traffic = false, .graphs = false, .rma = true},
       .busbwAtLineRate = false,
+      .pinsNics = true,
 #if FABRICMAP_HAVE_UCX
       .create = createBackend,
 #else

@@ -216,6 +216,18 @@ TEST(RunOptions, UcxApiIsTagUnlessRmaAndOnlyOnABackendThatWrites) {
   }
 }
 
+// --nic-per-rank: kept as given, resolved against the topology when the run starts (on the mpi
+// backend before MPI_Init, orchestrator/run/nic_pinning.h).
+TEST(RunOptions, NicPerRankIsKeptForEveryBackend) {
+  EXPECT_TRUE(parse({}).nicPerRank.empty());
+  for (const char* backend : {"ucx", "nccl", "mpi"}) {
+    RunConfig c = parse({"--nic-per-rank", "mlx5_0:1,mlx5_1:1"});
+    EXPECT_NO_THROW(applyBackendDefaults(c, backend)) << backend;
+    EXPECT_EQ(c.nicPerRank, "mlx5_0:1,mlx5_1:1");
+  }
+  EXPECT_NE(errorOf({"--nic-per-rank", ""}).find("--nic-per-rank needs auto or a list"), std::string::npos);
+}
+
 // A pair stream is osu_bw's unless told otherwise: a window of 64 messages at every size, suite and
 // backend (one acknowledgement per window, worker/mpi/pairs.cpp); --pair-window replaces it on both
 // backends. The suites' message sizes keep a window's volume (and so the run time) moderate.
