@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
