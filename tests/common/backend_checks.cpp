@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/plan.h"
 
@@ -19,7 +21,9 @@ std::uint64_t sumOverRanks(std::uint64_t v) {
   return total;
 }
 
-std::uint64_t checkEveryPair(worker::Backend& backend, const worker::PairSpec& spec) {
+namespace {
+
+std::uint64_t checkEveryPairAt(worker::Backend& backend, const worker::PairSpec& spec) {
   int n = 0;
   int me = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -46,6 +50,25 @@ std::uint64_t checkEveryPair(worker::Backend& backend, const worker::PairSpec& s
   }
   EXPECT_EQ(met, n - 1) << "rank " << me << " did not meet every other rank";
   return sumOverRanks(wrong);
+}
+
+}  // namespace
+
+std::uint64_t checkEveryPair(worker::Backend& backend) {
+  std::uint64_t wrong = 0;
+  for (const auto& [bytes, window] : std::vector<std::pair<std::uint64_t, int>>{{8, 64}, {65536 + 12, 4}, {4u << 20, 1}}) {
+    worker::PairSpec spec;
+    spec.bytes = bytes;
+    spec.window = window;
+    spec.iters = 4;
+    spec.warmup = 1;
+    spec.latencyIters = 50;
+    spec.seed = 7;
+    const std::uint64_t here = checkEveryPairAt(backend, spec);
+    EXPECT_EQ(here, 0u) << bytes << " B arrived wrong";
+    wrong += here;
+  }
+  return wrong;
 }
 
 CheckedCases checkEveryCollective(worker::Backend& backend, const std::vector<core::DType>& dtypes) {

@@ -26,11 +26,12 @@ CheckedCases checkEveryCollective(worker::Backend& backend, const std::vector<co
 // arrives exact. Returns the methods that ran on this rank's pair (0 on ranks outside a pair).
 int checkCopies(worker::Backend& backend, std::uint64_t bytes);
 
-// Every pair of world ranks in turn (the others waiting) with one runner for `spec`: a stream one
-// way, the other way and both at once each take time, the ping-pong's one-way latency is positive
-// and under 0.1 s, and a checked transfer each way arrives exact. Returns the wrong elements summed
-// over every rank (0 on a backend that conforms); gtest failures name the pair otherwise.
-std::uint64_t checkEveryPair(worker::Backend& backend, const worker::PairSpec& spec);
+// Every pair of world ranks in turn (the others waiting), at an eager size with osu_bw's window of
+// 64, an odd rendezvous size with 4 and 4 MiB with 1, one runner per size: a stream one way, the
+// other way and both at once each take time, the ping-pong's one-way latency is positive and under
+// 0.1 s, and a checked transfer each way arrives exact. Returns the wrong elements summed over
+// every size and rank (0 on a backend that conforms); gtest failures name the pair otherwise.
+std::uint64_t checkEveryPair(worker::Backend& backend);
 
 // The sum of `v` over all ranks.
 std::uint64_t sumOverRanks(std::uint64_t v);

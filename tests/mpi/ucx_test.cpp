@@ -49,9 +49,7 @@ BackendContext contextFor(PairApi api) {
 // a window of one and of osu_bw's 64.
 void everyPairStreamsAndArrivesExact(PairApi api) {
   std::unique_ptr<Backend> backend = ucx::createBackend(contextFor(api));
-  for (const auto& [bytes, window] : std::vector<std::pair<std::uint64_t, int>>{{8, 64}, {65536 + 12, 4}, {4u << 20, 1}}) {
-    EXPECT_EQ(test_support::checkEveryPair(*backend, specOf(bytes, window)), 0u) << bytes << " B";
-  }
+  EXPECT_EQ(test_support::checkEveryPair(*backend), 0u);
 }
 
 TEST(UcxPairs, EveryPairStreamsAndArrivesExactByTagMatching) { everyPairStreamsAndArrivesExact(PairApi::kTag); }

@@ -30,7 +30,7 @@ class UcxBackend final : public Backend {
   std::unique_ptr<PairRunner> preparePairs(MPI_Comm world, const PairSpec& spec) override {
     const std::size_t bytes = std::max<std::uint64_t>(spec.bytes, spec.latencyBytes);
     input_.reserve(bytes);
-    output_.reserve(bytes);
+    if (api_ == PairApi::kTag) output_.reserve(bytes);  // remote writes land in UCX's own buffer
     return makePairRunner(ucp_, world, spec, input_.data(), output_.data(), api_);
   }
 

@@ -7,10 +7,10 @@
 // Remote writes (as ucx_perftest's ucp_put_bw and ucp_put_lat):
 // - one way: each iteration is a window of ucp_put_nbx into the peer's buffer (allocated by UCX,
 //   see Registered), complete here before the next window starts (ucx_perftest's outstanding
-//   limit); after the last warm-up
-//   window and after the last timed one, a flush of the endpoint (every write complete at the
-//   peer) and a 4-byte tag message that tells the peer so (the peer progresses UCX while it
-//   waits, which software RMA over TCP or shared memory needs). The writer's time covers the flush;
+//   limit); after the last warm-up window and after the last timed one, a flush of the endpoint
+//   (every write complete at the peer) and a 4-byte tag message that tells the peer so (the peer
+//   progresses UCX while it waits, which software RMA over TCP or shared memory needs). The
+//   writer's time covers the flush;
 // - both ways: each side writes its windows, then at the same points flushes and both exchange the
 //   4-byte message;
 // - latency: each side writes a sequence number into the last byte of the other's buffer and polls

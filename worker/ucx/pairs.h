@@ -14,8 +14,8 @@
 
 namespace fabricmap::worker::ucx {
 
-// `send` and `receive` hold at least spec.bytes and spec.latencyBytes and, with `ucp`, outlive the
-// runner. `world` is used for the handshake that starts each stream (and, for remote writes, to
+// `send` and `receive` (kTag only: remote writes land in a buffer UCX allocates) hold at least
+// spec.bytes and spec.latencyBytes and, with `ucp`, outlive the runner. `world` is used for the handshake that starts each stream (and, for remote writes, to
 // exchange the buffers' keys the first time a pair meets). kRma needs a Ucp started with rma.
 std::unique_ptr<PairRunner> makePairRunner(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send,
                                            std::byte* receive, PairApi api);
