@@ -1,6 +1,7 @@
 // UCP context, worker, endpoints and waits (see context.h).
 #include "worker/ucx/context.h"
 
+#include <sched.h>
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
@@ -206,11 +207,20 @@ ucp_ep_h Ucp::endpoint(int peer) {
   return ep;
 }
 
+void Ucp::progress(unsigned& idle) {
+  if (ucp_worker_progress(worker_) != 0) {
+    idle = 0;
+  } else if (++idle > kSpinsBeforeYield) {
+    sched_yield();
+  }
+}
+
 void Ucp::wait(ucs_status_ptr_t request, const char* what) {
   if (request == nullptr) return;  // done at once
   if (UCS_PTR_IS_ERR(request)) throw FM_FAULT(fmt::format("UCX {}: {}", what, statusText(UCS_PTR_STATUS(request))));
   ucs_status_t status = UCS_INPROGRESS;
-  while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+  unsigned idle = 0;
+  while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) progress(idle);
   ucp_request_free(request);
   if (status != UCS_OK) throw FM_FAULT(fmt::format("UCX {}: {}", what, statusText(status)));
 }

@@ -37,6 +37,12 @@ class Ucp {
   ucp_worker_h worker() const { return worker_; }
   // The endpoint to world rank `peer`, made on first use.
   ucp_ep_h endpoint(int peer);
+  // One turn of the worker's progress in a wait; `idle` counts the wait's turns in a row that
+  // moved nothing (start it at 0). Past kSpinsBeforeYield of them every idle turn also yields the
+  // core: a rank waiting long on a slow peer lets the ranks that share its core run (4 ranks on
+  // 2 cores starved a healthy pair 25x beside a throttled one), while a wait of microseconds, a
+  // ping-pong's, only spins.
+  void progress(unsigned& idle);
   // Waits for a request an *_nbx call returned, progressing the worker; throws on failure.
   void wait(ucs_status_ptr_t request, const char* what);
   // Waits for all of them.
@@ -58,6 +64,7 @@ class Ucp {
   void release();             // closes the endpoints, destroys the worker and the context
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
+  static constexpr unsigned kSpinsBeforeYield = 128;
   int rank_ = 0;
   int size_ = 1;
   std::vector<std::vector<char>> addresses_;  // every rank's worker address

@@ -253,7 +253,8 @@ class RmaPairs final : public UcxPairsBase {
   }
 
   void awaitMark(const std::atomic_ref<std::uint8_t>& mark, std::uint8_t sequence) {
-    while (mark.load(std::memory_order_acquire) != sequence) ucp_worker_progress(ucp_.worker());
+    unsigned idle = 0;
+    while (mark.load(std::memory_order_acquire) != sequence) ucp_.progress(idle);
   }
 
   Registered registered_;
