@@ -13,6 +13,8 @@
 #   - the pairwise matrices, the training pattern and the scaling sweep when there are 2+ GPUs;
 #   - the GPU-pair copy matrix (copy engine and SM kernel, write and read; on one GPU, two ranks
 #     share it, which still runs every call of the copy path), and nvbandwidth when it is there;
+#   - the ucx backend's pairs from GPU memory (--pair-memory cuda, tag and rma) where the UCX there
+#     is built with CUDA (the endpoints then say GPUDirect RDMA, CUDA IPC or staged);
 #   - device-to-device and host-device copy bandwidth (bench/gpu_copy_bw);
 #   - figures.md: fabricmap against the reference tools (bench/gpu_figures.py).
 # usage: scripts/gpu-check.sh [OUTDIR]     (default: results/gpu-check-<UTC time>)
@@ -123,6 +125,19 @@ step gpu-copies mpirun -np "$copy_ranks" --oversubscribe --bind-to none "$bin/fa
 step gpu-copies-show sh -c "$bin/fabricmap show '$out/gpu-copies.h5' > '$out/gpu-copies.txt'"
 step cuda-graph mpirun -np "$gpus" --bind-to none "$bin/fabricmap" run --backend nccl --collectives \
   --cuda-graph --min-group "$min_group" --ops all_reduce -b 8 -e 64M -f 8 -n 20 -o "$out/nccl-graph.h5"
+ucx_cuda() {  # ucx_cuda API: pairs from GPU memory over UCX; a UCX without CUDA (exit 2, named) is noted
+  local rc=0 text="$out/ucx-cuda-$1.txt"
+  mpirun -np "$copy_ranks" --oversubscribe --bind-to none "$bin/fabricmap" run --backend ucx --ucx-api "$1" \
+    --pair-memory cuda --pairwise --pair-bytes 64M --pair-iters 10 -o "$out/ucx-cuda-$1.h5" >"$text" 2>&1 || rc=$?
+  cat "$text"
+  if [ "$rc" -eq 2 ] && grep -q "moves host memory only\|backend 'ucx' is not available" "$text"; then
+    echo "not measured: this machine's UCX (or build) has no CUDA"
+    return 0
+  fi
+  return "$rc"
+}
+step ucx-cuda-tag ucx_cuda tag
+step ucx-cuda-rma ucx_cuda rma
 step copy-bandwidth sh -c "$bin/fabricmap_gpu_copy_bw > '$out/copy-bandwidth.txt'"
 if has nvbandwidth; then
   step nvbandwidth timeout -k 10 "$limit" sh -c "nvbandwidth -t device_local_copy host_to_device_memcpy_ce \

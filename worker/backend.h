@@ -155,6 +155,9 @@ struct EndpointPath {
   std::string transports;
 };
 
+// Where a backend's buffers live.
+enum class MemoryKind { kHost, kCuda };
+
 struct BackendContext {
   int localRank = 0;                 // index among the ranks of this node
   int gpusPerNode = 0;               // GPUs to spread local ranks over; 0: all the rank sees
@@ -162,6 +165,7 @@ struct BackendContext {
   bool cudaGraph = false;            // time collectives as one captured CUDA graph per batch
   PairApi pairApi = PairApi::kTag;   // ucx: tag matching or remote writes
   NicChoice nic;                     // pin the library to this NIC; empty: its own choice
+  MemoryKind pairMemory = MemoryKind::kHost;  // where pair buffers live (--pair-memory)
 };
 
 class Backend {
@@ -193,7 +197,6 @@ class Backend {
 // What a backend is, for the orchestrator to ask instead of comparing names. Each backend
 // registers one from its own folder (worker/<name>/info.cpp, compiled in every build, so a backend
 // this build lacks is still known by name) in worker/backends.cpp's list.
-enum class MemoryKind { kHost, kCuda };
 struct BackendInfo {
   std::string_view name;
   // kCuda: one GPU per rank, the GPU sizes of the suite, GPU-pair copies by default.
@@ -205,6 +208,7 @@ struct BackendInfo {
     bool traffic = false;  // the training pattern and the scaling sweep
     bool graphs = false;   // collectives timed as captured CUDA graphs (--cuda-graph)
     bool rma = false;      // pairs by one-sided remote writes as well as two-sided (--ucx-api rma)
+    bool cudaPairs = false;  // pairs from GPU memory besides its own kind's (--pair-memory cuda)
   } measures;
   // Its all_reduce's busbw reaches the links' rate (a bandwidth-optimal ring, as NCCL runs it), so
   // below_line_rate judges the inter scope's rails by it. Open MPI's algorithms over TCP reach about

@@ -47,7 +47,8 @@ std::vector<std::string> versionProblems(const std::vector<core::HostProbe>& pro
 std::vector<std::string> gpuProblems(const std::vector<core::HostProbe>& probes, const core::Topology& topology,
                                      const RunConfig& config, std::string_view backend) {
   const worker::BackendInfo* info = worker::findBackend(backend);
-  const bool gpuPerRank = info != nullptr && info->memory == worker::MemoryKind::kCuda;
+  const bool gpuPerRank =
+      (info != nullptr && info->memory == worker::MemoryKind::kCuda) || config.pairMemory == PairMemory::kCuda;
   std::vector<std::string> problems;
   const auto nodes = ranksByNode(topology);
   std::vector<int> seen(nodes.size(), 0);  // GPUs per node (its first rank's view)

@@ -235,6 +235,7 @@ worker::BackendContext backendContext(const RunConfig& config, const core::Topol
   context.gpusPerNode = config.gpusPerNode;
   context.cudaGraph = config.cudaGraph;
   context.pairApi = config.remoteWrites ? worker::PairApi::kRma : worker::PairApi::kTag;
+  context.pairMemory = config.cudaPairs ? worker::MemoryKind::kCuda : worker::MemoryKind::kHost;
   if (config.stepTimeout > 0) context.stepTimeoutSeconds = config.stepTimeout;
   return context;
 }
@@ -407,6 +408,10 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     const std::string& backendName = choice.name;
     if (config.preflight) return preflight(config, probes, topology, backendName);
     applyBackendDefaults(config, backendName);
+    if (const std::string shortage = gpuShortage(topology, config);
+        config.cudaPairs && !shortage.empty()) {
+      throw core::UsageError("--pair-memory cuda needs one GPU per rank: " + shortage);
+    }
     core::Plan plan = makePlan(config, topology);  // grows when retests are planned
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
     if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);

@@ -317,6 +317,11 @@ void parsePairwise(const po::variables_map& vm, const Suite& suite, RunConfig& c
   const std::string api = vm["ucx-api"].as<std::string>();
   if (api != "tag" && api != "rma") throw core::UsageError("unknown --ucx-api '" + api + "' (tag or rma)");
   c.remoteWrites = api == "rma";
+  const std::string memory = vm["pair-memory"].as<std::string>();
+  if (memory == "auto") c.pairMemory = PairMemory::kAuto;
+  else if (memory == "host") c.pairMemory = PairMemory::kHost;
+  else if (memory == "cuda") c.pairMemory = PairMemory::kCuda;
+  else throw core::UsageError("unknown --pair-memory '" + memory + "' (auto, host or cuda)");
   if (vm.count("nic-per-rank")) {
     c.nicPerRank = vm["nic-per-rank"].as<std::string>();
     if (c.nicPerRank.empty()) throw core::UsageError("--nic-per-rank needs auto or a list of NICs (mlx5_0:1,...)");
@@ -442,6 +447,32 @@ ParsedRun parseRunOptions(const std::vector<std::string>& args) {
   return parsed;
 }
 
+namespace {
+
+// --pair-memory against what the backend's pairs can use: its own kind, or GPU memory where it
+// also measures from there (ucx in a CUDA build). Sets cudaPairs.
+void resolvePairMemory(RunConfig& c, const worker::BackendInfo& info) {
+  const PairMemory own = info.memory == worker::MemoryKind::kCuda ? PairMemory::kCuda : PairMemory::kHost;
+  const PairMemory wanted = c.pairMemory == PairMemory::kAuto ? own : c.pairMemory;
+  c.cudaPairs = wanted == PairMemory::kCuda;
+  if (wanted == own || (c.cudaPairs && info.measures.cudaPairs)) return;
+  const auto fromGpus = [](const worker::BackendInfo& b) {
+    return b.memory == worker::MemoryKind::kCuda || b.measures.cudaPairs;
+  };
+  if (c.cudaPairs) {
+    throw core::UsageError(fmt::format("--pair-memory cuda needs the {} backend (this run uses {}, whose pairs this "
+                                       "build keeps in host memory)",
+                                       worker::backendNames(false, fromGpus), info.name));
+  }
+  throw core::UsageError(
+      fmt::format("--pair-memory host: the {} backend measures from GPU memory only (host memory: {})", info.name,
+                  worker::backendNames(false, [](const worker::BackendInfo& b) {
+                    return b.memory == worker::MemoryKind::kHost;
+                  })));
+}
+
+}  // namespace
+
 void applyBackendDefaults(RunConfig& c, std::string_view backend) {
   const worker::BackendInfo* info = worker::findBackend(backend);
   if (info == nullptr) throw core::UsageError(fmt::format("unknown backend '{}'", backend));
@@ -455,6 +486,7 @@ void applyBackendDefaults(RunConfig& c, std::string_view backend) {
     throw core::UsageError(fmt::format("--ucx-api rma needs the {} backend (this run uses {})",
                                        worker::backendNames(false, rma), backend));
   }
+  resolvePairMemory(c, *info);
   if ((c.training || c.scaling) && !info->measures.traffic) {
     const auto traffic = [](const worker::BackendInfo& b) { return b.measures.traffic; };
     throw core::UsageError(fmt::format("{} needs the {} backend (this run uses {}, which has no collectives)",

@@ -16,6 +16,8 @@ namespace fabricmap::orchestrator {
 
 enum class Placement { kOutOfPlace, kInPlace, kBoth };
 enum class PairwiseMode { kFull, kQuick };
+// Where pair buffers live (--pair-memory); kAuto: the backend's own kind (RunConfig::cudaPairs).
+enum class PairMemory { kAuto, kHost, kCuda };
 enum class ProgressMode { kAuto, kLive, kLines, kOff };
 
 struct RunConfig {
@@ -31,6 +33,7 @@ struct RunConfig {
   bool cudaGraph = false;  // nccl: time each batch of iterations as one captured CUDA graph
   bool remoteWrites = false;  // ucx: pairs by remote writes (--ucx-api rma) instead of tag matching
   std::string nicPerRank;     // --nic-per-rank: "auto", a list of NICs, or empty (the library's choice)
+  PairMemory pairMemory = PairMemory::kAuto;
   std::vector<core::Op> ops;
   std::vector<core::DType> dtypes;
   std::vector<core::RedOp> redops;
@@ -56,6 +59,9 @@ struct RunConfig {
   // the inter scope's all_reduce rails are judged against the line rate too: set from the
   // backend (worker::BackendInfo::busbwAtLineRate) by applyBackendDefaults, not an option
   bool railsAtLineRate = false;
+  // pairs from GPU memory: --pair-memory resolved against the backend by applyBackendDefaults
+  // (auto: the backend's own kind), not an option
+  bool cudaPairs = false;
 
   // what runs: collective sweeps, GPU-pair copies, pairwise matrices; by default the sweeps and
   // the matrices, and the copies where the backend has GPUs (applyBackendDefaults)

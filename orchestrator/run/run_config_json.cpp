@@ -27,6 +27,8 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
   j["check"] = c.check;
   j["cuda_graph"] = c.cudaGraph;
   j["ucx_api"] = c.remoteWrites ? "rma" : "tag";
+  j["pair_memory"] = c.pairMemory == PairMemory::kCuda ? "cuda" : c.pairMemory == PairMemory::kHost ? "host" : "auto";
+  j["cuda_pairs"] = c.cudaPairs;
   j["nic_per_rank"] = c.nicPerRank;
   for (core::Op op : c.ops) j["ops"].push_back(core::traits(op).name);
   for (core::DType t : c.dtypes) j["dtypes"].push_back(core::traits(t).name);

@@ -92,6 +92,10 @@ void addPhaseOptions(po::options_description& d) {
     ("ucx-api", po::value<std::string>()->default_value("tag"),
      "ucx backend: how pairs move bytes: tag (ucp_tag_send_nbx, as ucx_perftest tag_bw/tag_lat) or rma "
      "(ucp_put_nbx into the peer's registered buffer and a flush, as put_bw/put_lat)")
+    ("pair-memory", po::value<std::string>()->default_value("auto"),
+     "where pair buffers live: auto (the backend's own: GPU memory on nccl, host memory on mpi and "
+     "ucx), host, or cuda (ucx backend in a CUDA build: each rank's GPU, moved by a UCX built with "
+     "CUDA; GPUDirect RDMA where the NIC registers GPU memory)")
     ("latency-iters", po::value<int>(), "pairwise ping-pong round trips (8 B)")
     ("retests", po::value<int>()->default_value(2), "re-measurements of a pair flagged slow")
     ("min-confidence", po::value<double>()->default_value(0.5),

@@ -352,6 +352,20 @@ def case_ucx(args, tmp):
     ok, lines = one_error_line(refused)
     check(refused.returncode == 2 and ok and "needs the mpi or nccl backend" in lines[0],
           f"collectives on ucx: {refused.returncode} {lines}")
+    # GPU memory: on mpi never; on ucx only where every rank has a GPU (none here: refused before UCX starts)
+    refused = mpirun(args, args.np, [args.fabricmap, "run", "--backend", "mpi", "--pair-memory", "cuda",
+                                     "-o", os.path.join(tmp, "no.h5")], timeout=60)
+    ok, lines = one_error_line(refused)
+    check(refused.returncode == 2 and ok and "--pair-memory cuda needs the" in lines[0] and "uses mpi" in lines[0],
+          f"--pair-memory cuda on mpi: {refused.returncode} {lines}")
+    if not os.path.exists("/dev/nvidia0"):
+        refused = mpirun(args, args.np, [args.fabricmap, "run", "--backend", "ucx", "--pair-memory", "cuda",
+                                         "-o", os.path.join(tmp, "no.h5")], timeout=60)
+        ok, lines = one_error_line(refused)
+        wants = ("--pair-memory cuda needs one GPU per rank: no GPU on",  # a CUDA build
+                 "--pair-memory cuda needs the nccl backend (this run uses ucx")  # a build without CUDA
+        check(refused.returncode == 2 and ok and any(w in lines[0] for w in wants),
+              f"--pair-memory cuda without GPUs: {refused.returncode} {lines}")
     bad = dict(os.environ, UCX_TLS="no_such_transport")
     cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", "-x", "UCX_TLS",
            args.fabricmap, "run", "--backend", "ucx", "-o", os.path.join(tmp, "bad.h5")]

@@ -112,6 +112,49 @@ TEST(UcxEndpoints, APrintedEndpointIsSummarizedInALine) {
   EXPECT_EQ(ucx::summarizeEndpoint(""), "");
 }
 
+// How an endpoint can move GPU memory, from its lanes and the domains that register CUDA memory.
+TEST(UcxEndpoints, CudaPathIsIpcThenGpuDirectOnABandwidthLaneElseStaged) {
+  const std::vector<std::string> gdr = {"mlx5_0", "cuda_cpy", "cuda_ipc"};
+  EXPECT_EQ(ucx::cudaPathOf("rc_mlx5/mlx5_0:1 (rma_bw, am, am_bw); tag rendezvous from 8192 B", gdr),
+            "GPUDirect RDMA on mlx5_0");
+  EXPECT_EQ(ucx::cudaPathOf("rc_mlx5/mlx5_1:1 (rma_bw, am_bw)", gdr), "staged through host memory");  // not mlx5_1
+  EXPECT_EQ(ucx::cudaPathOf("rc_mlx5/mlx5_0:1 (am, wireup)", gdr), "staged through host memory");     // no bw lane
+  EXPECT_EQ(ucx::cudaPathOf("rc_mlx5/mlx5_0:1 (rma_bw, am_bw)", {"cuda_cpy"}), "staged through host memory");
+  EXPECT_EQ(ucx::cudaPathOf("posix/memory (am, am_bw); cuda_ipc/cuda (rma_bw)", gdr), "CUDA IPC");
+  EXPECT_EQ(ucx::cudaPathOf("tcp/eth0 (rma_bw, am, am_bw, wireup)", gdr), "staged through host memory");
+  EXPECT_EQ(ucx::cudaPathOf("", gdr), "staged through host memory");
+  // on this host's UCX: the transports that reach the network register no CUDA memory
+  for (const std::string& domain : ucx::cudaRegisteringDomains()) {
+    EXPECT_NE(domain, "tcp");
+    EXPECT_NE(domain, "self");
+  }
+}
+
+// GPU memory asked of a UCX that cannot move it (no CUDA in it, as Debian's): every rank refuses
+// with the same message naming what it can move; a UCX that can goes on (needs a GPU here, so
+// not measured in this test).
+TEST(UcxPairs, CudaMemoryFromAUcxWithoutCudaIsOneUsageErrorOnEveryRank) {
+  std::string message;
+  try {
+    ucx::Ucp ucp(MPI_COMM_WORLD, {.rma = false, .cudaMemory = true, .netDevices = {}});
+  } catch (const core::UsageError& e) {
+    message = e.what();
+  }
+  int refused = message.empty() ? 0 : 1;
+  int everywhere = 0;
+  MPI_Allreduce(&refused, &everywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (everywhere == 0) GTEST_SKIP() << "this UCX moves CUDA memory";
+  EXPECT_EQ(everywhere, worldSize());
+  EXPECT_NE(message.find("UCX cannot start on rank 0: this UCX (" + ucx::versionString() + ") moves host memory only"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--pair-memory cuda needs a UCX built with CUDA"), std::string::npos) << message;
+  const int length = static_cast<int>(message.size());
+  int longest = 0;
+  MPI_Allreduce(&length, &longest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(length, longest);
+}
+
 // The backend names the peers it reached and how: every pair met, each over something UCX printed.
 TEST(UcxEndpoints, EveryPeerMetHasItsPath) {
   std::unique_ptr<Backend> backend = ucx::createBackend({});

@@ -59,12 +59,7 @@ class NcclBackend final : public Backend {
  public:
   explicit NcclBackend(const BackendContext& context)
       : timeout_(context.stepTimeoutSeconds), cudaGraph_(context.cudaGraph) {
-    int count = 0;
-    FM_CHECK_CUDA(cudaGetDeviceCount(&count));
-    const int spread = context.gpusPerNode > 0 ? std::min(context.gpusPerNode, count) : count;
-    if (spread <= 0) throw FM_FAULT("no GPU visible to this rank");
-    device_ = context.localRank % spread;
-    FM_CHECK_CUDA(cudaSetDevice(device_));
+    device_ = useRankDevice(context.localRank, context.gpusPerNode);
     pinNic(context.nic);
     stream_ = std::make_unique<Stream>();
   }
@@ -78,10 +73,7 @@ class NcclBackend final : public Backend {
 
   std::string_view name() const override { return "nccl"; }
 
-  std::string deviceBusId() const override {
-    char bus[32] = {};
-    return cudaDeviceGetPCIBusId(bus, sizeof bus, device_) == cudaSuccess ? std::string(bus) : std::string();
-  }
+  std::string deviceBusId() const override { return deviceBusIdOf(device_); }
 
   std::string waiver(const CollectiveSpec& spec) const override {
     // alltoall and sendrecv are grouped sends and receives: in place they would overwrite what

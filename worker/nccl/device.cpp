@@ -35,21 +35,6 @@ ncclRedOp_t ncclOp(core::RedOp op) {
   return ncclSum;
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (data_ != nullptr) cudaFree(data_);
-}
-
-void DeviceBuffer::reserve(std::size_t bytes) {
-  if (bytes <= size_) return;
-  if (data_ != nullptr) FM_CHECK_CUDA(cudaFree(data_));
-  data_ = nullptr;
-  size_ = 0;
-  void* p = nullptr;
-  FM_CHECK_CUDA(cudaMalloc(&p, bytes));
-  data_ = static_cast<std::byte*>(p);
-  size_ = bytes;
-}
-
 Stream::Stream() { FM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
 
 Stream::~Stream() {

@@ -1,9 +1,8 @@
-// CUDA and NCCL helpers private to the NCCL backend: checked calls, owned device memory and
-// streams, and the one way this backend waits for the GPU (polling with a deadline and NCCL's
-// asynchronous error, aborting the communicator rather than hanging).
+// CUDA and NCCL helpers private to the NCCL backend: checked NCCL calls, owned streams, and the
+// one way this backend waits for the GPU (polling with a deadline and NCCL's asynchronous error,
+// aborting the communicator rather than hanging). Device memory: worker/device_buffer.h.
 #pragma once
 
-#include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <cstddef>
@@ -11,15 +10,9 @@
 
 #include "core/error.h"
 #include "core/types.h"
+#include "worker/device_buffer.h"  // FM_CHECK_CUDA, DeviceBuffer
 
-// Checked C API calls: a failure becomes a RuntimeFault naming the call and file:line.
-#define FM_CHECK_CUDA(expr)                                                                   \
-  do {                                                                                        \
-    const cudaError_t fm_err_ = (expr);                                                       \
-    if (fm_err_ != cudaSuccess) throw FM_FAULT(std::string("CUDA: ") + #expr + ": " +         \
-                                               cudaGetErrorString(fm_err_));                  \
-  } while (0)
-
+// Checked NCCL calls: a failure becomes a RuntimeFault naming the call and file:line.
 #define FM_CHECK_NCCL(expr)                                                                   \
   do {                                                                                        \
     const ncclResult_t fm_res_ = (expr);                                                      \
@@ -31,21 +24,6 @@ namespace fabricmap::worker::nccl {
 
 ncclDataType_t ncclType(core::DType t);
 ncclRedOp_t ncclOp(core::RedOp op);
-
-// Device memory that grows and is never shrunk (a sweep allocates its largest size once).
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
-  void reserve(std::size_t bytes);
-  std::byte* data() const { return data_; }
-
- private:
-  std::byte* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 class Stream {
  public:

@@ -1,5 +1,6 @@
-// The UCX backend: the fabric's raw point-to-point path, UCP tag-matching sends and receives on
-// host memory, the way ucx_perftest measures it, with no MPI or NCCL in between. Pairs only: the
+// The UCX backend: the fabric's raw point-to-point path, UCP tag-matching sends and receives or
+// remote writes on host memory (or, in a CUDA build with --pair-memory cuda, the rank's GPU
+// memory), the way ucx_perftest measures it, with no MPI or NCCL in between. Pairs only: the
 // collectives are waived. Built with UCX (FABRICMAP_ENABLE_UCX); known by name in every build.
 #pragma once
 

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <ucs/debug/log_def.h>
+#include <uct/api/uct.h>
 
 #include <algorithm>
 #include <cstdarg>
@@ -105,12 +106,30 @@ std::string agreedFailure(MPI_Comm world, const std::string& mine) {
   return broadcastString(world, first);
 }
 
+// Why this context cannot move CUDA memory (its memory types lack UCS_MEMORY_TYPE_CUDA); empty
+// when it can.
+std::string lacksCuda(ucp_context_h context) {
+  ucp_context_attr_t attributes{};
+  attributes.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (const ucs_status_t s = ucp_context_query(context, &attributes); s != UCS_OK) {
+    return "ucp_context_query: " + statusText(s);
+  }
+  if ((attributes.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0) return {};
+  std::vector<std::string> known;
+  for (int t = 0; t < UCS_MEMORY_TYPE_LAST; ++t) {
+    if ((attributes.memory_types & UCS_BIT(t)) != 0) known.emplace_back(ucs_memory_type_names[t]);
+  }
+  return fmt::format("this UCX ({}) moves {} memory only, not CUDA memory: --pair-memory cuda needs a UCX built "
+                     "with CUDA (`ucx_info -v` shows --with-cuda; its cuda_copy transport in `ucx_info -d`)",
+                     ucp_get_version_string(), fmt::join(known, ", "));
+}
+
 }  // namespace
 
-Ucp::Ucp(MPI_Comm world, bool rma, const std::string& netDevices) {
+Ucp::Ucp(MPI_Comm world, const UcpOptions& options) {
   FM_MPI(MPI_Comm_rank(world, &rank_));
   FM_MPI(MPI_Comm_size(world, &size_));
-  std::string failed = agreedFailure(world, start(rma, netDevices));
+  std::string failed = agreedFailure(world, start(options));
   std::vector<char> mine;
   if (failed.empty()) {
     ucp_address_t* address = nullptr;
@@ -129,8 +148,9 @@ Ucp::Ucp(MPI_Comm world, bool rma, const std::string& netDevices) {
   }
 }
 
-std::string Ucp::start(bool rma, const std::string& netDevices) {
+std::string Ucp::start(const UcpOptions& options) {
   const CapturedLog log;
+  const std::string& netDevices = options.netDevices;
   ucp_config_t* config = nullptr;
   if (const ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK) {
     return log.explain("its configuration (UCX_* variables) cannot be read: " + statusText(s));
@@ -143,12 +163,15 @@ std::string Ucp::start(bool rma, const std::string& netDevices) {
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features = UCP_FEATURE_TAG | (rma ? UCP_FEATURE_RMA : 0);
+  params.features = UCP_FEATURE_TAG | (options.rma ? UCP_FEATURE_RMA : 0);
   const ucs_status_t init = ucp_init(&params, config, &context_);
   ucp_config_release(config);
   if (init != UCS_OK) {
     context_ = nullptr;
     return log.explain("ucp_init: " + statusText(init));
+  }
+  if (options.cudaMemory) {
+    if (std::string missing = lacksCuda(context_); !missing.empty()) return missing;
   }
   ucp_worker_params_t worker{};
   worker.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -253,14 +276,17 @@ std::string Ucp::endpointInfo(int peer) {
   return out;
 }
 
-Registered::Registered(ucp_context_h context, std::size_t length) : context_(context) {
+Registered::Registered(ucp_context_h context, std::size_t length, ucs_memory_type_t type) : context_(context) {
   ucp_mem_map_params_t params{};
-  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS | UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
   params.address = nullptr;
   params.length = length;
   params.flags = UCP_MEM_MAP_ALLOCATE;
+  params.memory_type = type;
   if (const ucs_status_t s = ucp_mem_map(context_, &params, &memory_); s != UCS_OK) {
-    throw FM_FAULT(fmt::format("UCX cannot allocate {} bytes for remote writes: {}", length, statusText(s)));
+    throw FM_FAULT(fmt::format("UCX cannot allocate {} bytes of {} memory for remote writes: {}", length,
+                               ucs_memory_type_names[type], statusText(s)));
   }
   ucp_mem_attr_t attributes{};
   attributes.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
@@ -269,14 +295,13 @@ Registered::Registered(ucp_context_h context, std::size_t length) : context_(con
     throw FM_FAULT(fmt::format("UCX cannot say where it allocated: {}", statusText(s)));
   }
   data_ = static_cast<std::byte*>(attributes.address);
-  const void* address = data_;
   void* key = nullptr;
   std::size_t keyLength = 0;
   if (const ucs_status_t s = ucp_rkey_pack(context_, memory_, &key, &keyLength); s != UCS_OK) {
     ucp_mem_unmap(context_, memory_);
     throw FM_FAULT(fmt::format("UCX cannot pack a remote key: {}", statusText(s)));
   }
-  const auto where = reinterpret_cast<std::uint64_t>(address);
+  const auto where = reinterpret_cast<std::uint64_t>(data_);
   description_.resize(sizeof where + keyLength);
   std::memcpy(description_.data(), &where, sizeof where);
   std::memcpy(description_.data() + sizeof where, key, keyLength);
@@ -354,6 +379,91 @@ std::string summarizeEndpoint(const std::string& printed) {
   if (parts.empty()) return {};
   if (!rendezvous.empty()) parts.push_back(fmt::format("tag rendezvous from {} B", rendezvous));
   return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+namespace {
+
+// Whether the memory domain `name` of `component` registers CUDA memory; false where it cannot be
+// opened.
+bool registersCuda(uct_component_h component, const char* name) {
+  uct_md_config_t* config = nullptr;
+  if (uct_md_config_read(component, nullptr, nullptr, &config) != UCS_OK) return false;
+  uct_md_h md = nullptr;
+  const ucs_status_t opened = uct_md_open(component, name, config, &md);
+  uct_config_release(config);
+  if (opened != UCS_OK) return false;
+  uct_md_attr_t attributes{};
+  const bool cuda = uct_md_query(md, &attributes) == UCS_OK &&
+                    (attributes.cap.reg_mem_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+  uct_md_close(md);
+  return cuda;
+}
+
+// A component's memory domains, by name.
+std::vector<uct_md_resource_desc_t> domainsOf(uct_component_h component) {
+  uct_component_attr_t attributes{};
+  attributes.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+  if (uct_component_query(component, &attributes) != UCS_OK) return {};
+  std::vector<uct_md_resource_desc_t> domains(attributes.md_resource_count);
+  attributes.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+  attributes.md_resources = domains.data();
+  if (uct_component_query(component, &attributes) != UCS_OK) return {};
+  return domains;
+}
+
+// "rc_mlx5/mlx5_0:1 (rma_bw, am_bw)" -> transport "rc_mlx5", device "mlx5_0", uses "rma_bw, am_bw".
+struct Lane {
+  std::string transport;
+  std::string device;
+  std::string uses;
+};
+
+std::vector<Lane> lanesOf(const std::string& summary) {
+  std::vector<Lane> lanes;
+  std::size_t at = 0;
+  while (at < summary.size()) {
+    std::size_t end = summary.find("; ", at);
+    if (end == std::string::npos) end = summary.size();
+    const std::string part = summary.substr(at, end - at);
+    at = end + 2;
+    const std::size_t slash = part.find('/');
+    if (slash == std::string::npos) continue;  // "tag rendezvous from ..."
+    const std::size_t space = part.find(' ', slash);
+    const std::string device = part.substr(slash + 1, space == std::string::npos ? std::string::npos : space - slash - 1);
+    lanes.push_back({part.substr(0, slash), device.substr(0, device.find(':')),
+                     space == std::string::npos ? std::string() : part.substr(space + 1)});
+  }
+  return lanes;
+}
+
+}  // namespace
+
+std::vector<std::string> cudaRegisteringDomains() {
+  std::vector<std::string> names;
+  uct_component_h* components = nullptr;
+  unsigned count = 0;
+  if (uct_query_components(&components, &count) != UCS_OK) return names;
+  for (unsigned c = 0; c < count; ++c) {
+    for (const uct_md_resource_desc_t& domain : domainsOf(components[c])) {
+      if (registersCuda(components[c], domain.md_name)) names.emplace_back(domain.md_name);
+    }
+  }
+  uct_release_component_list(components);
+  return names;
+}
+
+std::string cudaPathOf(const std::string& lanes, const std::vector<std::string>& domains) {
+  const std::vector<Lane> all = lanesOf(lanes);
+  for (const Lane& lane : all) {
+    if (lane.transport == "cuda_ipc") return "CUDA IPC";
+  }
+  for (const Lane& lane : all) {
+    const bool bandwidth = lane.uses.find("_bw") != std::string::npos;
+    if (bandwidth && std::find(domains.begin(), domains.end(), lane.device) != domains.end()) {
+      return "GPUDirect RDMA on " + lane.device;
+    }
+  }
+  return "staged through host memory";
 }
 
 std::string versionString() { return ucp_get_version_string(); }

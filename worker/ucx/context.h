@@ -19,15 +19,21 @@ inline std::uint64_t tagOf(TagKind kind, int sender) {
 }
 inline constexpr std::uint64_t kFullMask = ~std::uint64_t{0};
 
+// What a rank's UCX must do besides tag matching.
+struct UcpOptions {
+  bool rma = false;         // remote memory access (ucp_put_nbx)
+  bool cudaMemory = false;  // move CUDA device memory (the context must know UCS_MEMORY_TYPE_CUDA)
+  std::string netDevices;   // when not empty, replaces UCX_NET_DEVICES ("mlx5_0:1": --nic-per-rank)
+};
+
 class Ucp {
  public:
   // Collective over `world`: every rank starts UCX (the UCX_* environment: UCX_TLS,
   // UCX_NET_DEVICES, ...), the workers' addresses are exchanged, and each rank reaches its next
   // rank. Where any rank cannot, every rank throws the same UsageError naming the first rank that
-  // failed and why (an unknown transport, none that reaches the peer). `rma`: remote memory access
-  // (ucp_put_nbx) besides tag matching. `netDevices`, when not empty, replaces UCX_NET_DEVICES for
-  // this rank ("mlx5_0:1": --nic-per-rank).
-  Ucp(MPI_Comm world, bool rma, const std::string& netDevices = {});
+  // failed and why (an unknown transport, none that reaches the peer, a UCX built without CUDA
+  // asked to move CUDA memory).
+  Ucp(MPI_Comm world, const UcpOptions& options);
   ~Ucp();
   Ucp(const Ucp&) = delete;
   Ucp& operator=(const Ucp&) = delete;
@@ -59,7 +65,7 @@ class Ucp {
 
  private:
   // this rank's part; why it failed, empty when it did not
-  std::string start(bool rma, const std::string& netDevices);
+  std::string start(const UcpOptions& options);
   std::string reachNext();    // an endpoint to the next rank; why not
   void release();             // closes the endpoints, destroys the worker and the context
   ucp_context_h context_ = nullptr;
@@ -74,10 +80,11 @@ class Ucp {
 // A buffer of this rank for the peers' remote writes, allocated and registered by UCX
 // (ucp_mem_map with UCP_MEM_MAP_ALLOCATE, as ucx_perftest's: memory UCX can also map into a peer
 // on the same host, where a registered malloc'd buffer is reachable only through a system call per
-// write), and its remote key packed for them (ucp_rkey_pack); freed when destroyed. Local.
+// write), host or CUDA memory as `type` says, and its remote key packed for them (ucp_rkey_pack);
+// freed when destroyed. Local.
 class Registered {
  public:
-  Registered(ucp_context_h context, std::size_t length);
+  Registered(ucp_context_h context, std::size_t length, ucs_memory_type_t type = UCS_MEMORY_TYPE_HOST);
   std::byte* data() const { return data_; }
   ~Registered();
   Registered(const Registered&) = delete;
@@ -112,6 +119,16 @@ class RemoteBuffer {
 // lane order, then where tag sends switch to rendezvous: "self/memory0 (am, am_bw); cma/memory
 // (rma_bw); tag rendezvous from 8192 B". Empty when the text has no lanes.
 std::string summarizeEndpoint(const std::string& printed);
+
+// The memory domains of this process's UCX that register CUDA memory (uct_md_query): "mlx5_0"
+// where the NIC can reach GPU memory directly (GPUDirect RDMA), "cuda_cpy", "cuda_ipc", ...
+std::vector<std::string> cudaRegisteringDomains();
+
+// How an endpoint whose lanes summarizeEndpoint described moves CUDA memory, from what its
+// transports can do: "CUDA IPC" (a cuda_ipc lane: GPU to GPU inside the node), "GPUDirect RDMA on
+// mlx5_0" (a bandwidth lane whose device's domain, in `domains`, registers CUDA memory), else
+// "staged through host memory" (UCX copies between the GPU and host buffers the network reaches).
+std::string cudaPathOf(const std::string& lanes, const std::vector<std::string>& domains);
 
 // "1.13.1": the UCX library this process runs with.
 std::string versionString();

@@ -9,7 +9,13 @@ const BackendInfo& backendInfo() {
   static const BackendInfo kInfo{
       .name = "ucx",
       .memory = MemoryKind::kHost,
-      .measures = {.collectives = false, .pairs = true, .copies = false, .traffic = false, .graphs = false, .rma = true},
+      .measures = {.collectives = false,
+                   .pairs = true,
+                   .copies = false,
+                   .traffic = false,
+                   .graphs = false,
+                   .rma = true,
+                   .cudaPairs = FABRICMAP_HAVE_CUDA != 0},
       .busbwAtLineRate = false,
       .pinsNics = true,
 #if FABRICMAP_HAVE_UCX

@@ -14,7 +14,10 @@
 // - both ways: each side writes its windows, then at the same points flushes and both exchange the
 //   4-byte message;
 // - latency: each side writes a sequence number into the last byte of the other's buffer and polls
-//   its own for the answer (ucx_perftest's put_lat).
+//   its own for the answer (ucx_perftest's put_lat; in GPU memory each poll is a copy to the host,
+//   as put_lat's with -m cuda).
+// GPU memory (--pair-memory cuda) is named to UCX in every operation (UCS_MEMORY_TYPE_CUDA); the
+// checked transfers fill and read it through a host copy.
 // The handshake before each is an MPI zero-byte exchange, outside the timed part; each ends with
 // Ucp::finish (a flush and a UCX handshake), so neither side waits in MPI while the other still
 // needs its UCX progress, and no write is in flight when a buffer is unregistered.
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "core/pattern_for.h"
+#include "worker/host_buffer.h"
 #include "worker/host_check.h"
 #include "worker/mpi/pairs.h"
 #include "worker/mpi_check.h"
@@ -40,8 +44,8 @@ constexpr int kAckBytes = mpi::kAckBytes;
 // What both APIs share: the handshake, tagged sends and receives, the checked transfer's pattern.
 class UcxPairsBase : public PairRunner {
  protected:
-  UcxPairsBase(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
-      : ucp_(ucp), comm_(world), spec_(spec), send_(send), recv_(receive) {
+  UcxPairsBase(Ucp& ucp, MPI_Comm world, const PairSpec& spec, const PairBuffers& buffers)
+      : ucp_(ucp), comm_(world), spec_(spec), buffers_(buffers), send_(buffers.send), recv_(buffers.receive) {
     requests_.reserve(2 * static_cast<std::size_t>(std::max(spec.window, 1)));
   }
 
@@ -50,22 +54,48 @@ class UcxPairsBase : public PairRunner {
                         MPI_STATUS_IGNORE));
   }
 
-  ucs_status_ptr_t sendTo(int peer, const void* buffer, std::size_t bytes, TagKind kind) {
-    ucp_request_param_t param{};
+  // A tagged send or receive of `buffer`, in the pair memory unless `host` (the 4-byte messages).
+  ucs_status_ptr_t sendTo(int peer, const void* buffer, std::size_t bytes, TagKind kind, bool host = false) {
+    const ucp_request_param_t param = paramFor(host);
     return ucp_tag_send_nbx(ucp_.endpoint(peer), buffer, bytes, tagOf(kind, ucp_.rank()), &param);
   }
 
-  ucs_status_ptr_t receiveFrom(int peer, void* buffer, std::size_t bytes, TagKind kind) {
-    ucp_request_param_t param{};
+  ucs_status_ptr_t receiveFrom(int peer, void* buffer, std::size_t bytes, TagKind kind, bool host = false) {
+    const ucp_request_param_t param = paramFor(host);
     return ucp_tag_recv_nbx(ucp_.worker(), buffer, bytes, tagOf(kind, peer), kFullMask, &param);
+  }
+
+  // UCX told which memory an operation's buffer is in (host: the 4-byte messages).
+  ucp_request_param_t paramFor(bool host) const {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+    param.memory_type = host ? UCS_MEMORY_TYPE_HOST : buffers_.type;
+    return param;
+  }
+
+  // Fills `bytes` of pair memory at `buffer` by `fill`, which writes host memory.
+  template <class Fill>
+  void fillThrough(std::byte* buffer, std::size_t bytes, Fill fill) {
+    if (buffers_.copy == nullptr) return fill(buffer);
+    staging_.reserve(bytes);
+    fill(staging_.data());
+    buffers_.copy(buffer, staging_.data(), bytes);
+  }
+
+  // `bytes` of pair memory at `buffer` as host memory can read them.
+  const std::byte* hostView(const std::byte* buffer, std::size_t bytes) {
+    if (buffers_.copy == nullptr) return buffer;
+    staging_.reserve(bytes);
+    buffers_.copy(staging_.data(), buffer, bytes);
+    return staging_.data();
   }
 
   // The 4-byte message that ends a one-way window: `receive`, this side waits for it; else sends it.
   void acknowledge(int peer, bool receive) {
     if (receive) {
-      ucp_.wait(receiveFrom(peer, ack_.data(), kAckBytes, TagKind::kAck), "acknowledgement");
+      ucp_.wait(receiveFrom(peer, ack_.data(), kAckBytes, TagKind::kAck, true), "acknowledgement");
     } else {
-      ucp_.wait(sendTo(peer, ack_.data(), kAckBytes, TagKind::kAck), "acknowledgement");
+      ucp_.wait(sendTo(peer, ack_.data(), kAckBytes, TagKind::kAck, true), "acknowledgement");
     }
   }
 
@@ -74,14 +104,26 @@ class UcxPairsBase : public PairRunner {
     return core::patternFor(core::Op::kSendRecv, core::RedOp::kSum, core::DType::kUint32, 2, spec_.seed);
   }
   std::uint64_t checkElements() const { return spec_.bytes / sizeof(std::uint32_t); }
-  std::uint64_t countWrongReceived(const core::Pattern& pattern) const {
+  // The checked transfer's data filled in (sender) or poisoned (receiver).
+  void fillSent(const core::Pattern& pattern) {
+    fillThrough(send_, checkBytes(), [&](std::byte* to) { fillInput(core::DType::kUint32, to, checkElements(), pattern, 0); });
+  }
+  void poisonReceived(const core::Pattern& pattern) {
+    fillThrough(recv_, checkBytes(), [&](std::byte* to) {
+      fillValue(core::DType::kUint32, to, checkElements(), pattern.poison());
+    });
+  }
+  std::size_t checkBytes() const { return checkElements() * sizeof(std::uint32_t); }
+  std::uint64_t countWrongReceived(const core::Pattern& pattern) {
     const OutputCheck check{&core::traits(core::Op::kSendRecv), &pattern, 1, 2, 0, checkElements()};
-    return countWrong(core::DType::kUint32, recv_, checkElements(), check);
+    return countWrong(core::DType::kUint32, hostView(recv_, checkBytes()), checkElements(), check);
   }
 
   Ucp& ucp_;
   MPI_Comm comm_;
   PairSpec spec_;
+  PairBuffers buffers_;
+  HostBuffer staging_;  // the host side of copies to and from GPU memory
   std::byte* send_;
   std::byte* recv_;
   std::vector<ucs_status_ptr_t> requests_;
@@ -90,8 +132,8 @@ class UcxPairsBase : public PairRunner {
 
 class TagPairs final : public UcxPairsBase {
  public:
-  TagPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
-      : UcxPairsBase(ucp, world, spec, send, receive) {}
+  TagPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, const PairBuffers& buffers)
+      : UcxPairsBase(ucp, world, spec, buffers) {}
 
   Timing stream(int peer, bool send, bool receive) override {
     const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
@@ -116,14 +158,14 @@ class TagPairs final : public UcxPairsBase {
 
   std::uint64_t checkedTransfer(int peer, bool sender) override {
     const core::Pattern pattern = checkPattern();
-    const std::size_t bytes = checkElements() * sizeof(std::uint32_t);
+    const std::size_t bytes = checkBytes();
     if (sender) {
-      fillInput(core::DType::kUint32, send_, checkElements(), pattern, 0);
+      fillSent(pattern);
       ucp_.wait(sendTo(peer, send_, bytes, TagKind::kCheck), "checked send");
       ucp_.finish(peer);
       return 0;
     }
-    fillValue(core::DType::kUint32, recv_, checkElements(), pattern.poison());
+    poisonReceived(pattern);
     ucp_.wait(receiveFrom(peer, recv_, bytes, TagKind::kCheck), "checked receive");
     ucp_.finish(peer);
     return countWrongReceived(pattern);
@@ -144,10 +186,10 @@ class TagPairs final : public UcxPairsBase {
 
 class RmaPairs final : public UcxPairsBase {
  public:
-  RmaPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send, std::byte* receive)
-      : UcxPairsBase(ucp, world, spec, send, receive),
-        registered_(ucp.context(), std::max<std::uint64_t>({spec.bytes, spec.latencyBytes, 1})) {
-    recv_ = registered_.data();  // the peers write into UCX's memory, not `receive`
+  RmaPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, const PairBuffers& buffers)
+      : UcxPairsBase(ucp, world, spec, buffers),
+        registered_(ucp.context(), std::max<std::uint64_t>({spec.bytes, spec.latencyBytes, 1}), buffers.type) {
+    recv_ = registered_.data();  // the peers write into UCX's memory
   }
 
   Timing stream(int peer, bool send, bool receive) override {
@@ -161,8 +203,8 @@ class RmaPairs final : public UcxPairsBase {
   double pingPong(int peer, bool initiator) override {
     const RemoteBuffer& remote = remoteOf(peer);
     const std::size_t bytes = std::max<std::size_t>(spec_.latencyBytes, 1);
-    std::atomic_ref<std::uint8_t> mark(*reinterpret_cast<std::uint8_t*>(recv_ + bytes - 1));
-    mark.store(0);  // before the handshake: the peer writes only after it
+    std::byte* mark = recv_ + bytes - 1;
+    setByte(mark, 0);  // before the handshake: the peer writes only after it
     std::uint8_t sequence = 0;
     const double latency = timeRoundTrips(spec_, mpi::latencySkip(bytes), [&] { sync(peer); }, [&] {
       sequence = static_cast<std::uint8_t>(sequence % 255 + 1);
@@ -181,9 +223,9 @@ class RmaPairs final : public UcxPairsBase {
   std::uint64_t checkedTransfer(int peer, bool sender) override {
     const RemoteBuffer& remote = remoteOf(peer);
     const core::Pattern pattern = checkPattern();
-    const std::size_t bytes = checkElements() * sizeof(std::uint32_t);
+    const std::size_t bytes = checkBytes();
     if (sender) {
-      fillInput(core::DType::kUint32, send_, checkElements(), pattern, 0);
+      fillSent(pattern);
       sync(peer);  // the receiver's buffer is poisoned
       ucp_.wait(put(peer, remote, bytes), "checked write");
       flush(peer);
@@ -191,7 +233,7 @@ class RmaPairs final : public UcxPairsBase {
       ucp_.finish(peer);
       return 0;
     }
-    fillValue(core::DType::kUint32, recv_, checkElements(), pattern.poison());
+    poisonReceived(pattern);
     sync(peer);
     acknowledge(peer, true);
     ucp_.finish(peer);
@@ -216,7 +258,7 @@ class RmaPairs final : public UcxPairsBase {
   }
 
   ucs_status_ptr_t put(int peer, const RemoteBuffer& remote, std::size_t bytes) {
-    ucp_request_param_t param{};
+    const ucp_request_param_t param = paramFor(false);
     return ucp_put_nbx(ucp_.endpoint(peer), send_, bytes, remote.address(), remote.key(), &param);
   }
 
@@ -241,20 +283,35 @@ class RmaPairs final : public UcxPairsBase {
       acknowledge(peer, receive);
       return;
     }
-    requests_.push_back(receiveFrom(peer, theirAck_.data(), kAckBytes, TagKind::kAck));
-    requests_.push_back(sendTo(peer, ack_.data(), kAckBytes, TagKind::kAck));
+    requests_.push_back(receiveFrom(peer, theirAck_.data(), kAckBytes, TagKind::kAck, true));
+    requests_.push_back(sendTo(peer, ack_.data(), kAckBytes, TagKind::kAck, true));
     ucp_.waitAll(requests_, "acknowledgement");
   }
 
   // The ping-pong's message: `bytes` whose last byte is the sequence number.
   void write(int peer, const RemoteBuffer& remote, std::size_t bytes, std::uint8_t sequence) {
-    send_[bytes - 1] = static_cast<std::byte>(sequence);
+    setByte(send_ + bytes - 1, sequence);
     ucp_.wait(put(peer, remote, bytes), "ping write");
   }
 
-  void awaitMark(const std::atomic_ref<std::uint8_t>& mark, std::uint8_t sequence) {
+  void awaitMark(std::byte* mark, std::uint8_t sequence) {
     unsigned idle = 0;
-    while (mark.load(std::memory_order_acquire) != sequence) ucp_.progress(idle);
+    while (byteAt(mark) != sequence) ucp_.progress(idle);
+  }
+
+  // One byte of pair memory: an atomic access in host memory (the peer writes it), a copy in GPU
+  // memory.
+  std::uint8_t byteAt(std::byte* at) const {
+    std::uint8_t value = 0;
+    if (buffers_.copy != nullptr) {
+      buffers_.copy(&value, at, 1);
+      return value;
+    }
+    return std::atomic_ref<std::uint8_t>(*reinterpret_cast<std::uint8_t*>(at)).load(std::memory_order_acquire);
+  }
+  void setByte(std::byte* at, std::uint8_t value) const {
+    if (buffers_.copy != nullptr) return buffers_.copy(at, &value, 1);
+    std::atomic_ref<std::uint8_t>(*reinterpret_cast<std::uint8_t*>(at)).store(value, std::memory_order_release);
   }
 
   Registered registered_;
@@ -265,10 +322,10 @@ class RmaPairs final : public UcxPairsBase {
 
 }  // namespace
 
-std::unique_ptr<PairRunner> makePairRunner(Ucp& ucp, MPI_Comm world, const PairSpec& spec, std::byte* send,
-                                           std::byte* receive, PairApi api) {
-  if (api == PairApi::kRma) return std::make_unique<RmaPairs>(ucp, world, spec, send, receive);
-  return std::make_unique<TagPairs>(ucp, world, spec, send, receive);
+std::unique_ptr<PairRunner> makePairRunner(Ucp& ucp, MPI_Comm world, const PairSpec& spec, const PairBuffers& buffers,
+                                           PairApi api) {
+  if (api == PairApi::kRma) return std::make_unique<RmaPairs>(ucp, world, spec, buffers);
+  return std::make_unique<TagPairs>(ucp, world, spec, buffers);
 }
 
 }  // namespace fabricmap::worker::ucx

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "orchestrator/run/run_config.h"
 
@@ -214,6 +215,48 @@ TEST(RunOptions, UcxApiIsTagUnlessRmaAndOnlyOnABackendThatWrites) {
       EXPECT_NE(std::string(e.what()).find("--ucx-api rma needs the ucx backend"), std::string::npos) << e.what();
     }
   }
+}
+
+// --pair-memory: the backend's own kind unless asked; GPU memory only where the backend's pairs
+// can use it (nccl; ucx in a CUDA build), host memory never on nccl.
+TEST(RunOptions, PairMemoryIsTheBackendsOwnAndCudaOnlyWhereItsPairsTakeIt) {
+  const auto inGpuMemory = [](std::vector<std::string> args, const char* backend) {
+    RunConfig c = parse(std::move(args));
+    applyBackendDefaults(c, backend);
+    return c.cudaPairs;
+  };
+  EXPECT_EQ(parse({}).pairMemory, PairMemory::kAuto);
+  EXPECT_EQ(parse({"--pair-memory", "cuda"}).pairMemory, PairMemory::kCuda);
+  EXPECT_FALSE(inGpuMemory({}, "mpi"));
+  EXPECT_FALSE(inGpuMemory({}, "ucx"));
+  EXPECT_TRUE(inGpuMemory({}, "nccl"));
+  EXPECT_FALSE(inGpuMemory({"--pair-memory", "host"}, "ucx"));
+  EXPECT_TRUE(inGpuMemory({"--pair-memory", "cuda"}, "nccl"));
+  EXPECT_NE(errorOf({"--pair-memory", "gpu"}).find("unknown --pair-memory 'gpu' (auto, host or cuda)"),
+            std::string::npos);
+  const auto refusal = [](std::vector<std::string> args, const char* backend) {
+    RunConfig c = parse(std::move(args));
+    try {
+      applyBackendDefaults(c, backend);
+    } catch (const core::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string cudaBackends = FABRICMAP_HAVE_CUDA ? "nccl or ucx" : "nccl";
+  EXPECT_NE(refusal({"--pair-memory", "cuda"}, "mpi")
+                .find("--pair-memory cuda needs the " + cudaBackends + " backend (this run uses mpi"),
+            std::string::npos)
+      << refusal({"--pair-memory", "cuda"}, "mpi");
+  if (FABRICMAP_HAVE_CUDA) {
+    EXPECT_TRUE(inGpuMemory({"--pair-memory", "cuda"}, "ucx"));
+  } else {
+    EXPECT_NE(refusal({"--pair-memory", "cuda"}, "ucx").find("this run uses ucx"), std::string::npos);
+  }
+  EXPECT_NE(refusal({"--pair-memory", "host"}, "nccl")
+                .find("--pair-memory host: the nccl backend measures from GPU memory only (host memory: mpi or ucx)"),
+            std::string::npos)
+      << refusal({"--pair-memory", "host"}, "nccl");
 }
 
 // --nic-per-rank: kept as given, resolved against the topology when the run starts (on the mpi
