@@ -1,0 +1,140 @@
+// GPU memory of a layout (see memory_model.h).
+#include "orchestrator/verdicts/memory_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "core/error.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+constexpr std::array<std::pair<Framework, std::string_view>, 3> kFrameworks = {
+    {{Framework::kMegatron, "megatron"}, {Framework::kDeepSpeed, "deepspeed"}, {Framework::kVllm, "vllm"}}};
+constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecomputes = {
+    {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
+
+constexpr double kHalf = 2;  // bytes of a 16-bit value
+
+// Korthikanti et al.'s per-layer activation terms (units of sbh bytes): what the attention block
+// and layer norms keep besides the MLP, the MLP's own share, and the attention scores' 5as/h.
+constexpr double kOutsideMlp = 15;  // 11 attention + 4 layer norms
+constexpr double kMlp = 19;
+constexpr double kReplicated = 10;  // kept whole on every TP rank without sequence parallelism
+
+int headsOf(const ModelSpec& m) { return m.heads > 0 ? m.heads : std::max(1, m.hidden / 128); }
+
+// Parameters one GPU holds (dense over tp x pp; experts over tp x pp x ep), dense and expert apart.
+struct Share {
+  double dense = 0;
+  double experts = 0;
+};
+Share shareOf(const ModelSpec& m, const core::Layout& l) {
+  const double slices = static_cast<double>(l.tp) * l.pp;
+  return {(m.params - m.expertParams()) / slices, m.expertParams() / (slices * l.ep)};
+}
+
+// Bytes per parameter of (weights, gradients, optimizer states) under ZeRO-style sharding over
+// `d` ranks: DeepSpeed's 2 + 2 + 12, Megatron's 2 + 4 (fp32 gradients) + 12.
+struct PerParameter {
+  double weights = 0, gradients = 0, optimizer = 0;
+};
+PerParameter perParameter(Framework f, int stage, double d) {
+  if (f == Framework::kVllm) return {kHalf, 0, 0};
+  const double gradients = f == Framework::kMegatron ? 4 : kHalf;
+  return {stage >= 3 ? kHalf / d : kHalf, stage >= 2 ? gradients / d : gradients, stage >= 1 ? 12 / d : 12};
+}
+
+// Layers' worth of activations the first pipeline stage keeps (1F1B, interleaved with v stages).
+double layersInFlight(const ModelSpec& m, const MemoryChoice& c) {
+  const double p = c.layout.pp;
+  const double perStage = static_cast<double>(m.layers) / p;
+  const double inFlight = std::min<double>(p, std::max(1, c.microBatches));
+  const double interleave = c.virtualStages > 1 && inFlight >= p ? 1 + (p - 1) / (p * c.virtualStages) : 1;
+  return perStage * inFlight * interleave;
+}
+
+}  // namespace
+
+std::string_view frameworkName(Framework f) {
+  for (const auto& [value, text] : kFrameworks) {
+    if (value == f) return text;
+  }
+  return "?";
+}
+
+Framework parseFramework(std::string_view text) {
+  for (const auto& [value, name] : kFrameworks) {
+    if (name == text) return value;
+  }
+  throw core::UsageError(fmt::format("unknown --framework '{}' (megatron, deepspeed or vllm)", text));
+}
+
+std::string_view recomputeName(Recompute r) {
+  for (const auto& [value, text] : kRecomputes) {
+    if (value == r) return text;
+  }
+  return "?";
+}
+
+std::string choiceProblem(Framework framework, const MemoryChoice& c) {
+  if (c.sequenceParallel && c.layout.tp < 2) return "sequence parallelism needs tensor parallelism";
+  if (c.zeroStage < 0 || c.zeroStage > 3) return fmt::format("ZeRO stage {} does not exist", c.zeroStage);
+  switch (framework) {
+    case Framework::kMegatron:
+      if (c.zeroStage > 1) return "Megatron-LM shards optimizer states only (its distributed optimizer)";
+      break;
+    case Framework::kDeepSpeed:
+      if (c.zeroStage == 3 && c.layout.pp > 1) return "DeepSpeed runs ZeRO-3 without pipeline parallelism";
+      if (c.zeroStage >= 2 && c.layout.pp > 1) return "DeepSpeed's pipeline engine takes ZeRO-1 at most";
+      break;
+    case Framework::kVllm:
+      if (c.zeroStage != 0 || c.recompute != Recompute::kNone || c.sequenceParallel) {
+        return "vLLM serves: no optimizer sharding, recomputation or sequence parallelism";
+      }
+      break;
+  }
+  return {};
+}
+
+double activationBytesPerLayer(const ModelSpec& m, int seq, const MemoryChoice& c) {
+  const double s = seq;
+  const double sbh = s * c.microBatch * m.hidden;
+  const double t = c.layout.tp;
+  const double scores = 5.0 * headsOf(m) * s / m.hidden;  // the attention's softmax, dropout, scores
+  const double mlp = kMlp * (m.moe() ? m.topK : 1);
+  const double perRank = kOutsideMlp + mlp - kReplicated;  // split by TP without SP
+  switch (c.recompute) {
+    case Recompute::kFull: return kHalf * sbh / (c.sequenceParallel ? t : 1);
+    case Recompute::kSelective:
+      return c.sequenceParallel ? sbh * (kOutsideMlp + mlp) / t : sbh * (kReplicated + perRank / t);
+    case Recompute::kNone: break;
+  }
+  return c.sequenceParallel ? sbh * (kOutsideMlp + mlp + scores) / t : sbh * (kReplicated + (perRank + scores) / t);
+}
+
+MemoryEstimate memoryPerGpu(Framework framework, const ModelSpec& m, int seq, const MemoryChoice& c,
+                            double reserveBytes) {
+  const Share share = shareOf(m, c.layout);
+  const double expertRanks = std::max(1, c.layout.dp / c.layout.ep);
+  const PerParameter dense = perParameter(framework, c.zeroStage, c.layout.dp);
+  const PerParameter experts = perParameter(framework, c.zeroStage, expertRanks);
+  MemoryEstimate e;
+  e.weights = share.dense * dense.weights + share.experts * experts.weights;
+  e.gradients = share.dense * dense.gradients + share.experts * experts.gradients;
+  e.optimizer = share.dense * dense.optimizer + share.experts * experts.optimizer;
+  if (framework == Framework::kVllm) {
+    // keys and values of every layer on this stage for the sequences served at once, split by TP
+    const double layers = static_cast<double>(m.layers) / c.layout.pp;
+    e.activations = 2.0 * kHalf * layers * seq * c.microBatch * m.hidden / c.layout.tp;
+  } else {
+    e.activations = activationBytesPerLayer(m, seq, c) * layersInFlight(m, c);
+  }
+  e.reserve = reserveBytes;
+  return e;
+}
+
+}  // namespace fabricmap::orchestrator

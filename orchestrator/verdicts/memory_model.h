@@ -1,0 +1,76 @@
+// GPU memory of a training (or inference) layout, per GPU of the most loaded pipeline stage (the
+// first): what `fabricmap advise` checks each layout against before pricing it.
+//
+// Model states, mixed precision with Adam, as the frameworks keep them:
+// - DeepSpeed (ZeRO, Rajbhandari et al. 2020): 16-bit weights (2 B/parameter) and gradients (2 B),
+//   fp32 master weights, momentum and variance (12 B); stage 1 shards the optimizer states over the
+//   data-parallel ranks, stage 2 the gradients too, stage 3 the weights too: 16, 4 + 12/d, 2 + 14/d,
+//   16/d bytes per parameter.
+// - Megatron-LM: 16-bit weights and fp32 gradients (18 B/parameter); its distributed optimizer
+//   shards the fp32 master weights and optimizer states: 6 + 12/d (Megatron-LM's
+//   docs/distrib_optimizer.md). It has no sharded gradients or weights.
+// - vLLM (inference): 16-bit weights only, and the KV cache instead of activations.
+// Parameters per GPU: the dense ones over tp x pp, the experts' over tp x pp x ep, sharded for ZeRO
+// over dp (dense) and dp / ep (experts). Pipeline stages hold equal shares (embeddings not apart).
+//
+// Activations (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+// Models", Table 2), 16-bit, per layer and micro-batch of b sequences of s tokens, hidden h, a
+// heads, tensor parallelism t:
+//   no recomputation: sbh(10 + 24/t + 5as/(ht)); with sequence parallelism sbh/t (34 + 5as/h)
+//   selective (the attention's softmax and dropout recomputed): sbh(10 + 24/t); with SP 34 sbh/t
+//   full (only each layer's input kept): 2sbh; with SP 2sbh/t
+// The first pipeline stage holds L/p layers for p micro-batches in flight under 1F1B (fewer when
+// the step has fewer), L (1 + (p - 1)/(p v)) layers' worth with v interleaved stages. MoE: the MLP's
+// share (19 of the 34) scales with the experts each token visits (top-k). Attention heads unknown:
+// 128-wide heads assumed. Not counted: the embedding and output layer's activations (no
+// vocabulary in the model figures), framework buffers beyond the fixed reserve.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/layout.h"
+#include "orchestrator/verdicts/predict.h"
+
+namespace fabricmap::orchestrator {
+
+enum class Framework { kMegatron, kDeepSpeed, kVllm };
+std::string_view frameworkName(Framework f);  // "megatron", "deepspeed", "vllm"
+Framework parseFramework(std::string_view text);  // throws UsageError
+
+enum class Recompute { kNone, kSelective, kFull };
+std::string_view recomputeName(Recompute r);  // "none", "selective", "full"
+
+// One way to run a model: its layout and the memory choices the frameworks offer.
+struct MemoryChoice {
+  core::Layout layout;
+  bool sequenceParallel = false;
+  // DeepSpeed: ZeRO stage 0-3. Megatron: 0, or 1 for the distributed optimizer. vLLM: 0.
+  int zeroStage = 0;
+  Recompute recompute = Recompute::kNone;
+  int microBatch = 1;     // sequences per micro-batch (vLLM: sequences served at once per replica)
+  int microBatches = 1;   // per step and pipeline (global batch / (micro-batch x dp))
+  int virtualStages = 1;  // interleaved 1F1B
+};
+
+// Why `choice` is not one `framework` offers (ZeRO-2 on Megatron, sequence parallelism without
+// tensor parallelism, ...); empty when it is.
+std::string choiceProblem(Framework framework, const MemoryChoice& choice);
+
+// Bytes per GPU, the most loaded pipeline stage.
+struct MemoryEstimate {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;    // fp32 master weights, momentum, variance
+  double activations = 0;  // training; vLLM: the KV cache
+  double reserve = 0;      // CUDA context, NCCL buffers, allocator slack (fixed)
+  double total() const { return weights + gradients + optimizer + activations + reserve; }
+};
+
+// Activation bytes of one layer and one micro-batch (the formulas above, dense).
+double activationBytesPerLayer(const ModelSpec& model, int seq, const MemoryChoice& choice);
+
+MemoryEstimate memoryPerGpu(Framework framework, const ModelSpec& model, int seq, const MemoryChoice& choice,
+                            double reserveBytes);
+
+}  // namespace fabricmap::orchestrator
