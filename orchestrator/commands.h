@@ -19,6 +19,8 @@ int inventoryCommand(const std::vector<std::string>& args);
 int reportCommand(const std::vector<std::string>& args);
 // `fabricmap predict FILE.h5 [FILE2.h5 ...] --model M --tp T --pp P --dp D [--json]`.
 int predictCommand(const std::vector<std::string>& args);
+// `fabricmap advise FILE.h5 [FILE2.h5 ...] --model M [--framework F] [--json]`.
+int adviseCommand(const std::vector<std::string>& args);
 // `fabricmap import nccl-tests LOG... -o FILE.h5 [--force] [--op OP]`.
 int importCommand(const std::vector<std::string>& args);
 // `fabricmap compare A.h5 B.h5 ... [--json]`.

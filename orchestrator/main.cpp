@@ -25,6 +25,7 @@ constexpr const char* kUsage =
     "  compare  results files side by side, differences beyond a tolerance marked\n"
     "  verify   acceptance of a results file against a profile (exit 0 pass, 1 fail)\n"
     "  predict  training step time, utilization and cost of a model and layout from results files\n"
+    "  advise   the layouts of a model that fit the measured GPUs, fastest on the measured fabric first\n"
     "  import   bring nccl-tests logs into a results file (import nccl-tests LOG... -o FILE.h5)\n"
     "  topo     discover (or --file: parse a saved `nvidia-smi topo -m`) and classify this node\n"
     "  inventory  this node's RDMA ports, PCIe links and GPUDirect readiness from sysfs, judged\n"
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     if (command == "topo") return fabricmap::orchestrator::topoCommand(args);
     if (command == "inventory") return fabricmap::orchestrator::inventoryCommand(args);
     if (command == "predict") return fabricmap::orchestrator::predictCommand(args);
+    if (command == "advise") return fabricmap::orchestrator::adviseCommand(args);
     if (command == "import") return fabricmap::orchestrator::importCommand(args);
     if (command == "compare") return fabricmap::orchestrator::compareCommand(args);
     if (command == "verify") return fabricmap::orchestrator::verifyCommand(args);

@@ -66,7 +66,9 @@ void printHeader(std::ostream& out, const PredictConfig& c) {
       core::formatLayout(c.layout), c.layout.worldSize(), c.microBatch, c.globalBatch, microBatchesPerStep(c),
       core::formatCount(static_cast<double>(c.globalBatch) * c.seq), c.sequenceParallel ? ", sequence parallel" : "");
   out << fmt::format("# gradients: {} of {} in {} buckets, {:.0f}% of it hidden behind compute (--overlap)\n",
-                     c.dpMode == DpMode::kZero ? "reduce_scatter + all_gather (ZeRO)" : "all_reduce", c.gradDtype,
+                     c.dpMode == DpMode::kZero    ? "reduce_scatter + all_gather (ZeRO)"
+                     : c.dpMode == DpMode::kZero3 ? "reduce_scatter + 2 x all_gather (ZeRO-3)"
+                                                  : "all_reduce", c.gradDtype,
                      core::formatBytes(c.bucketBytes), c.overlap * 100);
 }
 
@@ -207,7 +209,7 @@ void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vecto
 
 }  // namespace
 
-void addPredictOptions(boost::program_options::options_description& opts) {
+void addModelOptions(boost::program_options::options_description& opts) {
   namespace po = boost::program_options;
   // clang-format off
   opts.add_options()
@@ -221,11 +223,26 @@ void addPredictOptions(boost::program_options::options_description& opts) {
     ("experts", po::value<int>(), "custom MoE model: experts per layer (every layer MoE)")
     ("top-k", po::value<int>(), "custom MoE model: experts per token")
     ("seq", po::value<int>(), "sequence length (default: the preset's, else 4096)")
-    ("micro-batch", po::value<int>(), "sequences per micro-batch (default 1)")
     ("global-batch", po::value<int>(), "sequences per step (default: the preset's, else 1024)")
     ("dtype", po::value<std::string>()->default_value("bf16"), "activations and parameters: bf16, fp16, fp32")
     ("grad-dtype", po::value<std::string>(), "gradients as reduced (default --dtype; Megatron-LM reduces bf16 "
                                               "training's gradients in fp32 unless --grad-reduce-in-bf16)")
+    ("bucket-bytes", po::value<std::string>()->default_value("25M"), "gradient bucket size (K/M/G = 1024^n)")
+    ("overlap", po::value<double>()->default_value(0.0), "share of DP communication hidden behind compute, 0..1")
+    ("mfu", po::value<double>()->default_value(0.4), "model FLOPs utilization of the compute alone, 0..1 (the "
+                                                      "pipeline bubble and exposed communication are added to it)")
+    ("peak-tflops", po::value<double>(), "peak dense TFLOP/s per GPU (default: the GPU model recorded in the file)")
+    ("price-per-gpu-hour", po::value<double>(), "price of one GPU-hour: the training cost is reported")
+    ("tokens", po::value<std::string>()->default_value("1T"), "tokens to train (1T, 300B, 2e12)");
+  // clang-format on
+}
+
+void addPredictOptions(boost::program_options::options_description& opts) {
+  namespace po = boost::program_options;
+  addModelOptions(opts);
+  // clang-format off
+  opts.add_options()
+    ("micro-batch", po::value<int>(), "sequences per micro-batch (default 1)")
     ("tp", po::value<int>(), "tensor-parallel size (default 1)")
     ("pp", po::value<int>(), "pipeline-parallel size (default 1)")
     ("dp", po::value<int>(), "data-parallel size (default 1)")
@@ -233,16 +250,10 @@ void addPredictOptions(boost::program_options::options_description& opts) {
     ("layout", po::value<std::string>(), "all four at once: tp=T,pp=P,dp=D[,ep=E]")
     ("sequence-parallel", "Megatron sequence parallelism: TP all_gather + reduce_scatter instead of all_reduce")
     ("dp-mode", po::value<std::string>()->default_value("allreduce"),
-     "allreduce (DDP) or zero (distributed optimizer: reduce_scatter + all_gather)")
-    ("bucket-bytes", po::value<std::string>()->default_value("25M"), "gradient bucket size (K/M/G = 1024^n)")
-    ("overlap", po::value<double>()->default_value(0.0), "share of DP communication hidden behind compute, 0..1")
-    ("mfu", po::value<double>()->default_value(0.4), "model FLOPs utilization of the compute alone, 0..1 (the "
-                                                      "pipeline bubble and exposed communication are added to it)")
+     "allreduce (DDP), zero (distributed optimizer, ZeRO-1/2: reduce_scatter + all_gather) or zero3 "
+     "(parameters all-gathered again for the backward pass)")
     ("virtual-stages", po::value<int>()->default_value(1), "interleaved 1F1B: model chunks per pipeline stage (v); "
-                                                           "the bubble shrinks v times, PP messages grow v times")
-    ("peak-tflops", po::value<double>(), "peak dense TFLOP/s per GPU (default: the GPU model recorded in the file)")
-    ("price-per-gpu-hour", po::value<double>(), "price of one GPU-hour: the training cost is reported")
-    ("tokens", po::value<std::string>()->default_value("1T"), "tokens to train (1T, 300B, 2e12)");
+                                                           "the bubble shrinks v times, PP messages grow v times");
   // clang-format on
 }
 
@@ -250,7 +261,7 @@ bool predictionRequested(const boost::program_options::variables_map& vm) {
   return vm.count("model") || vm.count("params") || vm.count("layers") || vm.count("hidden");
 }
 
-PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm) {
+PredictConfig modelConfigFrom(const boost::program_options::variables_map& vm) {
   PredictConfig c;
   const bool explicitModel = vm.count("params") || vm.count("layers") || vm.count("hidden");
   if (vm.count("model")) {
@@ -284,10 +295,22 @@ PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm)
     if (vm.count("ffn") && c.model.ffn < 1) throw core::UsageError("--ffn must be positive");
   }
   if (vm.count("seq")) c.seq = vm["seq"].as<int>();
-  if (vm.count("micro-batch")) c.microBatch = vm["micro-batch"].as<int>();
   if (vm.count("global-batch")) c.globalBatch = vm["global-batch"].as<int>();
   c.dtype = vm["dtype"].as<std::string>();
   c.gradDtype = vm.count("grad-dtype") ? vm["grad-dtype"].as<std::string>() : c.dtype;
+  c.bucketBytes = core::parseBytes(vm["bucket-bytes"].as<std::string>(), "--bucket-bytes");
+  c.overlap = vm["overlap"].as<double>();
+  c.mfu = vm["mfu"].as<double>();
+  if (vm.count("peak-tflops")) c.peakTflops = vm["peak-tflops"].as<double>();
+  c.tokens = parseCount(vm["tokens"].as<std::string>(), "--tokens");
+  if (vm.count("price-per-gpu-hour")) c.pricePerGpuHour = vm["price-per-gpu-hour"].as<double>();
+  validate(c);
+  return c;
+}
+
+PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm) {
+  PredictConfig c = modelConfigFrom(vm);
+  if (vm.count("micro-batch")) c.microBatch = vm["micro-batch"].as<int>();
 
   const bool dims = vm.count("tp") || vm.count("pp") || vm.count("dp") || vm.count("ep");
   if (vm.count("layout")) {
@@ -305,15 +328,11 @@ PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm)
     c.dpMode = DpMode::kAllReduce;
   else if (mode == "zero")
     c.dpMode = DpMode::kZero;
+  else if (mode == "zero3")
+    c.dpMode = DpMode::kZero3;
   else
-    throw core::UsageError(fmt::format("unknown --dp-mode '{}' (allreduce or zero)", mode));
-  c.bucketBytes = core::parseBytes(vm["bucket-bytes"].as<std::string>(), "--bucket-bytes");
-  c.overlap = vm["overlap"].as<double>();
-  c.mfu = vm["mfu"].as<double>();
+    throw core::UsageError(fmt::format("unknown --dp-mode '{}' (allreduce, zero or zero3)", mode));
   c.virtualStages = vm["virtual-stages"].as<int>();
-  if (vm.count("peak-tflops")) c.peakTflops = vm["peak-tflops"].as<double>();
-  c.tokens = parseCount(vm["tokens"].as<std::string>(), "--tokens");
-  if (vm.count("price-per-gpu-hour")) c.pricePerGpuHour = vm["price-per-gpu-hour"].as<double>();
   validate(c);
   return c;
 }

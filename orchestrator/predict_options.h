@@ -8,12 +8,18 @@
 
 namespace fabricmap::orchestrator {
 
-// Adds --model, --params ..., --tp/--pp/--dp/--ep, --layout and the step options (not --json,
-// --help or the files).
+// Adds --model, --params ..., --seq, --global-batch and the step options: what a prediction needs
+// besides a layout (shared with `advise`, which searches the layouts itself).
+void addModelOptions(boost::program_options::options_description& opts);
+// Adds the model options, then --micro-batch, --tp/--pp/--dp/--ep, --layout and the layout's
+// options (not --json, --help or the files).
 void addPredictOptions(boost::program_options::options_description& opts);
 // Whether a model was named (--model, or any of --params/--layers/--hidden).
 bool predictionRequested(const boost::program_options::variables_map& vm);
-// The configuration those options describe; throws UsageError naming the first problem.
+// The configuration the model options describe (layout 1 x 1 x 1); throws UsageError naming the
+// first problem.
+PredictConfig modelConfigFrom(const boost::program_options::variables_map& vm);
+// The configuration all the predict options describe; throws UsageError naming the first problem.
 PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm);
 
 }  // namespace fabricmap::orchestrator

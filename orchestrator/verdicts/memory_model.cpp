@@ -116,6 +116,16 @@ double activationBytesPerLayer(const ModelSpec& m, int seq, const MemoryChoice& 
   return c.sequenceParallel ? sbh * (kOutsideMlp + mlp + scores) / t : sbh * (kReplicated + (perRank + scores) / t);
 }
 
+double recomputeFactor(const ModelSpec& m, int seq, Recompute r) {
+  const double attention = static_cast<double>(seq) / m.hidden;
+  switch (r) {
+    case Recompute::kFull: return 4.0 / 3.0;
+    case Recompute::kSelective: return (1 + attention / 3) / (1 + attention / 6);
+    case Recompute::kNone: break;
+  }
+  return 1;
+}
+
 MemoryEstimate memoryPerGpu(Framework framework, const ModelSpec& m, int seq, const MemoryChoice& c,
                             double reserveBytes) {
   const Share share = shareOf(m, c.layout);

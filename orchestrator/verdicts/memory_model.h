@@ -70,6 +70,11 @@ struct MemoryEstimate {
 // Activation bytes of one layer and one micro-batch (the formulas above, dense).
 double activationBytesPerLayer(const ModelSpec& model, int seq, const MemoryChoice& choice);
 
+// The compute a recomputation choice adds, as a factor on the model's own (Korthikanti et al. 2022,
+// Section 5: 72bLsh^2 (1 + s/6h) FLOPs per step without recomputation, (1 + s/3h) with the selective
+// kind, 96bLsh^2 (1 + s/6h) with full recomputation).
+double recomputeFactor(const ModelSpec& model, int seq, Recompute recompute);
+
 MemoryEstimate memoryPerGpu(Framework framework, const ModelSpec& model, int seq, const MemoryChoice& choice,
                             double reserveBytes);
 

@@ -121,6 +121,15 @@ double parseCount(std::string_view text, std::string_view what) {
   return value * scale;
 }
 
+std::string_view dpModeName(DpMode mode) {
+  switch (mode) {
+    case DpMode::kZero: return "zero";
+    case DpMode::kZero3: return "zero3";
+    case DpMode::kAllReduce: break;
+  }
+  return "allreduce";
+}
+
 int microBatchesPerStep(const PredictConfig& c) { return c.globalBatch / (c.microBatch * c.layout.dp); }
 
 void validate(const PredictConfig& c) {
@@ -480,7 +489,8 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
   }
 
   const double tokensPerStep = static_cast<double>(c.globalBatch) * c.seq;
-  p.computeSeconds = 6.0 * c.model.activeParams() * tokensPerStep / (gpus * p.peakTflops * 1e12 * c.mfu);
+  p.computeSeconds =
+      6.0 * c.model.activeParams() * tokensPerStep * c.recomputeFactor / (gpus * p.peakTflops * 1e12 * c.mfu);
   // 1F1B (Narayanan et al., SC'21): each stage idles (pp - 1) micro-batch slots of its m per step,
   // 1/v of that with v interleaved model chunks per stage
   p.bubbleSeconds = p.computeSeconds * (c.layout.pp - 1) /

@@ -44,7 +44,11 @@ struct ModelPreset {
 const std::vector<ModelPreset>& modelPresets();
 std::optional<ModelPreset> findPreset(std::string_view name);
 
-enum class DpMode { kAllReduce, kZero };
+// How data-parallel ranks exchange gradients: all_reduce (DDP); reduce_scatter of the gradients and
+// all_gather of the updated parameters (ZeRO-1/2, Megatron-LM's distributed optimizer); ZeRO-3,
+// which also all-gathers the parameters again for the backward pass.
+enum class DpMode { kAllReduce, kZero, kZero3 };
+std::string_view dpModeName(DpMode mode);  // "allreduce", "zero", "zero3"
 
 struct PredictConfig {
   ModelSpec model;
@@ -61,6 +65,9 @@ struct PredictConfig {
   double overlap = 0;  // share of DP (and expert-DP) communication hidden behind compute
   double mfu = 0.4;      // of the model's own compute: no communication, no pipeline bubble
   int virtualStages = 1;  // interleaved 1F1B: model chunks per pipeline stage (Megatron-LM's v)
+  // compute beyond the model's own: recomputed activations (1: none; full recomputation runs the
+  // forward pass twice, 4/3)
+  double recomputeFactor = 1;
   std::optional<double> peakTflops;  // per GPU; unset: from the GPU model recorded in the file
   double tokens = 1e12;              // tokens to train, for days, GPU-hours and cost
   std::optional<double> pricePerGpuHour;

@@ -43,7 +43,7 @@ Json configToJson(const PredictConfig& c) {
           {"layout", {{"tp", c.layout.tp}, {"pp", c.layout.pp}, {"dp", c.layout.dp}, {"ep", c.layout.ep}}},
           {"gpus", c.layout.worldSize()},
           {"sequence_parallel", c.sequenceParallel},
-          {"dp_mode", c.dpMode == DpMode::kZero ? "zero" : "allreduce"},
+          {"dp_mode", dpModeName(c.dpMode)},
           {"bucket_bytes", c.bucketBytes},
           {"overlap", c.overlap},
           {"mfu", c.mfu},

@@ -86,18 +86,22 @@ Traffic gradientTraffic(const PredictConfig& c, const StepShape& s, std::string 
   }
   const Buckets b = bucketsOf(paramsPerRank * s.gradBytes, c.bucketBytes);
   t.messages = b.count;
-  if (c.dpMode == DpMode::kZero) {
-    // distributed optimizer: gradients reduce-scattered, updated parameters all-gathered back
+  if (c.dpMode != DpMode::kAllReduce) {
+    // distributed optimizer: gradients reduce-scattered, updated parameters all-gathered back;
+    // ZeRO-3 gathers them once more, for the backward pass
     const U64 paramBucket =
         static_cast<U64>(std::llround(static_cast<double>(b.bytes) * static_cast<double>(s.bytes) / s.gradBytes));
     t.legs = {{core::Op::kReduceScatter, b.bytes}, {core::Op::kAllGather, paramBucket}};
+    if (c.dpMode == DpMode::kZero3) t.legs.push_back({core::Op::kAllGather, paramBucket});
   } else {
     t.legs = {{core::Op::kAllReduce, b.bytes}};
   }
   t.what = fmt::format("{} parameters per rank x {} B {} gradients in {} equal buckets of at most {}{}",
                        core::formatCount(paramsPerRank), s.gradBytes, c.gradDtype, b.count,
                        core::formatBytes(c.bucketBytes),
-                       c.dpMode == DpMode::kZero ? fmt::format(", parameters all-gathered in {}", c.dtype) : "");
+                       c.dpMode == DpMode::kZero    ? fmt::format(", parameters all-gathered in {}", c.dtype)
+                       : c.dpMode == DpMode::kZero3 ? fmt::format(", parameters all-gathered in {} twice (ZeRO-3)", c.dtype)
+                                                    : "");
   return t;
 }
 

@@ -228,6 +228,39 @@ def case_predict(args, tmp):
                              capture_output=True, text=True, timeout=60)
     ok, lines = one_error_line(missing)
     check(missing.returncode == 2 and ok, f"predict of a missing file: exit {missing.returncode} {lines}")
+    check_advise(args, out)
+
+
+def check_advise(args, out):
+    """`advise` on the same file: layouts that fit the declared memory, fastest first, priced on the
+    file's curves (the layouts whose traffic it did not measure left unpriced, below them)."""
+    def advise(*extra):
+        return subprocess.run([args.fabricmap, "advise", out] + list(extra), capture_output=True, text=True, timeout=60)
+
+    base = ["--model", "llama-7b", "--global-batch", "64", "--peak-tflops", "989", "--gpu-memory", "80G"]
+    j = advise(*base, "--json")
+    check(j.returncode == 0, f"advise --json exit {j.returncode}: {j.stderr}")
+    doc = json.loads(j.stdout) if j.returncode == 0 else {"files": [{"layouts": []}]}
+    f = doc["files"][0]
+    check(f.get("gpus") == args.np and f.get("gpus_per_node") == 2 and f.get("gpu_memory_bytes") == 80 << 30,
+          f"advise file: {dict((k, f.get(k)) for k in ('gpus', 'gpus_per_node', 'gpu_memory_bytes'))}")
+    layouts = f["layouts"]
+    steps = [x["step_seconds"] for x in layouts if x["step_seconds"] is not None]
+    check(layouts and steps and steps == sorted(steps) and layouts[0]["step_seconds"] is not None,
+          f"advise layouts not fastest first: {steps}")
+    for x in layouts:
+        lay = x["layout"]
+        check(lay["tp"] * lay["pp"] * lay["dp"] == args.np and lay["tp"] <= 2, f"advise layout {lay}")
+        check(x["memory_bytes"]["total"] <= 80 << 30, f"advise kept a layout that does not fit: {x['memory_bytes']}")
+    check("--tensor-model-parallel-size" in layouts[0]["flags"], f"flags {layouts[0]['flags']}")
+    text = advise(*base)
+    check(text.returncode == 0 and "# megatron for #1: --tensor-model-parallel-size" in text.stdout,
+          f"advise text: {text.stdout}")
+    small = advise("--model", "gpt3-175b", "--peak-tflops", "989", "--gpu-memory", "16G")
+    check(small.returncode == 0 and "# does not fit: no layout fits" in small.stdout, f"advise gpt3: {small.stdout}")
+    bad = advise("--model", "llama-7b", "--peak-tflops", "989")  # a host-memory run records no GPU memory
+    ok, lines = one_error_line(bad)
+    check(bad.returncode == 2 and ok and "--gpu-memory" in lines[0], f"advise without GPU memory: {bad.returncode} {lines}")
 
 
 def case_import(args, tmp):
