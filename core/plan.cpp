@@ -25,6 +25,15 @@ std::string_view name(PairLevel level) { return level == PairLevel::kRank ? "ran
 
 std::string_view name(ScalingLevel level) { return level == ScalingLevel::kGpus ? "gpus" : "nodes"; }
 
+std::string_view name(StorageTest test) {
+  switch (test) {
+    case StorageTest::kWrite: return "write";
+    case StorageTest::kRandomRead: return "randread";
+    case StorageTest::kRead: break;
+  }
+  return "read";
+}
+
 std::string_view name(CopyMethod method) {
   switch (method) {
     case CopyMethod::kCopyEngine: return "ce";

@@ -158,6 +158,22 @@ struct TrainingStep {
   int warmup = 0;
 };
 
+// The storage feed (--storage PATH): the reading ranks' I/O under PATH, one test per step.
+enum class StorageTest : std::uint8_t { kWrite, kRead, kRandomRead };
+std::string_view name(StorageTest test);  // "write", "read", "randread"
+
+struct StorageStep {
+  int index = 0;  // step number, after the training pattern
+  StorageTest test = StorageTest::kRead;
+  std::string path;        // the directory every reading rank's files are under
+  std::vector<int> ranks;  // the ranks doing I/O (all, or each node's first)
+  bool ownFiles = false;   // files written by the run (--storage-write), else those found under path
+  std::uint64_t bytes = 0;       // per rank: written, read in sequence, or spanned by random reads
+  std::uint64_t blockBytes = 0;  // per read or write
+  double seconds = 0;            // random reads: how long to keep reading
+  bool removeAfter = false;      // the last step on the run's own files: they go after it
+};
+
 struct Plan {
   std::vector<ScopePlan> scopes;
   std::vector<CollectiveStep> collectiveSteps;
@@ -167,12 +183,17 @@ struct Plan {
   std::vector<Traffic> traffic;             // its traffic types
   std::vector<TrainingStep> trainingSteps;  // after the scaling points
   std::vector<CopyStep> copySteps;          // after the training pattern
+  std::vector<StorageStep> storageSteps;    // after the training pattern
   std::vector<PairStep> pairSteps;          // after the copies; retests are appended as planned
 
   // Every step kind's list, in the order a run takes them: the one place that names them all
   // (a new step kind is one more list here and in stepLists).
-  auto stepLists() { return std::tie(collectiveSteps, scalingSteps, trainingSteps, copySteps, pairSteps); }
-  auto stepLists() const { return std::tie(collectiveSteps, scalingSteps, trainingSteps, copySteps, pairSteps); }
+  auto stepLists() {
+    return std::tie(collectiveSteps, scalingSteps, trainingSteps, storageSteps, copySteps, pairSteps);
+  }
+  auto stepLists() const {
+    return std::tie(collectiveSteps, scalingSteps, trainingSteps, storageSteps, copySteps, pairSteps);
+  }
   // Calls f(list) for each step kind's list, in run order.
   template <class F>
   void forEachStepList(F&& f) const {

@@ -239,13 +239,14 @@ struct ScopeRecord {
 };
 
 // The kind of a planned step, one per row type of StepRows, and its name in /steps and journals.
-enum class StepKind : std::uint8_t { kCollective, kCopy, kPairwise, kScaling, kTraining };
-inline constexpr std::array<std::pair<StepKind, std::string_view>, 5> kStepKindNames{{
+enum class StepKind : std::uint8_t { kCollective, kCopy, kPairwise, kScaling, kTraining, kStorage };
+inline constexpr std::array<std::pair<StepKind, std::string_view>, 6> kStepKindNames{{
     {StepKind::kCollective, "collective"},
     {StepKind::kCopy, "copy"},
     {StepKind::kPairwise, "pairwise"},
     {StepKind::kScaling, "scaling"},
     {StepKind::kTraining, "training"},
+    {StepKind::kStorage, "storage"},
 }};
 inline std::string_view name(StepKind kind) { return nameIn(kStepKindNames, kind); }
 inline std::optional<StepKind> parseStepKind(std::string_view text) { return parseIn(kStepKindNames, text); }
@@ -384,13 +385,33 @@ struct ScalingRecord {
   std::uint64_t wrong = 0;  // wrong output elements over every group (the all_reduce is checked)
 };
 
+// One measurement of the storage feed: a row of /storage. Per reading rank ("rank"), per node
+// (its ranks at once: bytes summed over the slowest rank's time) and for the whole job ("all").
+struct StorageRecord {
+  int step = 0;
+  std::string test;   // "write" (sequential), "read" (sequential), "randread" (4 KiB at random offsets)
+  std::string level;  // "rank", "node", "all"
+  int rank = -1;      // world rank; -1 for node and all rows
+  int node = -1;      // -1 for the all row
+  int ranks = 0;      // ranks whose I/O the row sums
+  std::uint64_t bytes = 0;
+  std::uint64_t ops = 0;  // reads or writes issued
+  std::uint64_t blockBytes = 0;
+  double seconds = 0;  // the slowest rank's time
+  double gbps = 0;     // bytes / seconds, GB/s
+  double iops = 0;     // ops / seconds
+  // how the page cache was kept out: "direct" (O_DIRECT), "dropped" (written, synced and evicted
+  // with posix_fadvise before reading), "cached" (neither possible: figures may be the cache's)
+  std::string cache;
+};
+
 // The rows one finished step measured, as the sinks get them: one alternative per step kind's row
 // type, viewing the executor's rows (no copy). A new step kind adds its row type here, its table
 // in results/schema, and its formatting where a sink shows it; sinks store every kind through the
 // schema without naming it.
 using StepRows = std::variant<std::span<const CollectiveRecord>, std::span<const CopyRecord>,
                               std::span<const PairRecord>, std::span<const ScalingRecord>,
-                              std::span<const TrainingRecord>>;
+                              std::span<const TrainingRecord>, std::span<const StorageRecord>>;
 
 // Calls f(std::type_identity<R>{}) for each step kind's row type R, in StepRows' order.
 template <class F>

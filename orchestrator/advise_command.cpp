@@ -41,6 +41,23 @@ std::string choiceText(const MemoryChoice& m) {
                      m.virtualStages, m.sequenceParallel ? "on" : "-", m.zeroStage, recomputeName(m.recompute));
 }
 
+// What the file measured of its storage against what #1 consumes.
+void printStorage(std::ostream& out, const AdviseConfig& c, const StorageFeed& s) {
+  out << fmt::format("# storage: {:.2f} GB/s of sequential reads from {} rank(s)", s.readGBps, s.readers);
+  if (s.loaderGBps) {
+    out << fmt::format("; #1 reads {:.3g} MB/s of tokens ({} B each), {:.2g}% of it", *s.loaderGBps * 1e3,
+                       c.bytesPerToken, 100 * *s.loaderGBps / s.readGBps);
+  }
+  out << "\n";
+  if (s.checkpointSeconds) {
+    out << fmt::format("# storage: a checkpoint of {:.0f} GB (14 B per parameter) writes in {:.0f} s at the measured "
+                       "{:.2f} GB/s\n",
+                       s.checkpointBytes / 1e9, *s.checkpointSeconds, *s.writeGBps);
+  } else {
+    out << "# storage: checkpoint time unknown: the run wrote nothing (run --storage PATH --storage-write)\n";
+  }
+}
+
 // vLLM: the replicas' layouts, fewest GPUs first, with the sequences each holds.
 void printServing(std::ostream& out, const AdviseConfig& c, const Advice& a) {
   out << fmt::format("# {:>2} {:<22} {:>9} {:>10}   (KV cache of {}-token sequences beside the weights)\n", "",
@@ -76,6 +93,7 @@ void printAdvice(std::ostream& out, const AdviseConfig& c, const Advice& a) {
     if (!k.unpriced.empty() && c.framework != Framework::kVllm) out << "       not priced: " << k.unpriced << "\n";
   }
   if (!a.best.empty()) out << fmt::format("# {} for #1: {}\n", frameworkName(c.framework), a.best.front().flags);
+  if (a.storage) printStorage(out, c, *a.storage);
 }
 
 void printProviders(std::ostream& out, const AdviseConfig& c, const std::vector<Advice>& advice) {
@@ -107,6 +125,8 @@ AdviseConfig adviseConfigFrom(const boost::program_options::variables_map& vm) {
   }
   c.reserveBytes = static_cast<double>(core::parseBytes(vm["reserve"].as<std::string>(), "--reserve"));
   c.top = vm["top"].as<int>();
+  c.bytesPerToken = vm["bytes-per-token"].as<double>();
+  if (!(c.bytesPerToken > 0)) throw core::UsageError("--bytes-per-token must be positive");
   if (c.top < 1) throw core::UsageError("--top must be at least 1");
   return c;
 }
@@ -127,6 +147,8 @@ int adviseCommand(const std::vector<std::string>& args) {
     ("gpu-memory", po::value<std::string>(), "memory per GPU (80G; default: the smallest NVML total in the file)")
     ("reserve", po::value<std::string>()->default_value("4G"), "memory per GPU kept for CUDA, NCCL and the allocator")
     ("top", po::value<int>()->default_value(10), "layouts shown per file")
+    ("bytes-per-token", po::value<double>()->default_value(4), "tokenized data read per token (int32 ids: 4, uint16: 2), "
+                                                               "against the file's storage feed")
     ("file", po::value<std::vector<std::string>>(), "results files");
   // clang-format on
   po::positional_options_description positional;

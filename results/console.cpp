@@ -174,6 +174,7 @@ void ConsoleSink::step(const core::StepRecord& step, const core::StepRows& rows)
                  [&](std::span<const core::PairRecord> r) { pairStep(step, r); },
                  [&](std::span<const core::ScalingRecord> r) { scalingStep(step, r); },
                  [&](std::span<const core::TrainingRecord> r) { trainingStep(step, r); },
+                 [&](std::span<const core::StorageRecord> r) { storageStep(step, r); },
                  [&](const auto&) {
                    flushPending();
                    ++stepsRun_;
@@ -297,6 +298,23 @@ void ConsoleSink::scalingStep(const core::StepRecord& step, std::span<const core
     fmt::print(out_, "  {:>6} {:>5} {:>14} {:>12.1f} {:>9.2f} {:>9.2f} {:>10.2f}{}\n", r.level, r.n,
                fmt::format("{} x {}", r.groups, r.nranks), r.timeUs.median, r.algbw, r.busbw, r.efficiency,
                r.noisy ? "  noisy" : "");
+  }
+  std::fflush(out_);
+}
+
+void ConsoleSink::storageStep(const core::StepRecord& /*step*/, std::span<const core::StorageRecord> rows) {
+  flushPending();
+  ++stepsRun_;
+  if (storageSteps_++ == 0) {
+    fmt::print(out_, "#\n# storage feed (/storage): each node's reading ranks at once, the slowest rank's time\n");
+    fmt::print(out_, "# {:>8} {:>6} {:>5} {:>10} {:>10} {:>10} {:>10}  {}\n", "test", "node", "ranks", "bytes", "GB/s",
+               "IOPS", "block", "page cache");
+  }
+  for (const auto& r : rows) {
+    if (r.level == "rank") continue;
+    fmt::print(out_, "  {:>8} {:>6} {:>5} {:>10} {:>10.3f} {:>10.0f} {:>10}  {}\n", r.test,
+               r.level == "all" ? std::string("all") : std::to_string(r.node), r.ranks, core::formatBytes(r.bytes),
+               r.gbps, r.iops, core::formatBytes(r.blockBytes), r.cache);
   }
   std::fflush(out_);
 }

@@ -51,6 +51,7 @@ class ConsoleSink final : public core::RecordSink {
   void pairStep(const core::StepRecord& step, std::span<const core::PairRecord> pairs);
   void scalingStep(const core::StepRecord& step, std::span<const core::ScalingRecord> rows);
   void trainingStep(const core::StepRecord& step, std::span<const core::TrainingRecord> rows);
+  void storageStep(const core::StepRecord& step, std::span<const core::StorageRecord> rows);
   void printBlockHeader(const core::StepRecord& step, const std::vector<core::CollectiveRecord>& rows);
   void printRows(const std::vector<core::CollectiveRecord>* outOfPlace,
                  const std::vector<core::CollectiveRecord>* inPlace);
@@ -71,6 +72,7 @@ class ConsoleSink final : public core::RecordSink {
   int copySteps_ = 0;
   int scalingSteps_ = 0;
   int trainingSteps_ = 0;
+  int storageSteps_ = 0;
   int pairRounds_ = 0;
   int pairRetests_ = 0;
   std::string blockKey_;

@@ -30,6 +30,7 @@ struct ResultsFile {
   std::vector<core::LayoutPlace> layoutPlaces;
   std::vector<core::TrainingRecord> training;
   std::vector<core::ScalingRecord> scaling;
+  std::vector<core::StorageRecord> storage;  // /storage: the storage feed (run --storage)
   std::vector<core::ImportRecord> imported;  // /imported: the logs `fabricmap import` read
   std::string recoveredFrom;  // the journal the run was read from (its HDF5 file was not closed)
   std::optional<VerdictRecord> acceptance;  // /verdict: what `verify --record` wrote, if it did
@@ -48,6 +49,8 @@ template <>
 inline std::vector<core::ScalingRecord>& rowsIn(ResultsFile& file) { return file.scaling; }
 template <>
 inline std::vector<core::TrainingRecord>& rowsIn(ResultsFile& file) { return file.training; }
+template <>
+inline std::vector<core::StorageRecord>& rowsIn(ResultsFile& file) { return file.storage; }
 
 template <class R>
 const std::vector<R>& rowsIn(const ResultsFile& file) {

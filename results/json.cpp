@@ -213,6 +213,7 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
   j["patterns"]["layout_places"] = arrayOf(layoutColumns(), file.layoutPlaces);
   j["patterns"]["training"] = arrayOf(trainingColumns(), file.training);
   j["patterns"]["scaling"] = arrayOf(scalingColumns(), file.scaling);
+  j["storage"] = arrayOf(storageColumns(), file.storage);
   j["matrices"] = file.hasMatrices ? matricesJson(file.matrices) : nlohmann::ordered_json(nullptr);
   j["findings"] = arrayOf(findingColumns(), file.findings);
   return j;

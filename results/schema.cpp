@@ -368,6 +368,26 @@ const std::vector<Column<core::ScalingRecord>>& scalingColumns() {
   return kColumns;
 }
 
+const std::vector<Column<core::StorageRecord>>& storageColumns() {
+  using R = core::StorageRecord;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, step, "step", ""),
+      FM_COLUMN(R, test, "test", ""),
+      FM_COLUMN(R, level, "level", ""),
+      FM_COLUMN(R, rank, "rank", ""),
+      FM_COLUMN(R, node, "node", ""),
+      FM_COLUMN(R, ranks, "ranks", ""),
+      FM_COLUMN(R, bytes, "bytes", "B"),
+      FM_COLUMN(R, ops, "ops", ""),
+      FM_COLUMN(R, blockBytes, "block_bytes", "B"),
+      FM_COLUMN(R, seconds, "seconds", "s"),
+      FM_COLUMN(R, gbps, "gbps", "GB/s"),
+      FM_COLUMN(R, iops, "iops", "1/s"),
+      FM_COLUMN(R, cache, "cache", ""),
+  };
+  return kColumns;
+}
+
 const std::vector<Column<core::Finding>>& findingColumns() {
   using R = core::Finding;
   static const std::vector<Column<R>> kColumns{
@@ -529,6 +549,10 @@ RowTable<core::ScalingRecord> rowTable() {
 template <>
 RowTable<core::TrainingRecord> rowTable() {
   return {core::StepKind::kTraining, kTrainingTable, "training", trainingColumns()};
+}
+template <>
+RowTable<core::StorageRecord> rowTable() {
+  return {core::StepKind::kStorage, kStorageTable, "storage", storageColumns()};
 }
 
 }  // namespace fabricmap::results

@@ -27,6 +27,7 @@ inline constexpr const char* kFindingsTable = "/findings";
 inline constexpr const char* kLayoutTable = "/patterns/layout";      // attribute "layout"
 inline constexpr const char* kTrainingTable = "/patterns/training";
 inline constexpr const char* kScalingTable = "/patterns/scaling";
+inline constexpr const char* kStorageTable = "/storage";
 inline constexpr const char* kRankMatrixGroup = "/matrix/rank";
 inline constexpr const char* kNodeMatrixGroup = "/matrix/node";
 inline constexpr const char* kInventoryNicsTable = "/inventory/nics";
@@ -60,6 +61,7 @@ const std::vector<Column<core::Finding>>& findingColumns();
 const std::vector<Column<core::LayoutPlace>>& layoutColumns();
 const std::vector<Column<core::TrainingRecord>>& trainingColumns();
 const std::vector<Column<core::ScalingRecord>>& scalingColumns();
+const std::vector<Column<core::StorageRecord>>& storageColumns();
 const std::vector<Column<core::ImportRecord>>& importColumns();
 const std::vector<Column<core::NicRecord>>& nicColumns();
 const std::vector<Column<core::PcieRecord>>& pcieColumns();
@@ -104,6 +106,8 @@ template <>
 RowTable<core::ScalingRecord> rowTable();
 template <>
 RowTable<core::TrainingRecord> rowTable();
+template <>
+RowTable<core::StorageRecord> rowTable();
 
 template <class R>
 std::vector<h5::ColumnSpec> specsOf(const std::vector<Column<R>>& columns) {

@@ -28,6 +28,7 @@ using PairResult = Result<core::PairRecord>;         // one row per pair of the 
 using CopyResult = Result<core::CopyRecord>;         // one row per node and method
 using ScalingResult = Result<core::ScalingRecord>;   // the slowest group's figures
 using TrainingResult = Result<core::TrainingRecord>; // one row per traffic type that ran
+using StorageResult = Result<core::StorageRecord>;   // rows per reading rank, per node, the whole job
 
 // The spec a group of `nranks` runs for `step` (shape and test pattern included).
 CollectiveSpec specFor(const core::CollectiveStep& step, int nranks);
@@ -41,6 +42,12 @@ core::StepRecord stepHeader(const core::Plan& plan, const core::CopyStep& step);
 core::StepRecord stepHeader(const core::Plan& plan, const core::PairStep& step);
 core::StepRecord stepHeader(const core::Plan& plan, const core::ScalingStep& step);
 core::StepRecord stepHeader(const core::Plan& plan, const core::TrainingStep& step);
+core::StepRecord stepHeader(const core::Plan& plan, const core::StorageStep& step);
+
+// Before anything is measured: every reading rank of the plan's storage steps checks its path
+// (worker/storage.h storageProblem); where any cannot, every rank throws the same UsageError
+// naming the first. Collective over `world`; nothing when the plan has no storage steps.
+void checkStorage(MPI_Comm world, const core::Plan& plan);
 
 class Executor {
  public:
@@ -76,6 +83,11 @@ class Executor {
   // each step started on every rank together (a world barrier); collective over the world
   // communicator like run() above.
   TrainingResult run(const core::TrainingStep& step);
+
+  // One storage test on every reading rank at once (worker/storage.h); collective over the world
+  // communicator like run() above. A rank's I/O error is every rank's UsageError (the run's own
+  // files removed first).
+  StorageResult run(const core::StorageStep& step);
 
  private:
   struct RankReport;

@@ -87,9 +87,35 @@ core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
   if (config.collectives) planCollectives(config, topology, plan);
   if (config.scaling) planScaling(config, topology, plan);
   if (config.training) planTraining(config, topology, plan);
+  if (!config.storagePath.empty()) planStorage(config, topology, plan);
   if (config.copies) planCopies(config, topology, plan);
   if (config.pairwise) planPairs(config, topology, plan);
   return plan;
+}
+
+void planStorage(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
+  core::StorageStep base;
+  base.path = config.storagePath;
+  base.ownFiles = config.storageWrite;
+  base.bytes = config.storageBytes;
+  for (const core::RankRecord& r : topology.ranks) {
+    if (config.storageEveryRank || r.localRank == 0) base.ranks.push_back(r.rank);
+  }
+  std::vector<core::StorageTest> tests;
+  if (config.storageWrite) tests.push_back(core::StorageTest::kWrite);
+  tests.push_back(core::StorageTest::kRead);
+  tests.push_back(core::StorageTest::kRandomRead);
+  for (core::StorageTest test : tests) {
+    core::StorageStep step = base;
+    step.index = plan.stepCount();
+    step.test = test;
+    // sequential blocks of 4 MiB, or the whole (4 KiB-aligned) size when it is smaller
+    const std::uint64_t whole = (config.storageBytes + kRandomReadBytes - 1) / kRandomReadBytes * kRandomReadBytes;
+    step.blockBytes = test == core::StorageTest::kRandomRead ? kRandomReadBytes : std::min(kStorageBlockBytes, whole);
+    step.seconds = test == core::StorageTest::kRandomRead ? kRandomReadSeconds : 0;
+    step.removeAfter = config.storageWrite && test == tests.back();
+    plan.storageSteps.push_back(std::move(step));
+  }
 }
 
 void planCopies(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
@@ -451,6 +477,11 @@ double stepBytes(const core::ScalingStep& step) {
   return 2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup);
 }
 
+double stepBytes(const core::StorageStep& step) {
+  // the random reads run for their seconds; at the slowest rate that is this many bytes
+  return static_cast<double>(step.bytes) + step.seconds * kSlowestRate;
+}
+
 double stepBytes(const core::TrainingStep& step) {
   // all_reduce moves about twice its size per rank
   return 2.0 * static_cast<double>(step.bytes) * (step.iters + step.warmup);
@@ -471,6 +502,11 @@ std::string describe(const core::Plan& plan, const core::TrainingStep& s) {
   const std::string what = s.traffic < 0 ? std::string("all traffic at once")
                                          : fmt::format("{} alone", core::name(plan.traffic[static_cast<std::size_t>(s.traffic)].kind));
   return fmt::format("training {} ({})", what, core::formatLayout(plan.layout));
+}
+
+std::string describe(const core::Plan& /*plan*/, const core::StorageStep& s) {
+  return fmt::format("storage {} {} on {} rank(s) ({})", core::name(s.test), s.path, s.ranks.size(),
+                     core::formatBytes(s.bytes));
 }
 
 std::string describe(const core::Plan& /*plan*/, const core::CopyStep& s) {

@@ -37,6 +37,14 @@ core::Layout trainingLayout(const RunConfig& config, const core::Topology& topol
 // the model shape in `config`), one isolated step per type, then one step with all at once.
 void planTraining(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
 
+// The storage feed (--storage PATH): a write test with --storage-write, a sequential read of
+// kStorageBlockBytes blocks, and kRandomReadSeconds of kRandomReadBytes reads at random offsets, on
+// every rank or each node's first (--storage-ranks).
+inline constexpr std::uint64_t kStorageBlockBytes = 4ull << 20;
+inline constexpr std::uint64_t kRandomReadBytes = 4096;
+inline constexpr double kRandomReadSeconds = 2;
+void planStorage(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+
 // GPU-pair copy steps: every pair of local ranks of the largest node, one pair per step (every
 // node measures its own pair of that step at once). Nodes with one rank have nothing to copy;
 // throws UsageError when no node has two ranks and copies are all that was asked for.
@@ -64,11 +72,13 @@ double stepBytes(const core::CopyStep& step);
 double stepBytes(const core::PairStep& step);
 double stepBytes(const core::ScalingStep& step);
 double stepBytes(const core::TrainingStep& step);
+double stepBytes(const core::StorageStep& step);
 std::string describe(const core::Plan& plan, const core::CollectiveStep& step);
 std::string describe(const core::Plan& plan, const core::CopyStep& step);
 std::string describe(const core::Plan& plan, const core::PairStep& step);
 std::string describe(const core::Plan& plan, const core::ScalingStep& step);
 std::string describe(const core::Plan& plan, const core::TrainingStep& step);
+std::string describe(const core::Plan& plan, const core::StorageStep& step);
 
 // Seconds a step may take before the watchdog calls it a hang: --step-timeout when given,
 // otherwise kDeadlineFloor plus the time its stepBytes take at kSlowestRate (slower than any

@@ -420,6 +420,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     std::unique_ptr<worker::Backend> backend = startBackend(config, *choice.info, inventories, topology, rank, early);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);
     requireSomethingToMeasure(plan, executor);
+    worker::checkStorage(MPI_COMM_WORLD, plan);
 
     Resuming resuming = resumingOf(rank, parsed.resume, stopped, topology, plan);
 

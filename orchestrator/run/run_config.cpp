@@ -261,6 +261,24 @@ void parseRunControl(const po::variables_map& vm, RunConfig& c) {
 }
 
 // What runs: --patterns and the phase switches (--collectives, --pairwise, --copies, --scaling).
+// --storage and its options (which mean nothing without it).
+void parseStorage(const po::variables_map& vm, RunConfig& c) {
+  const std::string ranks = vm["storage-ranks"].as<std::string>();
+  if (ranks != "all" && ranks != "node") throw core::UsageError("unknown --storage-ranks '" + ranks + "' (all or node)");
+  c.storageEveryRank = ranks == "all";
+  c.storageWrite = vm.count("storage-write") > 0;
+  c.storageBytes = core::parseBytes(vm["storage-bytes"].as<std::string>(), "--storage-bytes");
+  if (c.storageBytes < 4096) throw core::UsageError("--storage-bytes must be at least 4 KiB");
+  if (!vm.count("storage")) {
+    if (c.storageWrite || !vm["storage-ranks"].defaulted() || !vm["storage-bytes"].defaulted()) {
+      throw core::UsageError("--storage-write, --storage-ranks and --storage-bytes need --storage PATH");
+    }
+    return;
+  }
+  c.storagePath = vm["storage"].as<std::string>();
+  if (c.storagePath.empty()) throw core::UsageError("--storage needs a directory");
+}
+
 void parsePhases(const po::variables_map& vm, RunConfig& c) {
   std::set<std::string> patterns;
   if (vm.count("patterns")) {
@@ -277,13 +295,14 @@ void parsePhases(const po::variables_map& vm, RunConfig& c) {
   // only they run, as with --collectives.
   const bool collectivesChosen = !vm["ops"].defaulted() || !vm["scopes"].defaulted();
   const bool switches = !patterns.empty() || vm.count("collectives") + vm.count("pairwise") + vm.count("copies") +
-                                                 vm.count("scaling") > 0;
+                                                 vm.count("scaling") + vm.count("storage") > 0;
   c.phasesGiven = switches || collectivesChosen;
   c.collectives = !switches || asked("collectives");
   c.pairwise = !c.phasesGiven || asked("pairwise");
   c.copies = asked("copies");
   c.training = asked("training");
   c.scaling = vm.count("scaling") > 0;
+  parseStorage(vm, c);
 }
 
 // GPU-pair copies, the pairwise streams and the thresholds they are judged by.

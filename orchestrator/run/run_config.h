@@ -103,6 +103,11 @@ struct RunConfig {
   // the scaling sweep (--scaling): all_reduce of scalingBytes on 2, 4, ... GPUs and 1, 2, ... nodes
   bool scaling = false;
   std::uint64_t scalingBytes = 0;  // suite: 8M host, 256M GPUs
+  // the storage feed (--storage PATH): each reading rank's I/O under the path
+  std::string storagePath;  // empty: no storage phase
+  bool storageWrite = false;           // write the run's own files first (and measure that)
+  bool storageEveryRank = true;        // --storage-ranks all; false: node (each node's first rank)
+  std::uint64_t storageBytes = 1ull << 30;  // per reading rank
 
   // which suite-derived sizes were given explicitly (backend defaults do not override them)
   bool maxBytesGiven = false;

@@ -77,6 +77,12 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
     j["scaling"] = true;
     j["scaling_bytes"] = c.scalingBytes;
   }
+  if (!c.storagePath.empty()) {
+    j["storage"] = c.storagePath;
+    j["storage_write"] = c.storageWrite;
+    j["storage_ranks"] = c.storageEveryRank ? "all" : "node";
+    j["storage_bytes"] = c.storageBytes;
+  }
   j["step_timeout"] = c.stepTimeout;
   j["noise_cv"] = c.noiseCv;
   j["min_confidence"] = c.minConfidence;

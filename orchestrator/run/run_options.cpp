@@ -132,6 +132,14 @@ void addPhaseOptions(po::options_description& d) {
     ("train-iters", po::value<int>(), "training pattern: timed training steps per measurement (quick suite: 10)")
     ("scaling", "run the scaling sweep: one all_reduce on 2, 4, ... GPUs of every node and on 1, 2, 4, ... nodes")
     ("scaling-bytes", po::value<std::string>(), "scaling sweep: all_reduce size per rank (quick suite: 8M host, 256M GPUs)")
+    ("storage", po::value<std::string>(),
+     "run the storage feed under this directory (a phase): each reading rank reads its own files in "
+     "large sequential reads, then 4 KiB reads at random offsets, the page cache kept out (O_DIRECT, "
+     "else evicted); /storage per rank, node and job")
+    ("storage-write", "--storage: write the run's own files first (PATH/fabricmap-storage/, removed at the "
+                      "end) and measure that; without it the files already under PATH are read")
+    ("storage-ranks", po::value<std::string>()->default_value("all"), "--storage: all ranks read, or node (each node's first)")
+    ("storage-bytes", po::value<std::string>()->default_value("1G"), "--storage: bytes each reading rank writes or reads")
     ("preflight",
      "check before measuring anything, then stop: every rank runs the same fabricmap build, sees the "
      "expected GPUs (the same count on every node, one per rank on the nccl backend, --gpus-per-node), "

@@ -161,6 +161,27 @@ Candidate priced(const AdviseConfig& c, const MemoryChoice& choice, const Memory
   return candidate;
 }
 
+std::optional<StorageFeed> storageFeedOf(const AdviseConfig& c, const Advice& a, const results::ResultsFile& file) {
+  StorageFeed feed;
+  bool read = false;
+  for (const core::StorageRecord& r : file.storage) {
+    if (r.level != "all") continue;
+    if (r.test == "read") {
+      feed.readGBps = r.gbps;
+      feed.readers = r.ranks;
+      read = true;
+    }
+    if (r.test == "write") feed.writeGBps = r.gbps;
+  }
+  if (!read) return std::nullopt;
+  if (!a.best.empty() && a.best.front().prediction && a.best.front().prediction->tokensPerSecond) {
+    feed.loaderGBps = *a.best.front().prediction->tokensPerSecond * c.bytesPerToken / 1e9;
+  }
+  feed.checkpointBytes = 14.0 * c.base.model.params;
+  if (feed.writeGBps && *feed.writeGBps > 0) feed.checkpointSeconds = feed.checkpointBytes / (*feed.writeGBps * 1e9);
+  return feed;
+}
+
 }  // namespace
 
 std::vector<MemoryChoice> candidateChoices(const AdviseConfig& c, int gpus, int gpusPerNode) {
@@ -223,6 +244,7 @@ Advice advise(const AdviseConfig& c, const results::ResultsFile& file) {
   });
   if (a.best.size() > static_cast<std::size_t>(std::max(c.top, 1))) a.best.resize(static_cast<std::size_t>(c.top));
   if (a.fitting == 0) a.doesNotFit = doesNotFit(c, a.gpus, a.gpusPerNode, a.gpuMemoryBytes);
+  a.storage = storageFeedOf(c, a, file);
   if (a.gpus > static_cast<int>(file.topology.ranks.size())) {
     a.notes.push_back(fmt::format("{} GPUs asked, the file measured {}: larger groups are priced at the measured "
                                   "groups' busbw",

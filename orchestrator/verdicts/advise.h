@@ -23,6 +23,7 @@ struct AdviseConfig {
   std::optional<double> gpuMemoryBytes;  // per GPU; unset: the smallest total NVML reported in the file
   double reserveBytes = 4e9;             // CUDA context, NCCL and allocator headroom per GPU
   int top = 10;
+  double bytesPerToken = 4;  // of the tokenized data the loader reads (int32 ids; uint16 is 2)
 };
 
 // Every choice the framework offers for `gpus` GPUs, `gpusPerNode` to a node (tensor parallelism
@@ -45,6 +46,18 @@ struct Candidate {
   int sequences = 0;  // vLLM: sequences of --seq tokens whose KV cache fits beside the weights
 };
 
+// The storage feed a file measured (/storage, the job's rows) against what the fastest layout
+// consumes: its tokens per second in data, and a checkpoint of the model's state (16-bit weights
+// and fp32 optimizer states: 14 bytes per parameter) at the measured write rate.
+struct StorageFeed {
+  double readGBps = 0;                  // sequential reads, every reading rank at once
+  int readers = 0;
+  std::optional<double> writeGBps;      // unset: the run wrote nothing (no --storage-write)
+  std::optional<double> loaderGBps;     // the fastest layout's tokens/s x bytes per token
+  double checkpointBytes = 0;
+  std::optional<double> checkpointSeconds;
+};
+
 struct Advice {
   std::string file;
   int gpus = 0;
@@ -55,6 +68,7 @@ struct Advice {
   std::size_t fitting = 0;     // of them, fitting the memory
   std::vector<Candidate> best;  // the fastest fitting choice of each layout and micro-batch, fastest first
   std::string doesNotFit;       // when nothing fits: how much memory or how many GPUs would
+  std::optional<StorageFeed> storage;  // when the file measured the storage feed
   std::vector<std::string> notes;
 };
 

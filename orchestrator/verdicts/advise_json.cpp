@@ -71,6 +71,15 @@ nlohmann::ordered_json candidateJson(const Candidate& k) {
   return j;
 }
 
+nlohmann::ordered_json storageJson(const StorageFeed& s) {
+  return {{"read_gbps", s.readGBps},
+          {"readers", s.readers},
+          {"write_gbps", orNull(s.writeGBps)},
+          {"loader_gbps", orNull(s.loaderGBps)},
+          {"checkpoint_bytes", s.checkpointBytes},
+          {"checkpoint_seconds", orNull(s.checkpointSeconds)}};
+}
+
 nlohmann::ordered_json adviceJson(const Advice& a) {
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (const Candidate& k : a.best) layouts.push_back(candidateJson(k));
@@ -83,6 +92,7 @@ nlohmann::ordered_json adviceJson(const Advice& a) {
           {"fitting", a.fitting},
           {"layouts", layouts},
           {"does_not_fit", a.doesNotFit},
+          {"storage", a.storage ? storageJson(*a.storage) : nlohmann::ordered_json(nullptr)},
           {"notes", a.notes}};
 }
 

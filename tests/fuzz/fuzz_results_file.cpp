@@ -108,6 +108,7 @@ std::vector<h5::ColumnSpec> tableSpecs(const std::string& path) {
   if (path == kLayoutTable) return specsOf(layoutColumns());
   if (path == kTrainingTable) return specsOf(trainingColumns());
   if (path == kScalingTable) return specsOf(scalingColumns());
+  if (path == kStorageTable) return specsOf(storageColumns());
   if (path.starts_with("/matrix/")) {  // a sparse matrix of quick mode: its cells
     return {{"row", h5::ColumnType::kInt}, {"col", h5::ColumnType::kInt}, {"value", h5::ColumnType::kFloat}};
   }

@@ -17,6 +17,7 @@ from e2e_faults import (case_crash, case_frozen_rank, case_frozen_root, case_han
                         case_resume)
 from e2e_measure import (case_bad_input, case_copies, case_corrupt, case_emulated, case_inventory, case_pair_window,
                          case_pairwise_quick, case_pairwise_single, case_rank_fault, case_sweep, case_ucx)
+from e2e_storage import case_storage
 from e2e_verdicts import case_import, case_predict, case_show, case_training, case_verify
 
 
@@ -27,7 +28,8 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "copies": case_copies, "hang": case_hang, "frozen-rank": case_frozen_rank,
          "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
          "resume": case_resume, "training": case_training, "predict": case_predict,
-         "import": case_import, "verify": case_verify, "inventory": case_inventory, "ucx": case_ucx}
+         "import": case_import, "verify": case_verify, "inventory": case_inventory, "ucx": case_ucx,
+         "storage": case_storage}
 
 
 def main():

@@ -530,6 +530,28 @@ TEST(Console, UncheckedResultsAreNotReportedAsCorrect) {
   EXPECT_EQ(text.find("OK"), std::string::npos) << text;
 }
 
+// The storage feed's rows (a real run of 4 ranks on 2 emulated nodes, --storage-write 8M): read
+// back whole, in show --json, and from the journal of a run stopped after them.
+TEST(ResultsFile, StorageRowsReadBack) {
+  const ResultsFile file = readResults(FABRICMAP_TEST_TEMPLATES "/storage.h5");
+  ASSERT_EQ(file.storage.size(), 3u * (4 + 2 + 1));  // write, read, randread: 4 ranks, 2 nodes, the job
+  for (const core::StorageRecord& r : file.storage) {
+    EXPECT_GT(r.gbps, 0) << r.test << " " << r.level;
+    EXPECT_FALSE(r.cache.empty());
+  }
+  const core::StorageRecord& all = file.storage[6];
+  EXPECT_EQ(all.test, "write");
+  EXPECT_EQ(all.level, "all");
+  EXPECT_EQ(all.ranks, 4);
+  EXPECT_EQ(all.bytes, 4u * (8u << 20));
+  const auto json = toJson(file);
+  EXPECT_EQ(json["storage"].size(), 21u);
+  EXPECT_EQ(json["storage"][0]["test"], "write");
+  const auto journal = readJournal(FABRICMAP_TEST_DATA "/../fuzz/corpus/journal/stopped-after-storage.journal", "x.h5");
+  ASSERT_TRUE(journal.has_value());
+  EXPECT_EQ(journal->storage.size(), 21u);
+}
+
 }  // namespace
 }  // namespace fabricmap::results
 

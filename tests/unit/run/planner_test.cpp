@@ -204,5 +204,50 @@ TEST(Plan, ScopeRecordsDescribeGroups) {
   EXPECT_EQ(records[2].status, "active");
 }
 
+// --storage: write (with --storage-write), read, random reads; every rank or each node's first;
+// the run's own files removed after the last; blocks no larger than the bytes.
+TEST(Plan, StorageStepsAfterTheTrainingPattern) {
+  RunConfig c = parseRunOptions({"--storage", "/data", "--storage-write", "--storage-ranks", "node", "--pairwise"}).config;
+  const core::Topology t = emulated(4, 2);
+  const core::Plan plan = makePlan(c, t);
+  ASSERT_EQ(plan.storageSteps.size(), 3u);
+  EXPECT_EQ(plan.storageSteps[0].test, core::StorageTest::kWrite);
+  EXPECT_EQ(plan.storageSteps[1].test, core::StorageTest::kRead);
+  EXPECT_EQ(plan.storageSteps[2].test, core::StorageTest::kRandomRead);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const core::StorageStep& s = plan.storageSteps[i];
+    EXPECT_EQ(s.index, static_cast<int>(i));  // before the pairwise rounds
+    EXPECT_EQ(s.ranks, (std::vector<int>{0, 2}));
+    EXPECT_TRUE(s.ownFiles);
+    EXPECT_EQ(s.path, "/data");
+    EXPECT_EQ(s.bytes, 1ull << 30);
+    EXPECT_EQ(s.removeAfter, i == 2);
+  }
+  EXPECT_EQ(plan.storageSteps[0].blockBytes, kStorageBlockBytes);
+  EXPECT_EQ(plan.storageSteps[2].blockBytes, kRandomReadBytes);
+  EXPECT_GT(plan.storageSteps[2].seconds, 0);
+  EXPECT_EQ(plan.pairSteps.front().index, 3);
+  // without --storage-write: the files found are read, on every rank; a small size is one block
+  c = parseRunOptions({"--storage", "/data", "--storage-bytes", "100K"}).config;
+  const core::Plan read = makePlan(c, t);
+  ASSERT_EQ(read.storageSteps.size(), 2u);
+  EXPECT_FALSE(read.storageSteps[0].ownFiles);
+  EXPECT_FALSE(read.storageSteps[1].removeAfter);
+  EXPECT_EQ(read.storageSteps[0].ranks, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(read.storageSteps[0].blockBytes, 100u << 10);
+  EXPECT_TRUE(read.collectiveSteps.empty());  // --storage alone is the only phase
+  EXPECT_TRUE(read.pairSteps.empty());
+  EXPECT_EQ(describe(read, read.storageSteps[1]), "storage randread /data on 4 rank(s) (100 KiB)");
+}
+
+TEST(Plan, StorageOptionsNeedAPath) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--storage-write"}, {"--storage-bytes", "1G"}, {"--storage-ranks", "node"}}) {
+    EXPECT_THROW(parseRunOptions(args), core::UsageError) << args.front();
+  }
+  EXPECT_THROW(parseRunOptions({"--storage", "/x", "--storage-ranks", "some"}), core::UsageError);
+  EXPECT_THROW(parseRunOptions({"--storage", "/x", "--storage-bytes", "1K"}), core::UsageError);
+}
+
 }  // namespace
 }  // namespace fabricmap::orchestrator

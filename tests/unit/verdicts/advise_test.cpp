@@ -108,6 +108,32 @@ TEST(Advise, Gpt3OnDgxH100KeepsTensorParallelismInsideTheNode) {
   EXPECT_GT(a.best.front().choice.layout.pp, 1);
 }
 
+// A file with the storage feed: what the fastest layout reads of it, and a checkpoint's time.
+TEST(Advise, StorageFeedAgainstTheLoaderAndACheckpoint) {
+  results::ResultsFile file = cluster(128, 230, 23, 80, "NVIDIA A100-SXM4-80GB");
+  const auto row = [](const char* test, double gbps) {
+    core::StorageRecord r;
+    r.test = test;
+    r.level = "all";
+    r.ranks = 128;
+    r.gbps = gbps;
+    return r;
+  };
+  EXPECT_FALSE(advise(gpt3(), file).storage.has_value());
+  file.storage = {row("read", 10), row("randread", 0.5)};
+  Advice a = advise(gpt3(), file);
+  ASSERT_TRUE(a.storage.has_value());
+  EXPECT_EQ(a.storage->readGBps, 10);
+  EXPECT_EQ(a.storage->readers, 128);
+  EXPECT_FALSE(a.storage->checkpointSeconds.has_value());  // nothing written
+  ASSERT_TRUE(a.storage->loaderGBps.has_value());
+  EXPECT_DOUBLE_EQ(*a.storage->loaderGBps, *a.best.front().prediction->tokensPerSecond * 4 / 1e9);
+  file.storage.push_back(row("write", 5));
+  a = advise(gpt3(), file);
+  ASSERT_TRUE(a.storage->checkpointSeconds.has_value());
+  EXPECT_DOUBLE_EQ(*a.storage->checkpointSeconds, 14 * 175e9 / 5e9);
+}
+
 // Nothing fits: how much memory is lacking, and how many GPUs of this memory would hold it.
 TEST(Advise, WhatDoesNotFitSaysByHowMuchAndWhatWould) {
   const results::ResultsFile file = cluster(1, 230, 23, 40, "NVIDIA A100-SXM4-40GB");
