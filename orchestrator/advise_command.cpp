@@ -81,7 +81,8 @@ void printAdvice(std::ostream& out, const AdviseConfig& c, const Advice& a) {
   }
   if (c.framework == Framework::kVllm) return printServing(out, c, a);
   out << fmt::format("# {:>2} {:<22} {:>3} {:>2} {:>3} {:>5} {:<9} {:>7} {:>9} {:>6} {:>10} {:>8} {:>10}\n", "",
-                     "layout", "mb", "v", "sp", "zero", "recompute", "GiB/GPU", "step s", "util%", "tokens/s", "days", "cost");
+                     "layout", "mb", "v", "sp", "zero", "recompute", "GiB/GPU", "step s", "util%", "tokens/s", "days",
+                     "cost");
   int rank = 0;
   for (const Candidate& k : a.best) {
     const Prediction* p = k.prediction ? &*k.prediction : nullptr;

@@ -264,7 +264,9 @@ void parseRunControl(const po::variables_map& vm, RunConfig& c) {
 // --storage and its options (which mean nothing without it).
 void parseStorage(const po::variables_map& vm, RunConfig& c) {
   const std::string ranks = vm["storage-ranks"].as<std::string>();
-  if (ranks != "all" && ranks != "node") throw core::UsageError("unknown --storage-ranks '" + ranks + "' (all or node)");
+  if (ranks != "all" && ranks != "node") {
+    throw core::UsageError("unknown --storage-ranks '" + ranks + "' (all or node)");
+  }
   c.storageEveryRank = ranks == "all";
   c.storageWrite = vm.count("storage-write") > 0;
   c.storageBytes = core::parseBytes(vm["storage-bytes"].as<std::string>(), "--storage-bytes");

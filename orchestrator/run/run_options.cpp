@@ -138,8 +138,10 @@ void addPhaseOptions(po::options_description& d) {
      "else evicted); /storage per rank, node and job")
     ("storage-write", "--storage: write the run's own files first (PATH/fabricmap-storage/, removed at the "
                       "end) and measure that; without it the files already under PATH are read")
-    ("storage-ranks", po::value<std::string>()->default_value("all"), "--storage: all ranks read, or node (each node's first)")
-    ("storage-bytes", po::value<std::string>()->default_value("1G"), "--storage: bytes each reading rank writes or reads")
+    ("storage-ranks", po::value<std::string>()->default_value("all"),
+     "--storage: all ranks read, or node (each node's first)")
+    ("storage-bytes", po::value<std::string>()->default_value("1G"),
+     "--storage: bytes each reading rank writes or reads")
     ("preflight",
      "check before measuring anything, then stop: every rank runs the same fabricmap build, sees the "
      "expected GPUs (the same count on every node, one per rank on the nccl backend, --gpus-per-node), "

@@ -41,7 +41,8 @@ class UcxBackend final : public Backend {
   explicit UcxBackend(const BackendContext& context)
       : api_(context.pairApi),
         device_(deviceFor(context)),
-        ucp_(MPI_COMM_WORLD, {.rma = api_ == PairApi::kRma, .cudaMemory = device_ >= 0, .netDevices = context.nic.name()}),
+        ucp_(MPI_COMM_WORLD,
+             {.rma = api_ == PairApi::kRma, .cudaMemory = device_ >= 0, .netDevices = context.nic.name()}),
         cudaDomains_(device_ >= 0 ? cudaRegisteringDomains() : std::vector<std::string>{}) {}
 
   std::string_view name() const override { return "ucx"; }

@@ -106,7 +106,9 @@ class UcxPairsBase : public PairRunner {
   std::uint64_t checkElements() const { return spec_.bytes / sizeof(std::uint32_t); }
   // The checked transfer's data filled in (sender) or poisoned (receiver).
   void fillSent(const core::Pattern& pattern) {
-    fillThrough(send_, checkBytes(), [&](std::byte* to) { fillInput(core::DType::kUint32, to, checkElements(), pattern, 0); });
+    fillThrough(send_, checkBytes(), [&](std::byte* to) {
+      fillInput(core::DType::kUint32, to, checkElements(), pattern, 0);
+    });
   }
   void poisonReceived(const core::Pattern& pattern) {
     fillThrough(recv_, checkBytes(), [&](std::byte* to) {
