@@ -113,6 +113,7 @@ StorageResult Executor::run(const core::StorageStep& step) {
     io = runStorageTest(step, storageFilesOf(step, rank_, reader, static_cast<int>(step.ranks.size())), rank_);
   }
   report(step.index, StepPhase::kDone);
+  sleepingBarrier(world_);  // the ranks that read nothing must not spin beside those still reading
   const std::string problem = agreed(world_, io.error);
   if ((step.removeAfter || !problem.empty()) && reader >= 0 && step.ownFiles) removeOwnStorage(step.path, rank_);
   if (!problem.empty()) throw core::UsageError(fmt::format("--storage {}: {}", core::name(step.test), problem));

@@ -33,11 +33,13 @@ std::string failed(const std::string& what, const std::string& path) {
 
 class File {
  public:
-  // Opens `path` with O_DIRECT where the file system takes it.
+  // Opens `path` with O_DIRECT where the file system takes it. A file system that refuses it may
+  // have created the file already (the check comes after the creation): the second open then
+  // takes the file without O_EXCL.
   File(const std::string& path, int flags) {
     fd_ = ::open(path.c_str(), flags | O_DIRECT | O_CLOEXEC, 0644);
     direct_ = fd_ >= 0;
-    if (fd_ < 0 && errno == EINVAL) fd_ = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+    if (fd_ < 0 && errno == EINVAL) fd_ = ::open(path.c_str(), (flags & ~O_EXCL) | O_CLOEXEC, 0644);
   }
   ~File() {
     if (fd_ >= 0) ::close(fd_);
