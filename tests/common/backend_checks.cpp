@@ -54,17 +54,21 @@ std::uint64_t checkEveryPairAt(worker::Backend& backend, const worker::PairSpec&
 
 }  // namespace
 
+worker::PairSpec conformanceSpec(std::uint64_t bytes, int window) {
+  worker::PairSpec spec;
+  spec.bytes = bytes;
+  spec.window = window;
+  spec.iters = 4;
+  spec.warmup = 1;
+  spec.latencyIters = 50;
+  spec.seed = 7;
+  return spec;
+}
+
 std::uint64_t checkEveryPair(worker::Backend& backend) {
   std::uint64_t wrong = 0;
   for (const auto& [bytes, window] : std::vector<std::pair<std::uint64_t, int>>{{8, 64}, {65536 + 12, 4}, {4u << 20, 1}}) {
-    worker::PairSpec spec;
-    spec.bytes = bytes;
-    spec.window = window;
-    spec.iters = 4;
-    spec.warmup = 1;
-    spec.latencyIters = 50;
-    spec.seed = 7;
-    const std::uint64_t here = checkEveryPairAt(backend, spec);
+    const std::uint64_t here = checkEveryPairAt(backend, conformanceSpec(bytes, window));
     EXPECT_EQ(here, 0u) << bytes << " B arrived wrong";
     wrong += here;
   }

@@ -33,6 +33,10 @@ int checkCopies(worker::Backend& backend, std::uint64_t bytes);
 // every size and rank (0 on a backend that conforms); gtest failures name the pair otherwise.
 std::uint64_t checkEveryPair(worker::Backend& backend);
 
+// The pair spec the conformance checks use: `bytes` in windows of `window`, 4 timed windows after
+// 1 untimed, 50 ping-pongs, pattern seed 7.
+worker::PairSpec conformanceSpec(std::uint64_t bytes, int window);
+
 // The sum of `v` over all ranks.
 std::uint64_t sumOverRanks(std::uint64_t v);
 

@@ -28,16 +28,6 @@ int worldSize() {
   return n;
 }
 
-PairSpec specOf(std::uint64_t bytes, int window) {
-  PairSpec spec;
-  spec.bytes = bytes;
-  spec.window = window;
-  spec.iters = 4;
-  spec.warmup = 1;
-  spec.latencyIters = 50;
-  spec.seed = 7;
-  return spec;
-}
 
 BackendContext contextFor(PairApi api) {
   BackendContext context;
@@ -64,7 +54,7 @@ TEST(UcxPairs, RemoteWritesSurviveANewRunnerPerSize) {
   const int me = worldRank();
   std::uint64_t wrong = 0;
   for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{1} << 20, std::uint64_t{64}}) {
-    std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, specOf(bytes, 2));
+    std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, test_support::conformanceSpec(bytes, 2));
     const int peer = me ^ 1;
     if (peer < n) {
       const bool low = me < peer;
@@ -158,7 +148,7 @@ TEST(UcxPairs, CudaMemoryFromAUcxWithoutCudaIsOneUsageErrorOnEveryRank) {
 // The backend names the peers it reached and how: every pair met, each over something UCX printed.
 TEST(UcxEndpoints, EveryPeerMetHasItsPath) {
   std::unique_ptr<Backend> backend = ucx::createBackend({});
-  std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, specOf(64, 1));
+  std::unique_ptr<PairRunner> pairs = backend->preparePairs(MPI_COMM_WORLD, test_support::conformanceSpec(64, 1));
   const int n = worldSize();
   const int me = worldRank();
   for (int a = 0; a < n; ++a) {
