@@ -27,10 +27,7 @@ std::string number(const std::optional<double>& v, const char* format = "{:.3g}"
 }
 
 void printHeader(std::ostream& out, const AdviseConfig& c) {
-  const ModelSpec& m = c.base.model;
-  out << fmt::format("# advise: {} ({} parameters, {} layers, hidden {}), seq {}, global batch {}, {} {}\n", m.name,
-                     core::formatCount(m.params), m.layers, m.hidden, c.base.seq, c.base.globalBatch,
-                     frameworkName(c.framework), c.framework == Framework::kVllm ? "serving" : "training");
+  out << "# advise: " << adviseSubject(c) << "\n";
   out << fmt::format("# memory per GPU: model states as {} keeps them, activations per Korthikanti et al. 2022, "
                      "{:.1f} GiB reserve\n",
                      frameworkName(c.framework), gib(c.reserveBytes));
@@ -39,23 +36,6 @@ void printHeader(std::ostream& out, const AdviseConfig& c) {
 std::string choiceText(const MemoryChoice& m) {
   return fmt::format("{:<22} {:>3} {:>2} {:>3} {:>5} {:<9}", core::formatLayout(m.layout), m.microBatch,
                      m.virtualStages, m.sequenceParallel ? "on" : "-", m.zeroStage, recomputeName(m.recompute));
-}
-
-// What the file measured of its storage against what #1 consumes.
-void printStorage(std::ostream& out, const AdviseConfig& c, const StorageFeed& s) {
-  out << fmt::format("# storage: {:.2f} GB/s of sequential reads from {} rank(s)", s.readGBps, s.readers);
-  if (s.loaderGBps) {
-    out << fmt::format("; #1 reads {:.3g} MB/s of tokens ({} B each), {:.2g}% of it", *s.loaderGBps * 1e3,
-                       c.bytesPerToken, 100 * *s.loaderGBps / s.readGBps);
-  }
-  out << "\n";
-  if (s.checkpointSeconds) {
-    out << fmt::format("# storage: a checkpoint of {:.0f} GB (14 B per parameter) writes in {:.0f} s at the measured "
-                       "{:.2f} GB/s\n",
-                       s.checkpointBytes / 1e9, *s.checkpointSeconds, *s.writeGBps);
-  } else {
-    out << "# storage: checkpoint time unknown: the run wrote nothing (run --storage PATH --storage-write)\n";
-  }
 }
 
 // vLLM: the replicas' layouts, fewest GPUs first, with the sequences each holds.
@@ -94,7 +74,9 @@ void printAdvice(std::ostream& out, const AdviseConfig& c, const Advice& a) {
     if (!k.unpriced.empty() && c.framework != Framework::kVllm) out << "       not priced: " << k.unpriced << "\n";
   }
   if (!a.best.empty()) out << fmt::format("# {} for #1: {}\n", frameworkName(c.framework), a.best.front().flags);
-  if (a.storage) printStorage(out, c, *a.storage);
+  if (a.storage) {
+    for (const std::string& sentence : storageSentences(c, *a.storage)) out << "# storage: " << sentence << "\n";
+  }
 }
 
 void printProviders(std::ostream& out, const AdviseConfig& c, const std::vector<Advice>& advice) {
@@ -110,6 +92,25 @@ void printProviders(std::ostream& out, const AdviseConfig& c, const std::vector<
                        core::formatLayout(k.choice.layout), number(p.stepSeconds), number(p.days, "{:.1f}"),
                        number(p.gpuHours, "{:.0f}"), p.cost ? fmt::format(", cost {:.0f}", *p.cost) : "");
   }
+}
+
+}  // namespace
+
+void addAdviseOptions(boost::program_options::options_description& opts) {
+  namespace po = boost::program_options;
+  addModelOptions(opts);
+  // clang-format off
+  opts.add_options()
+    ("framework", po::value<std::string>()->default_value("megatron"),
+     "megatron (distributed optimizer, sequence parallelism, selective/full recomputation), deepspeed (ZeRO "
+     "0-3, full recomputation) or vllm (serving: weights and KV cache)")
+    ("gpus", po::value<int>(), "lay the model out on this many GPUs (default: every rank the file measured)")
+    ("gpu-memory", po::value<std::string>(), "memory per GPU (80G; default: the smallest NVML total in the file)")
+    ("reserve", po::value<std::string>()->default_value("4G"), "memory per GPU kept for CUDA, NCCL and the allocator")
+    ("top", po::value<int>()->default_value(10), "layouts shown per file")
+    ("bytes-per-token", po::value<double>()->default_value(4), "tokenized data read per token (int32 ids: 4, uint16: 2), "
+                                                               "against the file's storage feed");
+  // clang-format on
 }
 
 AdviseConfig adviseConfigFrom(const boost::program_options::variables_map& vm) {
@@ -132,26 +133,12 @@ AdviseConfig adviseConfigFrom(const boost::program_options::variables_map& vm) {
   return c;
 }
 
-}  // namespace
-
 int adviseCommand(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
   po::options_description opts("fabricmap advise options");
   opts.add_options()("help,h", "show this help")("json", "print JSON (documented in README.md)");
-  addModelOptions(opts);
-  // clang-format off
-  opts.add_options()
-    ("framework", po::value<std::string>()->default_value("megatron"),
-     "megatron (distributed optimizer, sequence parallelism, selective/full recomputation), deepspeed (ZeRO "
-     "0-3, full recomputation) or vllm (serving: weights and KV cache)")
-    ("gpus", po::value<int>(), "lay the model out on this many GPUs (default: every rank the file measured)")
-    ("gpu-memory", po::value<std::string>(), "memory per GPU (80G; default: the smallest NVML total in the file)")
-    ("reserve", po::value<std::string>()->default_value("4G"), "memory per GPU kept for CUDA, NCCL and the allocator")
-    ("top", po::value<int>()->default_value(10), "layouts shown per file")
-    ("bytes-per-token", po::value<double>()->default_value(4), "tokenized data read per token (int32 ids: 4, uint16: 2), "
-                                                               "against the file's storage feed")
-    ("file", po::value<std::vector<std::string>>(), "results files");
-  // clang-format on
+  addAdviseOptions(opts);
+  opts.add_options()("file", po::value<std::vector<std::string>>(), "results files");
   po::positional_options_description positional;
   positional.add("file", -1);
   const po::variables_map vm = parseCommandLine(args, opts, positional, kAdviseUsage);

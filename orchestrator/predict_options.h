@@ -1,9 +1,11 @@
 // The model and layout options of `fabricmap predict`, shared with `compare --model/--layout` so
-// both read a prediction's configuration the same way.
+// both read a prediction's configuration the same way; and `advise`'s, shared with `report`'s
+// advice section.
 #pragma once
 
 #include <boost/program_options.hpp>
 
+#include "orchestrator/verdicts/advise.h"
 #include "orchestrator/verdicts/predict.h"
 
 namespace fabricmap::orchestrator {
@@ -21,5 +23,11 @@ bool predictionRequested(const boost::program_options::variables_map& vm);
 PredictConfig modelConfigFrom(const boost::program_options::variables_map& vm);
 // The configuration all the predict options describe; throws UsageError naming the first problem.
 PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm);
+
+// Adds the model options and advise's own: --framework, --gpus, --gpu-memory, --reserve, --top,
+// --bytes-per-token (advise_command.cpp).
+void addAdviseOptions(boost::program_options::options_description& opts);
+// The advice configuration those options describe; throws UsageError naming the first problem.
+AdviseConfig adviseConfigFrom(const boost::program_options::variables_map& vm);
 
 }  // namespace fabricmap::orchestrator

@@ -12,15 +12,19 @@
 #include "core/error.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
+#include "orchestrator/predict_options.h"
+#include "orchestrator/verdicts/advise.h"
 #include "results/h5_reader.h"
 #include "results/report.h"
 
 namespace fabricmap::orchestrator {
 namespace {
 
-constexpr const char* kUsageLine = "usage: fabricmap report FILE.h5 [-o report.html]";
+constexpr const char* kUsageLine =
+    "usage: fabricmap report FILE.h5 [-o report.html] [--model M | --params N --layers L --hidden H [advise options]]";
 
 namespace fs = std::filesystem;
+namespace po = boost::program_options;
 
 // Written beside the target and renamed over it, so a full disk never leaves half a report where
 // the last good one was.
@@ -45,14 +49,32 @@ void writeReport(const std::string& path, const std::string& html) {
   }
 }
 
+// With a model named, the advice of `fabricmap advise` on this file; a file that lacks what advise
+// needs (no GPU memory known, no ranks) gets the reason in the section instead, the report itself
+// being worth writing.
+std::vector<results::ReportSection> adviceSection(const po::variables_map& vm, const results::ResultsFile& file) {
+  if (!predictionRequested(vm)) return {};
+  const AdviseConfig config = adviseConfigFrom(vm);
+  results::ReportSection section{"advice", "Advice: " + config.base.model.name, ""};
+  try {
+    section.html = adviceToHtml(config, advise(config, file));
+  } catch (const core::UsageError& e) {
+    fmt::print(stderr, "fabricmap report: no advice: {}\n", e.what());
+    section.html = "<p class=\"note\">No advice: " + results::htmlEscape(e.what()) + "</p>\n";
+  }
+  return {section};
+}
+
 }  // namespace
 
 int reportCommand(const std::vector<std::string>& args) {
-  namespace po = boost::program_options;
   po::options_description opts("fabricmap report options");
   opts.add_options()("help,h", "show this help")(
-      "output,o", po::value<std::string>(), "HTML file to write (default: FILE.html beside FILE.h5)")(
-      "file", po::value<std::string>(), "results file");
+      "output,o", po::value<std::string>(), "HTML file to write (default: FILE.html beside FILE.h5)");
+  po::options_description advice("advice section (fabricmap advise's options; shown when a model is named)");
+  addAdviseOptions(advice);
+  opts.add(advice);
+  opts.add_options()("file", po::value<std::string>(), "results file");
   po::positional_options_description positional;
   positional.add("file", 1);
   const po::variables_map vm = parseCommandLine(args, opts, positional, kUsageLine);
@@ -71,7 +93,7 @@ int reportCommand(const std::vector<std::string>& args) {
     throw core::UsageError(fmt::format("refusing to write the report over its results file {}", input));
   }
   const results::ResultsFile file = results::readResults(input);
-  const std::string html = results::renderReport(file);
+  const std::string html = results::renderReport(file, adviceSection(vm, file));
   writeReport(output, html);
   fmt::print("{}: {} report of {} ({} findings)\n", output,
              html.size() >= 1024 * 1024 ? fmt::format("{:.1f} MiB", static_cast<double>(html.size()) / (1024.0 * 1024.0))

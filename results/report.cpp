@@ -1290,9 +1290,21 @@ void renderProvenance(Out out, const ResultsFile& f) {
   fmt::format_to(out, "</section>\n");
 }
 
+std::string extraLinks(const std::vector<ReportSection>& extra) {
+  std::string links;
+  for (const ReportSection& s : extra) links += fmt::format("<a href=\"#{}\">{}</a>", esc(s.id), esc(s.title));
+  return links;
+}
+
+void renderExtra(Out out, const std::vector<ReportSection>& extra) {
+  for (const ReportSection& s : extra) {
+    fmt::format_to(out, "<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", esc(s.id), esc(s.title), s.html);
+  }
+}
+
 }  // namespace
 
-std::string renderReport(const ResultsFile& file) {
+std::string renderReport(const ResultsFile& file, const std::vector<ReportSection>& extra) {
   std::string page;
   page.reserve(64 * 1024);
   Out out(page);
@@ -1309,10 +1321,11 @@ std::string renderReport(const ResultsFile& file) {
                  p.emulated ? " (emulated)" : "", esc(p.createdUtc), esc(p.toolVersion),
                  file.complete ? "" : " &mdash; INCOMPLETE");
   fmt::format_to(out, "<nav><a href=\"#verdict\">Verdict</a><a href=\"#heatmaps\">Heatmaps</a>{}<a href=\"#curves\">"
-                      "Collectives</a><a href=\"#topology\">Topology</a>{}{}<a href=\"#provenance\">Provenance</a></nav>\n<main>\n",
+                      "Collectives</a><a href=\"#topology\">Topology</a>{}{}{}<a href=\"#provenance\">Provenance</a></nav>\n<main>\n",
                  file.hasMatrices && !file.matrices.copies.empty() ? "<a href=\"#copies\">Copies</a>" : "",
                  file.topology.inventory.nodes.empty() ? "" : "<a href=\"#inventory\">Inventory</a>",
-                 file.training.empty() && file.scaling.empty() ? "" : "<a href=\"#patterns\">Training &amp; scaling</a>");
+                 file.training.empty() && file.scaling.empty() ? "" : "<a href=\"#patterns\">Training &amp; scaling</a>",
+                 extraLinks(extra));
   renderVerdict(out, file);
   renderHeatmaps(out, file);
   renderCopies(out, file);
@@ -1320,6 +1333,7 @@ std::string renderReport(const ResultsFile& file) {
   renderTopology(out, file);
   page += renderInventory(file);
   renderPatterns(out, file);
+  renderExtra(out, extra);
   renderProvenance(out, file);
   fmt::format_to(out, "</main></body></html>\n");
   return page;

@@ -5,13 +5,23 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "results/h5_reader.h"
 
 namespace fabricmap::results {
 
+// A section the caller judged and formatted (the advice of orchestrator/verdicts/advise.h): shown
+// after the measured sections, before provenance, with a link in the page's navigation. `html` is
+// the section's body, already escaped by whoever wrote it.
+struct ReportSection {
+  std::string id;     // the anchor ("advice")
+  std::string title;  // the heading and the link's text
+  std::string html;
+};
+
 // The whole page.
-std::string renderReport(const ResultsFile& file);
+std::string renderReport(const ResultsFile& file, const std::vector<ReportSection>& extra = {});
 
 // The inventory section (report_inventory.cpp): each node's NICs, PCIe links, GPU memory,
 // GPUDirect and error counters, the cells a finding names marked; empty without /inventory.

@@ -81,6 +81,16 @@ std::string frameworkFlags(const AdviseConfig& config, const MemoryChoice& choic
 // per step; files where nothing fits or nothing could be priced last.
 std::vector<const Advice*> providersRanked(const std::vector<Advice>& advice);
 
+// What is advised on, one line: "llama-7b (6.74B parameters, 32 layers, hidden 4096), seq 2048,
+// global batch 64, megatron training" (advise_text.cpp, as the rest of this block).
+std::string adviseSubject(const AdviseConfig& config);
+// What a file's storage feed means for the fastest layout: its data loader's share of the reads,
+// and a checkpoint's time at the measured writes (or why unknown); a sentence each.
+std::vector<std::string> storageSentences(const AdviseConfig& config, const StorageFeed& feed);
+// One file's advice as the body of the report's "advice" section (results/report.h ReportSection):
+// the same table, flags, notes and storage feed as the console, every text escaped.
+std::string adviceToHtml(const AdviseConfig& config, const Advice& advice);
+
 // `fabricmap advise --json` (README.md documents it): one entry per file and, with several, the
 // best layout of each, cheapest (else fastest) first.
 nlohmann::ordered_json adviceToJson(const AdviseConfig& config, const std::vector<Advice>& advice);

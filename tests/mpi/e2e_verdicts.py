@@ -261,6 +261,31 @@ def check_advise(args, out):
     bad = advise("--model", "llama-7b", "--peak-tflops", "989")  # a host-memory run records no GPU memory
     ok, lines = one_error_line(bad)
     check(bad.returncode == 2 and ok and "--gpu-memory" in lines[0], f"advise without GPU memory: {bad.returncode} {lines}")
+    check_report_advice(args, out, base, layouts[0])
+
+
+def check_report_advice(args, out, base, first):
+    """`report --model ...`: the page gains the advice section, the same first layout and flags as
+    advise; a file without what advise needs still gets its report, the section saying why."""
+    html = out + ".advice.html"
+    r = subprocess.run([args.fabricmap, "report", out, "-o", html] + base, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"report --model exit {r.returncode}: {r.stderr}")
+    page = open(html, encoding="utf-8").read() if r.returncode == 0 else ""
+    at = page.find('<section id="advice"><h2>Advice: llama-7b</h2>')
+    lay = first["layout"]
+    layout = f"tp={lay['tp']},pp={lay['pp']},dp={lay['dp']},ep={lay['ep']}"
+    check(at > 0 and page.find(f"<td>{layout}</td>", at) > at and page.find(f"<pre>{first['flags']}</pre>", at) > at,
+          f"report advice section: {page[at:at + 2000] if at > 0 else 'missing'}")
+    check(at < page.find('id="provenance"') and '<a href="#advice">' in page, "advice section not before provenance")
+    r = subprocess.run([args.fabricmap, "report", out, "-o", html, "--model", "llama-7b"], capture_output=True,
+                       text=True, timeout=60)
+    page = open(html, encoding="utf-8").read() if r.returncode == 0 else ""
+    check(r.returncode == 0 and "No advice: " in page and "--gpu-memory" in r.stderr,
+          f"report without GPU memory: {r.returncode} {r.stderr}")
+    r = subprocess.run([args.fabricmap, "report", out, "-o", html, "--model", "no-such-model"], capture_output=True,
+                       text=True, timeout=60)
+    ok, lines = one_error_line(r)
+    check(r.returncode == 2 and ok and "no-such-model" in lines[0], f"report --model unknown: {r.returncode} {lines}")
 
 
 def case_import(args, tmp):

@@ -239,6 +239,21 @@ TEST(Report, EverySectionOfAFullRunVerdictFirst) {
   EXPECT_NE(html.find("fabricmap run -o run.h5"), std::string::npos);
 }
 
+// A section the caller formatted (the advice): after the measured sections, before provenance,
+// linked from the navigation; its id and title escaped, its body as given.
+TEST(Report, ExtraSectionsBeforeProvenanceLinkedFromTheNavigation) {
+  ResultsFile f = topologyOnly(2, 2);
+  addPatterns(f);
+  EXPECT_EQ(renderReport(f).find("id=\"advice\""), std::string::npos);
+  const std::string html = renderReport(f, {{"advice", "Advice: <model>", "<table><tr><td>t8</td></tr></table>"}});
+  expectSelfContained(html);
+  const auto section = html.find("<section id=\"advice\"><h2>Advice: &lt;model&gt;</h2>\n<table><tr><td>t8</td>");
+  ASSERT_NE(section, std::string::npos) << html;
+  EXPECT_LT(html.find("id=\"patterns\""), section);
+  EXPECT_LT(section, html.find("id=\"provenance\""));
+  EXPECT_NE(html.find("<a href=\"#advice\">Advice: &lt;model&gt;</a><a href=\"#provenance\">"), std::string::npos);
+}
+
 // The inventory section: a row per node, the cells its findings name marked with their severity.
 TEST(Report, TheInventoryPerNodeWithWhatItsFindingsName) {
   ResultsFile f = topologyOnly(2, 2);

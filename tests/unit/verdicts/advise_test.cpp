@@ -134,6 +134,43 @@ TEST(Advise, StorageFeedAgainstTheLoaderAndACheckpoint) {
   EXPECT_DOUBLE_EQ(*a.storage->checkpointSeconds, 14 * 175e9 / 5e9);
 }
 
+// The report's section: the same layouts in the same order, the first one's flags, the storage
+// feed's sentences; what does not fit said as the verdict; text from the file escaped.
+TEST(Advise, ReportSectionHoldsTheTableFlagsAndStorage) {
+  results::ResultsFile file = cluster(128, 230, 23, 80, "NVIDIA A100-SXM4-80GB");
+  core::StorageRecord read;
+  read.test = "read";
+  read.level = "all";
+  read.ranks = 128;
+  read.gbps = 10;
+  file.storage = {read};
+  const Advice a = advise(gpt3(), file);
+  ASSERT_FALSE(a.best.empty());
+  const std::string html = adviceToHtml(gpt3(), a);
+  std::size_t rows = 0;
+  for (auto at = html.find("<tr><td class=\"n\">"); at != std::string::npos; at = html.find("<tr><td class=\"n\">", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, a.best.size());
+  const auto first = html.find("<td>" + core::formatLayout(a.best[0].choice.layout) + "</td>");
+  ASSERT_NE(first, std::string::npos);
+  if (a.best.size() > 1) {
+    EXPECT_LT(first, html.find("<td class=\"n\">2</td>"));
+  }
+  EXPECT_NE(html.find("<pre>" + a.best.front().flags + "</pre>"), std::string::npos);
+  EXPECT_NE(html.find("gpt3-175b (175"), std::string::npos) << html.substr(0, 300);
+  EXPECT_NE(html.find("10.00 GB/s of sequential reads from 128 rank(s)"), std::string::npos) << html;
+  EXPECT_NE(html.find("checkpoint time unknown"), std::string::npos);
+
+  const results::ResultsFile small = cluster(1, 230, 23, 40, "NVIDIA A100-SXM4-40GB");
+  Advice none = advise(gpt3(), small);
+  none.notes.push_back("<b>");
+  const std::string fail = adviceToHtml(gpt3(), none);
+  EXPECT_NE(fail.find("<div class=\"verdict v-fail\">Does not fit: no layout fits 8 GPUs of"), std::string::npos) << fail;
+  EXPECT_EQ(fail.find("<table>"), std::string::npos);
+  EXPECT_NE(fail.find("note: &lt;b&gt;"), std::string::npos);
+}
+
 // Nothing fits: how much memory is lacking, and how many GPUs of this memory would hold it.
 TEST(Advise, WhatDoesNotFitSaysByHowMuchAndWhatWould) {
   const results::ResultsFile file = cluster(1, 230, 23, 40, "NVIDIA A100-SXM4-40GB");
