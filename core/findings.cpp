@@ -13,7 +13,7 @@ constexpr std::array<std::pair<Severity, std::string_view>, 3> kSeverities{{
     {Severity::kInfo, "info"},
 }};
 
-constexpr std::array<std::pair<FindingKind, std::string_view>, 25> kKinds{{
+constexpr std::array<std::pair<FindingKind, std::string_view>, 28> kKinds{{
     {FindingKind::kNode, "node"},
     {FindingKind::kNodeEgress, "node_egress"},
     {FindingKind::kNodeIngress, "node_ingress"},
@@ -39,6 +39,9 @@ constexpr std::array<std::pair<FindingKind, std::string_view>, 25> kKinds{{
     {FindingKind::kGpuMemory, "gpu_memory"},
     {FindingKind::kBelowLineRate, "below_line_rate"},
     {FindingKind::kBinding, "binding"},
+    {FindingKind::kSwitch, "switch"},
+    {FindingKind::kUplink, "uplink"},
+    {FindingKind::kSwitchPort, "switch_port"},
 }};
 
 }  // namespace

@@ -60,6 +60,9 @@ enum class FindingKind : std::uint8_t {
   kGpuMemory,          // a GPU with less memory than its model's others, or than asked for
   kBelowLineRate,      // a node's inter-node bandwidth below what its NICs carry
   kBinding,            // a rank allowed to run on CPUs away from its GPU
+  kSwitch,             // a switch the slow node pairs cross (--fabric)
+  kUplink,             // a switch's cables to the level above, as a group (--fabric)
+  kSwitchPort,         // one cable between two switches, its two ports (--fabric)
 };
 
 std::string_view name(Severity severity);

@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/fabric.h"
 #include "core/findings.h"
 #include "core/stats.h"
 
@@ -175,6 +176,7 @@ struct Topology {
   InventoryRows inventory;  // empty when not read (older files, imported logs)
   bool emulated = false;  // nodes are blocks of consecutive ranks (--ranks-per-node)
   int ranksPerNode = 0;   // the block size when emulated
+  FabricGraph fabric;     // the switches above the nodes (--fabric); empty when not given
 };
 
 // Root attributes of a results file: where and how it was measured.

@@ -101,6 +101,14 @@ void ConsoleSink::begin(const core::Provenance& p, const core::Topology& topolog
                p.slurmPartition.empty() ? "" : ", partition " + p.slurmPartition,
                p.slurmGpusPerNode.empty() ? "" : ", GPUs per node " + p.slurmGpusPerNode, p.launcher);
   }
+  if (const core::FabricGraph& g = topology.fabric; !g.devices.empty()) {
+    const auto switches = std::count_if(g.devices.begin(), g.devices.end(),
+                                        [](const core::FabricDevice& d) { return d.kind == core::FabricDeviceKind::kSwitch; });
+    int levels = 0;
+    for (const core::FabricDevice& d : g.devices) levels = std::max(levels, d.level);
+    fmt::print(out_, "# fabric (/fabric): {} switches on {} level(s), {} host adapters, {} cables\n", switches, levels,
+               static_cast<long>(g.devices.size()) - switches, g.links.size());
+  }
   nodeNames_.clear();
   topology_ = topology;
   for (const auto& node : topology.nodes) {

@@ -323,6 +323,9 @@ ResultsFile readResults(const std::string& path) {
     forEachInventoryTable([&](const char* table, const char*, const auto& columns, auto member) {
       out.topology.inventory.*member = readTable(f, table, columns);
     });
+    forEachFabricTable([&](const char* table, const char*, const auto& columns, auto member) {
+      out.topology.fabric.*member = readTable(f, table, columns);
+    });
     out.topology.emulated = out.provenance.emulated;
     out.topology.ranksPerNode = out.provenance.ranksPerNode;
     out.scopes = readTable(f, kScopesTable, scopeColumns());

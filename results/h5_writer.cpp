@@ -251,6 +251,11 @@ void H5Sink::begin(const core::Provenance& provenance, const core::Topology& top
   forEachInventoryTable([&](const char* path, const char*, const auto& columns, auto member) {
     writeTable(f, path, columns, topology.inventory.*member);
   });
+  if (!topology.fabric.devices.empty()) {
+    forEachFabricTable([&](const char* path, const char*, const auto& columns, auto member) {
+      writeTable(f, path, columns, topology.fabric.*member);
+    });
+  }
   writeTable(f, kScopesTable, scopeColumns(), scopes);
   writeTable(f, kStepsTable, stepColumns(), {});
   core::forEachRowType([&]<class R>(std::type_identity<R>) {

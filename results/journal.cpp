@@ -125,6 +125,17 @@ bool inventoryLine(const std::string& type, const json& j, core::InventoryRows& 
   return kept;
 }
 
+// A fabric line (a row of a /fabric table) joins `graph`; false for any other line type.
+bool fabricLine(const std::string& type, const json& j, core::FabricGraph& graph) {
+  bool kept = false;
+  forEachFabricTable([&](const char*, const char* lineType, const auto& columns, auto member) {
+    if (kept || type != lineType) return;
+    (graph.*member).push_back(recordOf(columns, j));
+    kept = true;
+  });
+  return kept;
+}
+
 }  // namespace
 
 std::string journalPath(const std::string& resultsPath) { return resultsPath + ".journal"; }
@@ -163,6 +174,9 @@ void JournalSink::begin(const core::Provenance& provenance, const core::Topology
   for (const auto& n : topology.nodes) out += line("node", nodeColumns(), n, json{{"gpu_links", n.gpuLinks}});
   forEachInventoryTable([&](const char*, const char* type, const auto& columns, auto member) {
     for (const auto& r : topology.inventory.*member) out += line(type, columns, r);
+  });
+  forEachFabricTable([&](const char*, const char* type, const auto& columns, auto member) {
+    for (const auto& r : topology.fabric.*member) out += line(type, columns, r);
   });
   for (const auto& s : scopes) out += line("scope", scopeColumns(), s);
   append(out);
@@ -248,7 +262,7 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
         out.topology.nodes.push_back(std::move(n));
       } else if (t == "scope") {
         out.scopes.push_back(recordOf(scopeColumns(), j));
-      } else if (inventoryLine(t, j, out.topology.inventory)) {
+      } else if (inventoryLine(t, j, out.topology.inventory) || fabricLine(t, j, out.topology.fabric)) {
         continue;
       } else if (pending.add(t, j)) {
         continue;  // a step kind's row: kept until its step line

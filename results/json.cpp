@@ -204,6 +204,11 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
     const std::string_view table(path);
     j["inventory"][std::string(table.substr(table.rfind('/') + 1))] = arrayOf(columns, file.topology.inventory.*member);
   });
+  // "fabric": {"devices": [...], "links": [...]} (--fabric; empty arrays without)
+  forEachFabricTable([&](const char* path, const char*, const auto& columns, auto member) {
+    const std::string_view table(path);
+    j["fabric"][std::string(table.substr(table.rfind('/') + 1))] = arrayOf(columns, file.topology.fabric.*member);
+  });
   j["scopes"] = arrayOf(scopeColumns(), file.scopes);
   j["steps"] = arrayOf(stepColumns(), file.steps);
   j["collectives"] = arrayOf(collectiveColumns(), file.collectives);

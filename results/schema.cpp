@@ -526,6 +526,32 @@ const std::vector<Column<core::EndpointRecord>>& endpointColumns() {
   return kColumns;
 }
 
+const std::vector<Column<core::FabricDevice>>& fabricDeviceColumns() {
+  using R = core::FabricDevice;
+  static const std::vector<Column<R>> kColumns{
+      Column<R>{"kind", ColumnType::kText, "",
+                [](const R& r) -> Value { return std::string(r.kind == core::FabricDeviceKind::kHost ? "host" : "switch"); },
+                [](R& r, const Value& v) {
+                  r.kind = as<std::string>(v) == "host" ? core::FabricDeviceKind::kHost : core::FabricDeviceKind::kSwitch;
+                }},
+      FM_COLUMN(R, name, "name", ""),
+      FM_COLUMN(R, nic, "nic", ""),
+      FM_COLUMN(R, guid, "guid", ""),
+      FM_COLUMN(R, description, "description", ""),
+      FM_COLUMN(R, level, "level", ""),
+  };
+  return kColumns;
+}
+
+const std::vector<Column<core::FabricLink>>& fabricLinkColumns() {
+  using R = core::FabricLink;
+  static const std::vector<Column<R>> kColumns{
+      FM_COLUMN(R, a, "a", ""),         FM_COLUMN(R, portA, "port_a", ""), FM_COLUMN(R, b, "b", ""),
+      FM_COLUMN(R, portB, "port_b", ""), FM_COLUMN(R, rate, "rate", ""),
+  };
+  return kColumns;
+}
+
 #undef FM_TIME_COLUMNS
 #undef FM_COLUMN_WAS
 #undef FM_COLUMN

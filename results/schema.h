@@ -36,6 +36,8 @@ inline constexpr const char* kInventoryGpusTable = "/inventory/gpus";
 inline constexpr const char* kInventoryNodesTable = "/inventory/node";
 inline constexpr const char* kInventoryCountersTable = "/inventory/counters";
 inline constexpr const char* kInventoryEndpointsTable = "/inventory/endpoints";
+inline constexpr const char* kFabricDevicesTable = "/fabric/devices";  // --fabric: switches and host adapters
+inline constexpr const char* kFabricLinksTable = "/fabric/links";      // and the cables between their ports
 inline constexpr const char* kImportedTable = "/imported";  // `fabricmap import`: one row per log table
 inline constexpr const char* kCompleteAttribute = "complete";
 
@@ -69,6 +71,16 @@ const std::vector<Column<core::GpuInventoryRecord>>& gpuInventoryColumns();
 const std::vector<Column<core::NodeInventoryRecord>>& nodeInventoryColumns();
 const std::vector<Column<core::CounterRecord>>& counterColumns();
 const std::vector<Column<core::EndpointRecord>>& endpointColumns();
+const std::vector<Column<core::FabricDevice>>& fabricDeviceColumns();
+const std::vector<Column<core::FabricLink>>& fabricLinkColumns();
+
+// The fabric's tables (--fabric), in one list for the writer, the reader and the journal, like
+// the inventory's: `visit(path, journal line type, columns, member of core::FabricGraph)`.
+template <class Visit>
+void forEachFabricTable(Visit&& visit) {
+  visit(kFabricDevicesTable, "fabric_device", fabricDeviceColumns(), &core::FabricGraph::devices);
+  visit(kFabricLinksTable, "fabric_link", fabricLinkColumns(), &core::FabricGraph::links);
+}
 
 // A step kind's table: its kind in /steps, where its rows go in the file, the type of its journal
 // lines, its columns.

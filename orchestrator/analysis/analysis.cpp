@@ -77,6 +77,9 @@ struct Rule {
 // adjust the findings before them.
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> kRules{
+      {{"switch", "with --fabric: the fewest switches, switch uplinks and nodes that explain the slow node pairs, "
+                  "healthy pairs clearing what they cross; the switches and uplinks named, their pairs explained"},
+       switchRule},
       {{"node", "a node most of whose peers see it slow both ways, or by its egress or ingress only (against the "
                 "fabric's baseline, then the pairs without it, then on its ranks' transfers)"},
        nodeRule},

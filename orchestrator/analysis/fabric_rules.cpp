@@ -62,9 +62,17 @@ void oversubscribedRule(RuleContext& ctx, std::vector<Finding>& findings) {
     const auto& [ranksOnHost, cpus] = hosts[topo.nodes[static_cast<std::size_t>(node)].hostname];
     return cpus > 0 && ranksOnHost > cpus;
   };
+  bool anyOversubscribed = false;
+  for (int n = 0; n < static_cast<int>(topo.nodes.size()); ++n) anyOversubscribed = anyOversubscribed || oversubscribed(n);
+  // a switch's findings rest on the pairs of every node under it: judged only where no host is
+  const auto aboveNodes = [](const Finding& f) {
+    return f.kind == core::FindingKind::kSwitch || f.kind == core::FindingKind::kUplink ||
+           f.kind == core::FindingKind::kSwitchPort;
+  };
   bool downgraded = false;
   for (Finding& f : findings) {
-    if (f.severity != core::Severity::kInfo && (oversubscribed(f.nodeA) || oversubscribed(f.nodeB))) {
+    if (f.severity != core::Severity::kInfo &&
+        (oversubscribed(f.nodeA) || oversubscribed(f.nodeB) || (aboveNodes(f) && anyOversubscribed))) {
       f.severity = core::Severity::kInfo;
       f.message += " [not judged: oversubscribed host]";
       downgraded = true;

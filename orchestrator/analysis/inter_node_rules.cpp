@@ -138,8 +138,21 @@ std::optional<NodeCulprit> nameNode(InterNode& in, NodeCulprit n) {
 }
 
 // Node x is a culprit when its pairs are slow as slowDirections says, against the fabric's baseline.
+// Node x's pairs in one direction that no finding before explains (a switch or uplink the switch
+// rule named slows the pairs through it, whichever node they touch).
+Evidence unexplainedDirection(const InterNode& in, int x, bool outgoing) {
+  Evidence e;
+  forEachPeer(in.view.values, x, [&](int y) {
+    const int from = outgoing ? x : y;
+    const int to = outgoing ? y : x;
+    if (!in.isExplained(from, to)) e.add(in.view.at(from, to), in.view.values.at(from, to));
+  });
+  return e;
+}
+
 std::optional<NodeCulprit> nodeCulprit(InterNode& in, int x) {
-  NodeCulprit n{x, false, false, directionOf(in.view, x, true), directionOf(in.view, x, false), in.base.bandwidth};
+  NodeCulprit n{x, false, false, unexplainedDirection(in, x, true), unexplainedDirection(in, x, false),
+                in.base.bandwidth};
   if (!slowDirections(n, in.c.attributeShare)) return std::nullopt;
   return nameNode(in, std::move(n));
 }
@@ -160,7 +173,7 @@ bool mostlyBelow(const InterNode& in, int x, bool outgoing, double bar) {
   int judged = 0;
   int below = 0;
   forEachPeer(in.m.nodeBw, x, [&](int y) {
-    if (in.named[static_cast<std::size_t>(y)]) return;
+    if (in.named[static_cast<std::size_t>(y)] || in.isExplained(outgoing ? x : y, outgoing ? y : x)) return;
     const float v = outgoing ? in.m.nodeBw.at(x, y) : in.m.nodeBw.at(y, x);
     if (!std::isfinite(v)) return;
     ++judged;

@@ -20,6 +20,7 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/analysis/matrices.h"
 #include "orchestrator/run/endpoints.h"
+#include "orchestrator/run/fabric_input.h"
 #include "orchestrator/run/nic_pinning.h"
 #include "orchestrator/run/node_inventory.h"
 #include "orchestrator/run/planner.h"
@@ -412,6 +413,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
         config.cudaPairs && !shortage.empty()) {
       throw core::UsageError("--pair-memory cuda needs one GPU per rank: " + shortage);
     }
+    onRootAgreeing(rank, [&] { topology.fabric = fabricOf(config, topology); });
     core::Plan plan = makePlan(config, topology);  // grows when retests are planned
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
     if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);

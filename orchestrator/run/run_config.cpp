@@ -375,6 +375,10 @@ void parsePairwise(const po::variables_map& vm, const Suite& suite, RunConfig& c
   }
   c.sysfsRoot = vm["sysfs-root"].as<std::string>();
   if (c.sysfsRoot.empty()) throw core::UsageError("--sysfs-root must name a directory");
+  if (vm.count("fabric")) {
+    c.fabricFile = vm["fabric"].as<std::string>();
+    if (c.fabricFile.empty()) throw core::UsageError("--fabric must name a file");
+  }
 }
 
 // --resume, and whether any measurement option was given (a resumed run must not change them).

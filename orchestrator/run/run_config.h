@@ -54,6 +54,9 @@ struct RunConfig {
   // the line rate a node's inter-node bandwidth is judged against (GB/s per node; 0: its active
   // RDMA ports' rates) below this fraction
   std::string sysfsRoot = "/sys";
+  // --fabric: the switches above the nodes (ibnetdiscover output or "child -> parent" lines,
+  // topologies/fabric_file.h), for the analysis to blame switches; empty: none
+  std::string fabricFile;
   double lineRateGBps = 0;
   double lineRateFraction = 0.8;
   // the inter scope's all_reduce rails are judged against the line rate too: set from the

@@ -90,6 +90,7 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
   if (c.lineRateGBps > 0) j["line_rate"] = c.lineRateGBps;
   if (c.lineRateFraction != 0.8) j["line_rate_fraction"] = c.lineRateFraction;
   if (c.sysfsRoot != "/sys") j["sysfs_root"] = c.sysfsRoot;
+  if (!c.fabricFile.empty()) j["fabric"] = c.fabricFile;
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
     std::string text = faultKindName(f.kind);
@@ -115,7 +116,7 @@ std::vector<std::string> measurementDifferences(const RunConfig& a, const RunCon
   nlohmann::ordered_json ja = toJson(a);
   nlohmann::ordered_json jb = toJson(b);
   std::vector<std::string> out;
-  for (const char* runTime : {"step_timeout", "inject_faults", "sysfs_root"}) {
+  for (const char* runTime : {"step_timeout", "inject_faults", "sysfs_root", "fabric"}) {
     ja.erase(runTime);
     jb.erase(runTime);
   }

@@ -112,6 +112,9 @@ void addPhaseOptions(po::options_description& d) {
      "a node below this fraction of its line rate is below_line_rate, in (0, 1]")
     ("sysfs-root", po::value<std::string>()->default_value("/sys"),
      "the sysfs tree each node's inventory is read from (a saved copy for tests and triage)")
+    ("fabric", po::value<std::string>(),
+     "the fabric's topology: ibnetdiscover output or \"node -> leaf\", \"leaf -> spine\" lines; slow node "
+     "pairs are then blamed on switches and uplinks where those explain them (read by rank 0, /fabric)")
     ("patterns", po::value<std::string>(),
      "phases to run, a comma list: collectives, copies, pairwise, training (like the phase "
      "switches: only those run)")

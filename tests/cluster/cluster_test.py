@@ -377,6 +377,33 @@ def case_pairwise_link(args):
     expect_only("link node0 -> node3 limited", findings, "link", 0, 3)
 
 
+def case_fabric_uplink(args):
+    """8 nodes, two to a leaf switch of a --fabric file, every leaf cabled to both spines; all
+    traffic between leaf1's nodes (node2, node3) and the rest limited, theirs with each other not:
+    leaf1's uplinks are named, neither of its nodes (without the file both would be)."""
+    leaves = "".join(f"leaf{leaf}:{33 + s} -> spine{s}:{leaf + 1}\n" for leaf in range(4) for s in range(2))
+    hosts = "".join(f"node{n} -> leaf{n // 2}:{n % 2 + 1}\n" for n in range(8))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "fabric.txt")
+        with open(path, "w") as f:
+            f.write(leaves + hosts)
+        os.chmod(tmp, 0o755)
+
+        def uplink(c):
+            for a in (2, 3):
+                for b in (0, 1, 4, 5, 6, 7):
+                    c.limit_link(a, b, LIMIT)
+                    c.limit_link(b, a, LIMIT)
+
+        findings = pairwise(argparse.Namespace(**{**vars(args), "nodes": 8}), "fabric-uplink", uplink,
+                            extra=["--fabric", path])
+    if findings is None:
+        return
+    found = serious(findings)
+    check(len(found) == 1 and found[0]["kind"] == "uplink" and found[0]["subject"].startswith("leaf1 port 33")
+          and "under it node2, node3" in found[0]["message"], f"leaf1's uplinks limited: {describe(found)}")
+
+
 def case_pairwise_ucx(args):
     """node1 limited both ways, over Open MPI's UCX pml: node1 is named."""
     p = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True)
@@ -601,7 +628,7 @@ CASES = {"smoke": case_smoke, "line-rate": case_line_rate, "ucx-smoke": case_ucx
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
          "pairwise-ucx": case_pairwise_ucx, "ucx-backend": case_ucx_backend, "frozen-node": case_frozen_node,
          "training-throttled": case_training_throttled, "mpirun-helper": case_mpirun_helper,
-         "scenarios": case_scenarios}
+         "scenarios": case_scenarios, "fabric-uplink": case_fabric_uplink}
 
 
 def main():

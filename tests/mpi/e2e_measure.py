@@ -2,6 +2,7 @@
 import json
 import math
 import os
+import socket
 import subprocess
 
 import h5py
@@ -195,6 +196,38 @@ def case_bad_input(args, tmp):
                timeout=60)
     ok, lines = one_error_line(p)
     check(p.returncode == 2 and ok and "does not exist" in lines[0], f"unwritable: {p.returncode} {lines}")
+    fabric_files(args, tmp, out)
+
+
+def fabric_files(args, tmp, out):
+    """--fabric: the file kept in /fabric, shown on the console and by show --json; a missing file,
+    a line it cannot read (FILE:LINE) and a file that names none of the run's nodes are one message
+    from rank 0 and exit 2, nothing measured."""
+    good = os.path.join(tmp, "good.fabric")
+    host = socket.gethostname()  # the emulated nodes are "<host>/<k>"
+    with open(good, "w") as f:
+        f.write("".join(f"{host}/{k} -> leaf{k % 2}\n" for k in range(args.np)) + "leaf0 -> spine0\nleaf1 -> spine0\n")
+    p = mpirun(args, args.np, [args.fabricmap, "run", "-o", out, "--pairwise", "--ranks-per-node", "1", "--fabric", good,
+                               "--pair-bytes", "64K", "--progress", "off"], timeout=60)
+    check(p.returncode == 0 and f"of {args.np} nodes in it" in p.stdout and "# fabric (/fabric): 3 switches" in p.stdout,
+          f"--fabric run: exit {p.returncode} {p.stdout[-1500:]} {p.stderr[-1500:]}")
+    shown = subprocess.run([args.fabricmap, "show", out, "--json"], capture_output=True, text=True, timeout=60)
+    fabric = json.loads(shown.stdout)["fabric"] if shown.returncode == 0 else {}
+    check(len(fabric.get("devices", [])) == args.np + 3 and len(fabric.get("links", [])) == args.np + 2,
+          f"show --json fabric: {fabric}")
+    os.remove(out)
+    unreadable = os.path.join(tmp, "loop.fabric")
+    with open(unreadable, "w") as f:
+        f.write("leaf0 -> spine0\nspine0 -> leaf0\n")
+    elsewhere = os.path.join(tmp, "elsewhere.fabric")
+    with open(elsewhere, "w") as f:
+        f.write("other0 -> leaf0\nother1 -> leaf0\n")
+    for path, want in ((os.path.join(tmp, "absent.fabric"), "absent.fabric"), (unreadable, "loop.fabric:2"),
+                       (elsewhere, "none of the run's nodes")):
+        p = mpirun(args, args.np, [args.fabricmap, "run", "-o", out, "--pairwise", "--fabric", path], timeout=60)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and want in lines[0], f"--fabric {path}: exit {p.returncode} {lines}")
+        check(not os.path.exists(out), f"--fabric {path}: left a results file")
 
 
 def case_corrupt(args, tmp):

@@ -3,12 +3,15 @@
 // a case here.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <map>
 #include <set>
 #include <string>
 
 #include "core/error.h"
 #include "tests/unit/analysis/analysis_support.h"
+#include "topologies/fabric_file.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -42,6 +45,18 @@ const auto kSlowNode = [](core::Matrices& m, const core::Topology&) {
 std::map<std::string, RuleCase> ruleCases() {
   std::map<std::string, RuleCase> cases;
   cases.emplace("node", fromFabric(fabric(4, 1, 64, kSlowNode), {"node"}, "node", "error"));
+  // hosts 2 and 3 slow with everyone but each other, under one leaf of four: its uplinks
+  Fabric uplink = fabric(8, 1, 64, [](core::Matrices& m, const core::Topology&) {
+    for (int a = 0; a < 8; ++a) {
+      for (int b = 0; b < 8; ++b) {
+        if (a != b && (a / 2 == 1) != (b / 2 == 1)) setBw(m, a, b, 0.02f);
+      }
+    }
+  });
+  std::string text;
+  for (int h = 0; h < 8; ++h) text += fmt::format("host{} -> leaf{}\nleaf{} -> spine{}\n", h, h / 2, h / 2, h % 2);
+  uplink.topology.fabric = topologies::parseFabric(text, "fabric.txt");
+  cases.emplace("switch", fromFabric(std::move(uplink), {"switch"}, "uplink", "error"));
   cases.emplace("link", fromFabric(fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) { setBw(m, 0, 3, 0.02f); }),
                                    {"link"}, "link", "error"));
   cases.emplace("latency", fromFabric(fabric(4, 1, 64,

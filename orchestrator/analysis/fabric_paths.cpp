@@ -1,0 +1,127 @@
+// Where the run's nodes hang in the fabric and what their pairs cross (see fabric_paths.h).
+#include "orchestrator/analysis/fabric_paths.h"
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "topologies/fabric_hosts.h"
+
+namespace fabricmap::orchestrator::internal {
+namespace {
+
+std::size_t at(int index) { return static_cast<std::size_t>(index); }
+
+// A cable between two devices the graph has, the lower one first (a file read back may be damaged).
+bool goesUp(const core::FabricGraph& g, const core::FabricLink& l) {
+  const auto n = static_cast<int>(g.devices.size());
+  return l.a >= 0 && l.b >= 0 && l.a < n && l.b < n && g.devices[at(l.b)].level > g.devices[at(l.a)].level;
+}
+
+// The switches above node x's adapters, per level (level 1 first): up each cable whose upper end
+// is a level higher.
+std::vector<std::vector<int>> switchesAbove(const core::FabricGraph& g, const std::vector<int>& nodeOf, int x) {
+  std::vector<std::vector<int>> above;
+  std::set<int> frontier;
+  for (std::size_t d = 0; d < g.devices.size(); ++d) {
+    if (nodeOf[d] == x) frontier.insert(static_cast<int>(d));
+  }
+  while (!frontier.empty()) {
+    std::set<int> next;
+    for (const core::FabricLink& l : g.links) {
+      if (frontier.count(l.a) > 0 && goesUp(g, l)) next.insert(l.b);
+    }
+    if (next.empty()) break;
+    above.emplace_back(next.begin(), next.end());
+    frontier = std::move(next);
+  }
+  return above;
+}
+
+std::vector<int> uplinksOf(const core::FabricGraph& g, int device) {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < g.links.size(); ++i) {
+    const core::FabricLink& l = g.links[i];
+    if (l.a == device && goesUp(g, l)) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+// One kSwitch suspect per switch above a placed node, one kUplinks per such switch with cables up.
+void addSuspects(const core::FabricGraph& g, FabricPaths& p) {
+  p.switchSuspect.assign(g.devices.size(), -1);
+  p.uplinkSuspect.assign(g.devices.size(), -1);
+  for (int x : p.placed) {
+    for (const std::vector<int>& level : p.above[at(x)]) {
+      for (int d : level) {
+        if (p.switchSuspect[at(d)] < 0) {
+          p.switchSuspect[at(d)] = static_cast<int>(p.suspects.size());
+          p.suspects.push_back({FabricSuspect::Kind::kSwitch, d, {}, {}});
+          if (std::vector<int> up = uplinksOf(g, d); !up.empty()) {
+            p.uplinkSuspect[at(d)] = static_cast<int>(p.suspects.size());
+            p.suspects.push_back({FabricSuspect::Kind::kUplinks, d, std::move(up), {}});
+          }
+        }
+        p.suspects[at(p.switchSuspect[at(d)])].nodesBelow.push_back(x);
+        if (p.uplinkSuspect[at(d)] >= 0) p.suspects[at(p.uplinkSuspect[at(d)])].nodesBelow.push_back(x);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+FabricPaths fabricPaths(const core::FabricGraph& graph, const core::Topology& topology) {
+  FabricPaths p;
+  p.nodes = static_cast<int>(topology.nodes.size());
+  const std::vector<int> nodeOf = topologies::nodesOfDevices(graph, topology);
+  p.above.resize(at(p.nodes));
+  for (int x = 0; x < p.nodes; ++x) {
+    p.above[at(x)] = switchesAbove(graph, nodeOf, x);
+    if (!p.above[at(x)].empty()) p.placed.push_back(x);
+  }
+  addSuspects(graph, p);
+  return p;
+}
+
+std::vector<int> FabricPaths::crossed(int x, int y) const {
+  if (x < 0 || y < 0 || x >= nodes || y >= nodes || x == y) return {};
+  const auto& ax = above[at(x)];
+  const auto& ay = above[at(y)];
+  std::vector<int> out;
+  for (std::size_t l = 0; l < std::min(ax.size(), ay.size()); ++l) {
+    std::vector<int> common;
+    std::set_intersection(ax[l].begin(), ax[l].end(), ay[l].begin(), ay[l].end(), std::back_inserter(common));
+    if (common.empty()) continue;
+    // below the meeting level, each end's one switch of a level and its uplinks; there, the one shared
+    for (std::size_t below = 0; below < l; ++below) {
+      for (const auto* side : {&ax, &ay}) {
+        if ((*side)[below].size() != 1) continue;
+        const int d = (*side)[below].front();
+        out.push_back(switchSuspect[at(d)]);
+        if (uplinkSuspect[at(d)] >= 0) out.push_back(uplinkSuspect[at(d)]);
+      }
+    }
+    if (common.size() == 1) out.push_back(switchSuspect[at(common.front())]);
+    return out;
+  }
+  return {};
+}
+
+std::string suspectName(const core::FabricGraph& graph, const FabricSuspect& suspect) {
+  const core::FabricDevice& d = graph.devices[at(suspect.device)];
+  const std::string guid = d.guid.empty() ? "" : fmt::format(" ({})", d.guid);
+  if (suspect.kind == FabricSuspect::Kind::kSwitch) return d.name + guid;
+  std::vector<std::string> ends;
+  for (int i : suspect.uplinks) {
+    const core::FabricLink& l = graph.links[at(i)];
+    const std::string peer = graph.devices[at(l.b)].name;
+    ends.push_back(fmt::format("{}-> {}{}", l.portA > 0 ? fmt::format("port {} ", l.portA) : "", peer,
+                               l.portB > 0 ? fmt::format(" port {}", l.portB) : ""));
+  }
+  return fmt::format("{}{} {}", d.name, guid, fmt::join(ends, ", "));
+}
+
+}  // namespace fabricmap::orchestrator::internal

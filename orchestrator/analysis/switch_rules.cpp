@@ -1,0 +1,237 @@
+// The switch rule (see rules.h): with the fabric's topology (`--fabric`), slow node pairs blamed on
+// the smallest set of switches, switch uplinks and nodes that explains them, the healthy pairs as
+// evidence of innocence (the greedy cover of NetBouncer, Tan et al., NSDI'19, over the paths of
+// fabric_paths.h).
+//
+// Every judged node pair among the nodes the fabric places is evidence for the suspects it
+// crosses: the switches and uplink groups it certainly traverses, and its ends as nodes (both ways,
+// the sender's egress, the receiver's ingress). A suspect is consistent when at least
+// --attribute-share of its judged pairs are slow (2 at least). Greedily, the consistent suspect
+// that explains the most slow pairs not yet explained is chosen (then the one with fewer healthy
+// pairs, then the narrower), until none explains 2 more. Chosen switches and uplinks become
+// findings and their slow pairs are explained, so the node and link rules do not name the nodes
+// under them; chosen nodes are left to the node rule, which names them with its own evidence.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/stats.h"
+#include "core/units.h"
+#include "orchestrator/analysis/fabric_paths.h"
+#include "orchestrator/analysis/rules.h"
+
+namespace fabricmap::orchestrator::internal {
+namespace {
+
+// One judged directed node pair and every suspect it is evidence for.
+struct PairCase {
+  int x = 0;
+  int y = 0;
+  Judged judged;
+  float value = 0;
+  std::vector<int> suspects;
+};
+
+// Suspects past the fabric's own: per node, itself (both ways), its egress and its ingress.
+struct Suspects {
+  int fabric = 0;
+  int node(int x) const { return fabric + 3 * x; }
+  int egress(int x) const { return fabric + 3 * x + 1; }
+  int ingress(int x) const { return fabric + 3 * x + 2; }
+  int count(int nodes) const { return fabric + 3 * nodes; }
+  bool isFabric(int s) const { return s < fabric; }
+};
+
+std::vector<PairCase> casesOf(const InterNode& in, const FabricPaths& paths, const Suspects& s) {
+  std::vector<PairCase> cases;
+  for (int x : paths.placed) {
+    for (int y : paths.placed) {
+      if (x == y || x >= in.view.n() || y >= in.view.n()) continue;
+      const Judged j = in.view.at(x, y);
+      if (j.verdict != Verdict::kSlow && j.verdict != Verdict::kFine) continue;  // noisy: no evidence
+      PairCase c{x, y, j, in.m.nodeBw.at(x, y), paths.crossed(x, y)};
+      if (c.suspects.empty()) continue;  // no shared switch: not a path the fabric describes
+      c.suspects.insert(c.suspects.end(), {s.node(x), s.node(y), s.egress(x), s.ingress(y)});
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+struct Tally {
+  std::vector<int> judged;
+  std::vector<int> slow;
+};
+
+Tally tallyOf(const std::vector<PairCase>& cases, int suspects) {
+  Tally t{std::vector<int>(static_cast<std::size_t>(suspects)), std::vector<int>(static_cast<std::size_t>(suspects))};
+  for (const PairCase& c : cases) {
+    for (int s : c.suspects) {
+      ++t.judged[static_cast<std::size_t>(s)];
+      t.slow[static_cast<std::size_t>(s)] += c.judged.verdict == Verdict::kSlow;
+    }
+  }
+  return t;
+}
+
+bool consistent(const Tally& t, std::size_t s, double share) {
+  return t.judged[s] >= 2 && t.slow[s] >= share * t.judged[s];
+}
+
+// The greedy cover: the suspects chosen, in order.
+std::vector<int> cover(const std::vector<PairCase>& cases, const Tally& t, double share) {
+  std::vector<char> explained(cases.size(), 0);
+  std::vector<int> chosen;
+  for (;;) {
+    std::vector<int> newly(t.judged.size(), 0);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (explained[i] || cases[i].judged.verdict != Verdict::kSlow) continue;
+      for (int s : cases[i].suspects) ++newly[static_cast<std::size_t>(s)];
+    }
+    std::optional<std::size_t> best;
+    const auto better = [&](std::size_t a, std::size_t b) {
+      if (newly[a] != newly[b]) return newly[a] > newly[b];
+      const int fineA = t.judged[a] - t.slow[a];
+      const int fineB = t.judged[b] - t.slow[b];
+      return fineA != fineB ? fineA < fineB : t.judged[a] < t.judged[b];
+    };
+    for (std::size_t s = 0; s < newly.size(); ++s) {
+      if (consistent(t, s, share) && (!best || better(s, *best))) best = s;
+    }
+    if (!best || newly[*best] < 2) return chosen;
+    chosen.push_back(static_cast<int>(*best));
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto& sus = cases[i].suspects;
+      if (std::find(sus.begin(), sus.end(), static_cast<int>(*best)) != sus.end()) explained[i] = 1;
+    }
+  }
+}
+
+bool crosses(const PairCase& c, int s) { return std::find(c.suspects.begin(), c.suspects.end(), s) != c.suspects.end(); }
+
+// The suspects no judged pair tells apart from `s`: consistent, and crossed by exactly its pairs.
+std::vector<int> tiedWith(const std::vector<PairCase>& cases, const Tally& t, int s, double share) {
+  std::vector<int> ties;
+  for (std::size_t o = 0; o < t.judged.size(); ++o) {
+    const int other = static_cast<int>(o);
+    if (other == s || t.judged[o] != t.judged[static_cast<std::size_t>(s)] || !consistent(t, o, share)) continue;
+    if (std::all_of(cases.begin(), cases.end(), [&](const PairCase& c) { return crosses(c, s) == crosses(c, other); })) {
+      ties.push_back(other);
+    }
+  }
+  return ties;
+}
+
+// The pairs among the nodes under suspect `s` that do not cross it: fine, they clear those nodes
+// (an uplink fault leaves the pairs inside its leaf fast). Without such pairs (a whole leaf
+// switch), one part explaining k nodes' slowness against k faults at once: 1 - 2^-k (a tie with
+// the node for k = 1).
+double marginOf(const std::vector<PairCase>& cases, const FabricSuspect& f, int s, int& among, int& fine) {
+  const auto below = [&](int x) { return std::find(f.nodesBelow.begin(), f.nodesBelow.end(), x) != f.nodesBelow.end(); };
+  among = fine = 0;
+  for (const PairCase& c : cases) {
+    if (crosses(c, s) || !below(c.x) || !below(c.y)) continue;
+    ++among;
+    fine += c.judged.verdict == Verdict::kFine;
+  }
+  if (among > 0) return static_cast<double>(fine) / among * (1.0 - std::pow(0.5, among));
+  return 1.0 - std::pow(0.5, static_cast<double>(f.nodesBelow.size()));
+}
+
+std::string nodesText(const core::Topology& topo, const std::vector<int>& nodes) {
+  constexpr std::size_t kShown = 8;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < std::min(kShown, nodes.size()); ++i) names.push_back(nodeName(topo, nodes[i]));
+  return fmt::format("{}{}", fmt::join(names, ", "), nodes.size() > kShown ? fmt::format(" and {} more", nodes.size() - kShown) : "");
+}
+
+std::string adviceFor(core::FindingKind kind) {
+  switch (kind) {
+    case core::FindingKind::kSwitch: return "check the switch (its ports' counters, firmware, cooling)";
+    case core::FindingKind::kSwitchPort: return "check that cable and the ports at its two ends (perfquery, ibportstate)";
+    default: return "check the cables and ports between it and the level above (perfquery, ibportstate)";
+  }
+}
+
+struct Context {
+  const InterNode& in;
+  const core::FabricGraph& graph;
+  const FabricPaths& paths;
+  const Suspects& suspects;
+  const std::vector<PairCase>& cases;
+};
+
+std::string labelOf(const Context& x, int s) {
+  if (x.suspects.isFabric(s)) {
+    const FabricSuspect& suspect = x.paths.suspects[static_cast<std::size_t>(s)];
+    return (suspect.kind == FabricSuspect::Kind::kSwitch ? "switch " : "uplinks of ") + suspectName(x.graph, suspect);
+  }
+  const int node = (s - x.suspects.fabric) / 3;
+  const char* part[] = {"", " egress", " ingress"};
+  return "node " + nodeName(x.in.topo, node) + part[(s - x.suspects.fabric) % 3];
+}
+
+Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
+  const FabricSuspect& suspect = x.paths.suspects[static_cast<std::size_t>(s)];
+  Evidence e;
+  for (const PairCase& c : x.cases) {
+    if (crosses(c, s)) e.add(c.judged, c.value);
+  }
+  Finding f;
+  f.kind = suspect.kind == FabricSuspect::Kind::kSwitch ? core::FindingKind::kSwitch
+           : suspect.uplinks.size() == 1                ? core::FindingKind::kSwitchPort
+                                                        : core::FindingKind::kUplink;
+  f.subject = suspectName(x.graph, suspect);
+  f.expected = x.in.base.bandwidth;
+  f.unit = "GB/s";
+  f.measured = core::median(e.slowValues);
+  f.ratio = f.measured / f.expected;
+  int among = 0;
+  int fine = 0;
+  double margin = marginOf(x.cases, suspect, s, among, fine);
+  std::vector<std::string> others;
+  for (int t : ties) others.push_back(labelOf(x, t));
+  const char* what = f.kind == core::FindingKind::kSwitch ? "switch " : f.kind == core::FindingKind::kUplink ? "uplinks of " : "cable ";
+  f.message = fmt::format("{}{}: {} of {} node pairs through it slow, {} vs {} baseline ({:.2f}x); under it {}{}{} - {}",
+                          what, f.subject, e.slow, e.judged, core::formatRate(f.measured), core::formatRate(f.expected),
+                          f.ratio, nodesText(x.in.topo, suspect.nodesBelow),
+                          among > 0 ? fmt::format(", whose {} pairs among themselves are {} fine", among, fine) : "",
+                          others.empty() ? "" : fmt::format("; a tie with {}: no measured pair tells them apart",
+                                                            fmt::join(others, ", ")),
+                          adviceFor(f.kind));
+  if (!ties.empty()) margin *= 0.5;
+  f.severity = severityFor(f.ratio);
+  setConfidence(f, e, margin, true);
+  return f;
+}
+
+}  // namespace
+
+void switchRule(RuleContext& ctx, std::vector<Finding>& findings) {
+  const core::FabricGraph& graph = ctx.topo.fabric;
+  if (graph.devices.empty()) return;
+  const FabricPaths paths = fabricPaths(graph, ctx.topo);
+  if (paths.placed.size() < 3) return;  // two nodes: one pair, which no part of the path can be told from
+  InterNode& in = ctx.inter;
+  const Suspects suspects{static_cast<int>(paths.suspects.size())};
+  const std::vector<PairCase> cases = casesOf(in, paths, suspects);
+  const Tally tally = tallyOf(cases, suspects.count(paths.nodes));
+  const Context x{in, graph, paths, suspects, cases};
+  for (int chosen : cover(cases, tally, ctx.c.attributeShare)) {
+    if (!suspects.isFabric(chosen)) continue;  // a node: the node rule names it
+    const std::vector<int> ties = tiedWith(cases, tally, chosen, ctx.c.attributeShare);
+    Finding f = fabricFinding(x, chosen, ties);
+    if (std::any_of(ties.begin(), ties.end(), [&](int t) { return !suspects.isFabric(t); })) {
+      f.severity = core::Severity::kInfo;  // as likely a node, which the node rule judges on its own
+    } else {
+      for (const PairCase& c : cases) {
+        if (c.judged.verdict == Verdict::kSlow && crosses(c, chosen)) in.explained.insert(in.view.values.index(c.x, c.y));
+      }
+    }
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace fabricmap::orchestrator::internal
