@@ -18,6 +18,7 @@ namespace fabricmap::orchestrator {
 namespace {
 constexpr const char* kCompareUsage =
     "usage: fabricmap compare A.h5 B.h5 ... [--label NAME ...] [--tolerance 0.1] [--json]\n"
+    "       fabricmap compare A.h5 ... --baseline history.json: the files against a run history's baseline\n"
     "                         [--model M --layout tp=T,pp=P,dp=D ...: the predicted step of each file]";
 }  // namespace
 
@@ -27,7 +28,9 @@ int compareCommand(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("json", "print JSON (documented in README.md)")(
       "label", po::value<std::vector<std::string>>(), "a column's name, once per file in order (default: the file name)")(
       "tolerance", po::value<double>()->default_value(0.1),
-      "relative difference from the first file beyond which a figure is marked (0.1 = 10%)");
+      "relative difference from the first file beyond which a figure is marked (0.1 = 10%)")(
+      "baseline", po::value<std::string>(),
+      "a run history's baseline (fabricmap history --write-baseline) as the first column, the reference");
   po::options_description model("prediction (optional; the options of fabricmap predict)");
   addPredictOptions(model);
   opts.add(model);
@@ -51,6 +54,7 @@ int compareCommand(const std::vector<std::string>& args) {
     throw core::UsageError(fmt::format("--tolerance must be 0 or more, got {}", tolerance));
 
   std::vector<FileSummary> summaries;
+  if (vm.count("baseline")) summaries.push_back(summarizeBaseline(readBaseline(vm["baseline"].as<std::string>())));
   for (std::size_t i = 0; i < paths.size(); ++i) {
     summaries.push_back(summarize(results::readResults(paths[i]), labels[i], prediction ? &*prediction : nullptr));
   }

@@ -23,7 +23,8 @@ constexpr const char* kUsage =
     "  show     print what a results file holds (--json for machines)\n"
     "  report   write a self-contained HTML report of a results file (-o report.html)\n"
     "  compare  results files side by side, differences beyond a tolerance marked\n"
-    "  verify   acceptance of a results file against a profile (exit 0 pass, 1 fail)\n"
+    "  verify   acceptance of a results file against a profile or baseline (exit 0 pass, 1 fail)\n"
+    "  history  many runs in time order: per node and node pair blamed, flapping, bandwidth trend; a baseline\n"
     "  predict  training step time, utilization and cost of a model and layout from results files\n"
     "  advise   the layouts of a model that fit the measured GPUs, fastest on the measured fabric first\n"
     "  import   bring nccl-tests logs into a results file (import nccl-tests LOG... -o FILE.h5)\n"
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
     if (command == "import") return fabricmap::orchestrator::importCommand(args);
     if (command == "compare") return fabricmap::orchestrator::compareCommand(args);
     if (command == "verify") return fabricmap::orchestrator::verifyCommand(args);
+    if (command == "history") return fabricmap::orchestrator::historyCommand(args);
     fmt::print(stderr, "fabricmap: error: unknown command '{}'\n{}", command, kUsage);
     return static_cast<int>(ExitCode::kUsage);
   } catch (const fabricmap::core::UsageError& e) {

@@ -13,6 +13,7 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
 #include "orchestrator/predict_options.h"
+#include "orchestrator/run/fabric_input.h"
 #include "orchestrator/verdicts/advise.h"
 #include "results/h5_reader.h"
 #include "results/report.h"
@@ -21,14 +22,32 @@ namespace fabricmap::orchestrator {
 namespace {
 
 constexpr const char* kUsageLine =
-    "usage: fabricmap report FILE.h5 [-o report.html] [--model M | --params N --layers L --hidden H [advise options]]";
+    "usage: fabricmap report FILE.h5 [-o report.html] [--fabric F] [--model M | --params N --layers L --hidden H [advise options]]";
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
-// Written beside the target and renamed over it, so a full disk never leaves half a report where
-// the last good one was.
-void writeReport(const std::string& path, const std::string& html) {
+// With a model named, the advice of `fabricmap advise` on this file; a file that lacks what advise
+// needs (no GPU memory known, no ranks) gets the reason in the section instead, the report itself
+// being worth writing.
+std::vector<results::ReportSection> adviceSection(const po::variables_map& vm, const results::ResultsFile& file) {
+  if (!predictionRequested(vm)) return {};
+  const AdviseConfig config = adviseConfigFrom(vm);
+  results::ReportSection section{"advice", "Advice: " + config.base.model.name, ""};
+  try {
+    section.html = adviceToHtml(config, advise(config, file));
+  } catch (const core::UsageError& e) {
+    fmt::print(stderr, "fabricmap report: no advice: {}\n", e.what());
+    section.html = "<p class=\"note\">No advice: " + results::htmlEscape(e.what()) + "</p>\n";
+  }
+  return {section};
+}
+
+}  // namespace
+
+// Written beside the target and renamed over it, so a full disk never leaves half a report (or a
+// baseline) where the last good one was (commands.h).
+void writeReplacing(const std::string& path, const std::string& html) {
   const std::string partial = path + ".new";
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
@@ -49,28 +68,12 @@ void writeReport(const std::string& path, const std::string& html) {
   }
 }
 
-// With a model named, the advice of `fabricmap advise` on this file; a file that lacks what advise
-// needs (no GPU memory known, no ranks) gets the reason in the section instead, the report itself
-// being worth writing.
-std::vector<results::ReportSection> adviceSection(const po::variables_map& vm, const results::ResultsFile& file) {
-  if (!predictionRequested(vm)) return {};
-  const AdviseConfig config = adviseConfigFrom(vm);
-  results::ReportSection section{"advice", "Advice: " + config.base.model.name, ""};
-  try {
-    section.html = adviceToHtml(config, advise(config, file));
-  } catch (const core::UsageError& e) {
-    fmt::print(stderr, "fabricmap report: no advice: {}\n", e.what());
-    section.html = "<p class=\"note\">No advice: " + results::htmlEscape(e.what()) + "</p>\n";
-  }
-  return {section};
-}
-
-}  // namespace
-
 int reportCommand(const std::vector<std::string>& args) {
   po::options_description opts("fabricmap report options");
   opts.add_options()("help,h", "show this help")(
-      "output,o", po::value<std::string>(), "HTML file to write (default: FILE.html beside FILE.h5)");
+      "output,o", po::value<std::string>(), "HTML file to write (default: FILE.html beside FILE.h5)")(
+      "fabric", po::value<std::string>(),
+      "judge the file's node matrix again with this fabric topology (ibnetdiscover output or \"node -> leaf\" lines)");
   po::options_description advice("advice section (fabricmap advise's options; shown when a model is named)");
   addAdviseOptions(advice);
   opts.add(advice);
@@ -92,9 +95,10 @@ int reportCommand(const std::vector<std::string>& args) {
   if (fs::exists(output, ec) && fs::equivalent(input, output, ec)) {
     throw core::UsageError(fmt::format("refusing to write the report over its results file {}", input));
   }
-  const results::ResultsFile file = results::readResults(input);
+  results::ResultsFile file = results::readResults(input);
+  if (vm.count("fabric")) judgeWithFabric(file, vm["fabric"].as<std::string>());
   const std::string html = results::renderReport(file, adviceSection(vm, file));
-  writeReport(output, html);
+  writeReplacing(output, html);
   fmt::print("{}: {} report of {} ({} findings)\n", output,
              html.size() >= 1024 * 1024 ? fmt::format("{:.1f} MiB", static_cast<double>(html.size()) / (1024.0 * 1024.0))
                                         : fmt::format("{} KiB", (html.size() + 1023) / 1024),

@@ -20,7 +20,8 @@ namespace fabricmap::orchestrator {
 namespace {
 
 constexpr const char* kVerifyUsage =
-    "usage: fabricmap verify FILE.h5 (--profile NAME | --profile-file P.txt) [--allow-missing] [--record] [--json]\n"
+    "usage: fabricmap verify FILE.h5 (--profile NAME | --profile-file P.txt | --baseline history.json)\n"
+    "                        [--allow-missing] [--record] [--json]\n"
     "       fabricmap verify --list-profiles";
 
 std::string listProfiles() {
@@ -115,6 +116,8 @@ int verifyCommand(const std::vector<std::string>& args) {
     ("profile-file", po::value<std::string>(), "a custom profile: key = value lines (README.md)")
     ("allow-missing", "a check the file has no measurement for does not fail the verdict")
     ("record", "write the verdict into the file's /verdict (opens it read-write)")
+    ("baseline", po::value<std::string>(), "also judge the file against a run history's baseline "
+                                           "(fabricmap history --write-baseline)")
     ("list-profiles", "print the built-in profiles and where their figures come from")
     ("file", po::value<std::string>(), "results file");
   // clang-format on
@@ -130,10 +133,15 @@ int verifyCommand(const std::vector<std::string>& args) {
     return 0;
   }
   if (!vm.count("file")) throw core::UsageError(fmt::format("no results file given ({})", kVerifyUsage));
-  // the profile first: a bad profile is the caller's mistake whatever the file holds
+  // the profile and baseline first: a bad one is the caller's mistake whatever the file holds
   Profile profile;
+  std::optional<Baseline> baseline;
+  if (vm.count("baseline")) baseline = readBaseline(vm["baseline"].as<std::string>());
   const std::string name = vm.count("profile") ? vm["profile"].as<std::string>() : "custom";
-  if (vm.count("profile-file")) {
+  if (baseline && !vm.count("profile") && !vm.count("profile-file")) {
+    profile.name = "baseline";
+    profile.source = baseline->path;
+  } else if (vm.count("profile-file")) {
     if (name != "custom")
       throw core::UsageError(fmt::format("--profile {} is built in; --profile-file goes with --profile custom (or "
                                          "alone); start a file with `base = {}` to adjust a built-in",
@@ -151,7 +159,7 @@ int verifyCommand(const std::vector<std::string>& args) {
   const std::string path = vm["file"].as<std::string>();
   const results::ResultsFile file = results::readResults(path);
   if (file.topology.ranks.empty()) throw core::UsageError(path + ": no rank topology recorded: nothing to verify");
-  const Verification v = verify(profile, file, vm.count("allow-missing") > 0);
+  const Verification v = verify(profile, file, vm.count("allow-missing") > 0, baseline ? &*baseline : nullptr);
   if (vm.count("record")) {
     results::VerdictRecord record;
     record.pass = v.pass;

@@ -82,7 +82,6 @@ class ConsoleSink final : public core::RecordSink {
   std::vector<std::pair<std::string, std::map<int, Peak>>> peaks_;
   std::uint64_t wrong_ = 0;
   bool checked_ = false;
-  bool collectivesRun_ = false;  // whose results -c 0 left unchecked
   std::vector<std::string> noisy_;  // steps whose iteration times varied too much
   int stepsRun_ = 0;
   int stepsWaived_ = 0;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "orchestrator/analysis/analysis.h"
+#include "orchestrator/run/resume.h"
 #include "topologies/fabric_file.h"
 #include "topologies/fabric_hosts.h"
 
@@ -22,20 +24,30 @@ std::string namesText(const std::vector<std::string>& names) {
 
 }  // namespace
 
+namespace {
+
+// The file read and checked against the run's nodes; `missing`: those it lacks.
+core::FabricGraph placedFabric(const std::string& path, const core::Topology& topology,
+                               std::vector<std::string>& missing) {
+  core::FabricGraph graph = topologies::readFabricFile(path);
+  missing = topologies::nodesNotInFabric(graph, topology);
+  if (missing.size() < topology.nodes.size()) return graph;
+  std::vector<std::string> hosts;
+  for (const core::FabricDevice& d : graph.devices) {
+    if (d.kind == core::FabricDeviceKind::kHost && std::find(hosts.begin(), hosts.end(), d.name) == hosts.end()) {
+      hosts.push_back(d.name);
+    }
+  }
+  throw core::UsageError(fmt::format("--fabric {}: none of the run's nodes ({}) is in it (its hosts: {})", path,
+                                     namesText(missing), namesText(hosts)));
+}
+
+}  // namespace
+
 core::FabricGraph fabricOf(const RunConfig& config, const core::Topology& topology) {
   if (config.fabricFile.empty()) return {};
-  core::FabricGraph graph = topologies::readFabricFile(config.fabricFile);
-  const std::vector<std::string> missing = topologies::nodesNotInFabric(graph, topology);
-  if (missing.size() == topology.nodes.size()) {
-    std::vector<std::string> hosts;
-    for (const core::FabricDevice& d : graph.devices) {
-      if (d.kind == core::FabricDeviceKind::kHost && std::find(hosts.begin(), hosts.end(), d.name) == hosts.end()) {
-        hosts.push_back(d.name);
-      }
-    }
-    throw core::UsageError(fmt::format("--fabric {}: none of the run's nodes ({}) is in it (its hosts: {})",
-                                       config.fabricFile, namesText(missing), namesText(hosts)));
-  }
+  std::vector<std::string> missing;
+  core::FabricGraph graph = placedFabric(config.fabricFile, topology, missing);
   const auto switches = std::count_if(graph.devices.begin(), graph.devices.end(),
                                       [](const core::FabricDevice& d) { return d.kind == core::FabricDeviceKind::kSwitch; });
   fmt::print("# fabric {} ({}): {} switches, {} cables, {} of {} nodes in it{}\n", config.fabricFile, graph.source,
@@ -44,6 +56,39 @@ core::FabricGraph fabricOf(const RunConfig& config, const core::Topology& topolo
   for (const std::string& w : graph.warnings) fmt::print("# fabric: {}\n", w);
   std::fflush(stdout);
   return graph;
+}
+
+namespace {
+
+AnalysisConfig recordedThresholds(const results::ResultsFile& file) {
+  try {
+    return analysisConfigOf(parseRunOptions(recordedRunOf(file).args).config);
+  } catch (const std::exception&) {
+    return {};  // an imported log, or a file that did not record its arguments
+  }
+}
+
+bool sameFinding(const core::Finding& a, const core::Finding& b) {
+  return a.kind == b.kind && a.subject == b.subject && a.nodeA == b.nodeA && a.nodeB == b.nodeB && a.rank == b.rank;
+}
+
+}  // namespace
+
+void judgeWithFabric(results::ResultsFile& file, const std::string& fabricFile) {
+  if (!file.hasMatrices || file.matrices.nodeBw.n < 2) {
+    throw core::UsageError(fmt::format("--fabric: {} has no node matrix to judge (run --pairwise)", file.path));
+  }
+  core::Topology bare = file.topology;
+  bare.fabric = {};
+  std::vector<std::string> missing;
+  core::FabricGraph graph = placedFabric(fabricFile, bare, missing);
+  const AnalysisConfig thresholds = recordedThresholds(file);
+  const std::vector<core::Finding> without = analyze(file.matrices, bare, thresholds);
+  file.topology.fabric = std::move(graph);
+  std::erase_if(file.findings, [&](const core::Finding& f) {
+    return std::any_of(without.begin(), without.end(), [&](const core::Finding& w) { return sameFinding(f, w); });
+  });
+  for (core::Finding& f : analyze(file.matrices, file.topology, thresholds)) file.findings.push_back(std::move(f));
 }
 
 }  // namespace fabricmap::orchestrator

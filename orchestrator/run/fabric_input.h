@@ -4,6 +4,7 @@
 #include "core/fabric.h"
 #include "core/records.h"
 #include "orchestrator/run/run_config.h"
+#include "results/h5_reader.h"
 
 namespace fabricmap::orchestrator {
 
@@ -12,5 +13,14 @@ namespace fabricmap::orchestrator {
 // the run's nodes is refused: a wrong file blames nothing and would only look reassuring. Empty
 // without --fabric. Throws core::UsageError.
 core::FabricGraph fabricOf(const RunConfig& config, const core::Topology& topology);
+
+// `show FILE --fabric F`, `report FILE --fabric F`: a file's node matrix judged again with the
+// fabric's topology (a run measured without one, or another file of the same cluster). The
+// findings the analysis makes without the fabric are taken out and those it makes with it put in;
+// what the run found as it measured (wrong data, hangs, the inventory's) stays. Judged with the
+// thresholds the run recorded (its arguments), else the defaults. `file.topology.fabric` becomes
+// the file's. Throws core::UsageError for a file without a node matrix or a fabric that places
+// none of its nodes.
+void judgeWithFabric(results::ResultsFile& file, const std::string& fabricFile);
 
 }  // namespace fabricmap::orchestrator

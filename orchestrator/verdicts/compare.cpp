@@ -198,6 +198,7 @@ FileSummary summarize(const results::ResultsFile& file, std::string label, const
   std::stable_sort(s.plateaus.begin(), s.plateaus.end(), byScope);
   std::stable_sort(s.peaks.begin(), s.peaks.end(), byScope);
   if (file.hasMatrices) summarizePairs(file.matrices, s);
+  s.classBaselines = classBandwidths(file.matrices);
   s.findings = {{"error", 0}, {"warning", 0}, {"info", 0}};
   for (const core::Finding& f : file.findings) ++s.findings[std::string(core::name(f.severity))];
   if (predictConfig != nullptr) {
@@ -210,6 +211,12 @@ FileSummary summarize(const results::ResultsFile& file, std::string label, const
   return s;
 }
 
+FileSummary summarizeBaseline(const Baseline& baseline) {
+  FileSummary s = summarize(baselineAsFile(baseline), fmt::format("baseline ({} runs)", baseline.runs), nullptr);
+  s.baseline = true;
+  return s;
+}
+
 Comparison compare(std::vector<FileSummary> files, double tolerance) {
   if (files.empty()) throw core::UsageError("no results file to compare");
   if (!std::isfinite(tolerance) || tolerance < 0)
@@ -219,18 +226,20 @@ Comparison compare(std::vector<FileSummary> files, double tolerance) {
   RowBuilder rows(files.size());
   for (std::size_t f = 0; f < files.size(); ++f) {
     const FileSummary& s = files[f];
-    rows.number(f, "files.ranks", "files", "ranks", "", s.ranks, false);
-    rows.number(f, "files.nodes", "files", "nodes", "", s.nodeCount, false);
-    rows.number(f, "files.ranks_per_node", "files", "ranks per node", "", s.ranksPerNode, false);
-    rows.text(f, "files.backend", "files", "backend", s.backend, false);
-    rows.text(f, "files.complete", "files", "complete", s.complete ? "yes" : "no");
-    rows.text(f, "topology.classes", "topology", "topology class (nodes)", counted(s.classes));
-    rows.text(f, "topology.gpu_models", "topology", "GPU model (GPUs)", counted(s.gpuModels));
-    rows.number(f, "topology.gpus", "topology", "GPUs", "", s.gpus);
+    if (!s.baseline) {
+      rows.number(f, "files.ranks", "files", "ranks", "", s.ranks, false);
+      rows.number(f, "files.nodes", "files", "nodes", "", s.nodeCount, false);
+      rows.number(f, "files.ranks_per_node", "files", "ranks per node", "", s.ranksPerNode, false);
+      rows.text(f, "files.backend", "files", "backend", s.backend, false);
+      rows.text(f, "files.complete", "files", "complete", s.complete ? "yes" : "no");
+      rows.text(f, "topology.classes", "topology", "topology class (nodes)", counted(s.classes));
+      rows.text(f, "topology.gpu_models", "topology", "GPU model (GPUs)", counted(s.gpuModels));
+      rows.number(f, "topology.gpus", "topology", "GPUs", "", s.gpus);
+    }
     for (const Plateau& p : s.plateaus) {
       const std::string key = fmt::format("collectives.{}.{}", p.scope, p.op);
       const std::string what = fmt::format("{} {}", p.scope, p.op);
-      rows.number(f, key + ".nranks", "collectives", what + " ranks/group", "", p.nranks, false);
+      if (!s.baseline) rows.number(f, key + ".nranks", "collectives", what + " ranks/group", "", p.nranks, false);
       if (const CollectivePeak* peak = findPeak(s, p.scope, p.op)) {
         rows.number(f, key + ".peak_busbw", "collectives", what + " peak busbw out-of-place GB/s", "GB/s",
                     peak->outOfPlace.busbw);
@@ -253,8 +262,12 @@ Comparison compare(std::vector<FileSummary> files, double tolerance) {
       for (const WorstLink& l : p.worst) worst.push_back(fmt::format("{}->{} {}", l.a, l.b, figure(l.bandwidth)));
       rows.text(f, key + ".worst", "pairs", what + " worst", fmt::format("{}", fmt::join(worst, ", ")), false);
     }
+    for (const auto& [population, bw] : s.classBaselines) {
+      const std::string what = population == "node" ? "node pairs" : "rank pairs " + population;
+      rows.number(f, "pairs." + population + ".baseline", "pairs", what + " class baseline GB/s", "GB/s", bw);
+    }
     for (const auto& [severity, n] : s.findings) {
-      rows.number(f, "findings." + severity, "findings", "findings " + severity, "", n);
+      if (!s.baseline) rows.number(f, "findings." + severity, "findings", "findings " + severity, "", n);
     }
     if (s.prediction) {
       const Prediction& p = *s.prediction;
@@ -335,6 +348,8 @@ Json fileToJson(const FileSummary& s) {
   f["nodes"] = s.nodeCount;
   f["ranks_per_node"] = s.ranksPerNode;
   f["gpus"] = s.gpus;
+  f["baseline"] = s.baseline;
+  f["class_baselines"] = s.classBaselines;
   Json nodes = Json::array();
   for (const NodeSummary& n : s.nodes) {
     nodes.push_back({{"node", n.node}, {"name", n.name}, {"class", n.topologyClass}, {"gpus", n.gpus},

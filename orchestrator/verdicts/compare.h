@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "orchestrator/analysis/plateau.h"
+#include "orchestrator/verdicts/history.h"
 #include "orchestrator/verdicts/predict.h"
 #include "results/h5_reader.h"
 
@@ -76,12 +77,17 @@ struct FileSummary {
   std::vector<Plateau> plateaus;         // per scope and op measured
   std::vector<CollectivePeak> peaks;     // per scope and op measured, in the plateaus' order of scopes
   std::vector<PairSummary> pairs;        // rank link classes, then "node"
+  std::map<std::string, double> classBaselines;  // what the analysis judged each class against (classBandwidths)
+  bool baseline = false;  // a run history's baseline (summarizeBaseline): figures only, no files or topology
   std::map<std::string, int> findings;   // severity -> count (error, warning, info always present)
   std::optional<Prediction> prediction;
   std::string predictionError;  // why no prediction when one was asked for
 };
 
 FileSummary summarize(const results::ResultsFile& file, std::string label, const PredictConfig* predictConfig);
+
+// A run history's baseline as compare's column: its medians (history.h baselineAsFile).
+FileSummary summarizeBaseline(const Baseline& baseline);
 
 // One figure across the files: cells in file order, the first file the reference.
 struct CompareCell {

@@ -521,6 +521,44 @@ void checkLineRate(const Profile& profile, const results::ResultsFile& file, Jud
   }
 }
 
+// One figure of the file against the baseline's, or why it is not judged.
+void judgeAgainst(const std::string& check, const std::string& subject, std::optional<double> measured,
+                  const Spread& base, Judge& judge, std::vector<std::string>& notes) {
+  if (base.runs < kBaselineMinRuns || !std::isfinite(base.median)) {
+    notes.push_back(fmt::format("{} {}: the baseline has {} run{}, fewer than {}: not judged", check, subject,
+                                base.runs, base.runs == 1 ? "" : "s", kBaselineMinRuns));
+    return;
+  }
+  const double bar = base.bar();
+  if (!measured) {
+    Check& c = judge.missing(check, subject, ">= " + gbps(bar), "the file has no such figure");
+    c.requiredValue = bar;
+    c.unit = "GB/s";
+    return;
+  }
+  judge.atLeast(check, subject, *measured, bar, "GB/s",
+                fmt::format("baseline median {} GB/s, spread {} over {} runs: median - {:g} x max(spread, {:g} x "
+                            "median)",
+                            gbps(base.median), gbps(base.spread), base.runs, kBaselineSigmas, kBaselineMinSpread));
+}
+
+void checkBaseline(const Baseline& baseline, const results::ResultsFile& file, Judge& judge,
+                   std::vector<std::string>& notes) {
+  const auto classes = classBandwidths(file.matrices);
+  for (const ClassBaseline& c : baseline.classes) {
+    const auto it = classes.find(c.population);
+    judgeAgainst("baseline_class_bw", c.population == "node" ? "node pairs" : "rank pairs " + c.population,
+                 it == classes.end() ? std::nullopt : std::optional(it->second), c.figure, judge, notes);
+  }
+  const auto collectives = collectiveBandwidths(file.collectives);
+  for (const CollectiveBaseline& c : baseline.collectives) {
+    const auto it = collectives.find(c.key);
+    judgeAgainst("baseline_busbw",
+                 fmt::format("{} {} {} {}", c.key.scope, c.key.op, c.key.dtype, core::formatBytes(c.key.bytes)),
+                 it == collectives.end() ? std::nullopt : std::optional(it->second), c.figure, judge, notes);
+  }
+}
+
 }  // namespace
 
 std::string_view name(CheckStatus s) {
@@ -532,7 +570,8 @@ std::string_view name(CheckStatus s) {
   return "missing";
 }
 
-Verification verify(const Profile& profile, const results::ResultsFile& file, bool allowMissing) {
+Verification verify(const Profile& profile, const results::ResultsFile& file, bool allowMissing,
+                    const Baseline* baseline) {
   Verification v;
   v.file = file.path;
   v.profile = profile;
@@ -550,6 +589,7 @@ Verification verify(const Profile& profile, const results::ResultsFile& file, bo
   checkGpuMemoryHealth(profile, file, judge);
   checkLinkErrors(profile, file, judge);
   checkLineRate(profile, file, judge);
+  if (baseline != nullptr) checkBaseline(*baseline, file, judge, v.notes);
   for (const Check& c : v.checks) {
     if (c.status == CheckStatus::kFail) {
       ++v.failed;

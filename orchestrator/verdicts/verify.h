@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "orchestrator/verdicts/history.h"
 #include "orchestrator/verdicts/profiles.h"
 #include "results/h5_reader.h"
 
@@ -41,7 +42,12 @@ struct Verification {
   std::vector<std::string> notes;    // context that is no verdict (incomplete file, 2-node NIC caveat)
 };
 
-Verification verify(const Profile& profile, const results::ResultsFile& file, bool allowMissing);
+// With a baseline (`--baseline history.json`), its figures are judged too: each link class's and
+// collective's figure of the file (history.h) against median - k x spread of the baseline; a figure
+// of fewer than kBaselineMinRuns runs is not judged (a note says so). A profile that requires
+// nothing judges the baseline alone.
+Verification verify(const Profile& profile, const results::ResultsFile& file, bool allowMissing,
+                    const Baseline* baseline = nullptr);
 
 // `fabricmap verify --json` (README.md documents it).
 nlohmann::ordered_json verificationToJson(const Verification& v);

@@ -4,9 +4,9 @@
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, pair-window, copies,
        hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict, import, verify, inventory,
-       ucx
-The cases live in e2e_measure.py, e2e_faults.py and e2e_verdicts.py; their shared checks and
-helpers in e2e_support.py.
+       ucx, history
+The cases live in e2e_measure.py, e2e_faults.py, e2e_verdicts.py and e2e_history.py; their shared
+checks and helpers in e2e_support.py.
 """
 import argparse
 import sys
@@ -15,6 +15,7 @@ import tempfile
 import e2e_support
 from e2e_faults import (case_crash, case_frozen_rank, case_frozen_root, case_hang, case_kill_root,
                         case_resume)
+from e2e_history import case_history
 from e2e_measure import (case_bad_input, case_copies, case_corrupt, case_emulated, case_inventory, case_pair_window,
                          case_pairwise_quick, case_pairwise_single, case_rank_fault, case_sweep, case_ucx)
 from e2e_storage import case_storage
@@ -29,7 +30,7 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "frozen-root": case_frozen_root, "crash": case_crash, "kill-root": case_kill_root,
          "resume": case_resume, "training": case_training, "predict": case_predict,
          "import": case_import, "verify": case_verify, "inventory": case_inventory, "ucx": case_ucx,
-         "storage": case_storage}
+         "storage": case_storage, "history": case_history}
 
 
 def main():

@@ -215,6 +215,13 @@ def fabric_files(args, tmp, out):
     fabric = json.loads(shown.stdout)["fabric"] if shown.returncode == 0 else {}
     check(len(fabric.get("devices", [])) == args.np + 3 and len(fabric.get("links", [])) == args.np + 2,
           f"show --json fabric: {fabric}")
+    # judged again from the file, by show and report (a file without a node matrix refused)
+    again = subprocess.run([args.fabricmap, "show", out, "--fabric", good], capture_output=True, text=True, timeout=60)
+    check(again.returncode == 0 and "# fabric (/fabric): 3 switches" in again.stdout, f"show --fabric: {again.stderr}")
+    page = os.path.join(tmp, "fabric.html")
+    again = subprocess.run([args.fabricmap, "report", out, "--fabric", good, "-o", page], capture_output=True, text=True,
+                           timeout=60)
+    check(again.returncode == 0 and os.path.exists(page), f"report --fabric: {again.stderr}")
     os.remove(out)
     unreadable = os.path.join(tmp, "loop.fabric")
     with open(unreadable, "w") as f:
