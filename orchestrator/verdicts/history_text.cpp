@@ -59,13 +59,14 @@ std::string svgSparkline(const SubjectHistory& s) {
     if (std::isfinite(r.bandwidth)) points.emplace_back(r.bandwidth, r.blamed);
   }
   if (points.empty()) return "-";
-  const auto [lo, hi] = std::minmax_element(points.begin(), points.end());
-  const double span = hi->first - lo->first;
+  const auto range = std::minmax_element(points.begin(), points.end());
+  const double low = range.first->first;  // a plain value: a lambda cannot capture a structured binding under clang 14
+  const double span = range.second->first - low;
   const auto x = [&](std::size_t i) {
     return points.size() == 1 ? kWidth / 2 : kWidth * static_cast<double>(i) / static_cast<double>(points.size() - 1);
   };
   const auto y = [&](double v) {
-    return span > 0 ? kHeight - 2 - (v - lo->first) / span * (kHeight - 4) : kHeight / 2;
+    return span > 0 ? kHeight - 2 - (v - low) / span * (kHeight - 4) : kHeight / 2;
   };
   std::string line;
   std::string marks;
