@@ -60,9 +60,11 @@ void printCulprit(std::FILE* out, const Culprit& c) {
 
 // The nodes' inventory: the most common line once, then each node whose line differs.
 void ConsoleSink::printInventory(const core::Topology& topology) {
-  if (topology.inventory.nodes.empty()) return;
-  std::map<std::string, std::vector<int>> byLine;
-  for (const auto& node : topology.nodes) byLine[inventoryLine(topology, node.node)].push_back(node.node);
+  if (topology.inventory.nodes.empty() || topology.nodes.empty()) return;  // a damaged file may have no nodes
+  std::map<std::string, std::vector<std::size_t>> byLine;  // rows of topology.nodes
+  for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+    byLine[inventoryLine(topology, topology.nodes[i].node)].push_back(i);
+  }
   const auto common = std::max_element(byLine.begin(), byLine.end(),
                                        [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   fmt::print(out_, "# inventory: {} on {} of {} nodes\n", common->first, common->second.size(), topology.nodes.size());
@@ -70,8 +72,9 @@ void ConsoleSink::printInventory(const core::Topology& topology) {
   std::size_t shown = 0;
   for (const auto& [line, nodes] : byLine) {
     if (line == common->first) continue;
-    for (const int n : nodes) {
-      if (shown++ < kShown) fmt::print(out_, "#   inventory node {:<3} {:<24} {}\n", n, nodeNames_.at(static_cast<std::size_t>(n)), line);
+    for (const std::size_t i : nodes) {
+      const core::NodeRecord& n = topology.nodes[i];
+      if (shown++ < kShown) fmt::print(out_, "#   inventory node {:<3} {:<24} {}\n", n.node, n.name, line);
     }
   }
   if (shown > kShown) fmt::print(out_, "#   ... and {} more nodes that differ (/inventory in the file)\n", shown - kShown);
