@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/text.h"
 #include "core/error.h"
 
 namespace fabricmap::topologies {
@@ -46,16 +47,8 @@ struct Line {
   std::string_view text;
 };
 
-// Text from a hostile file, safe to print: non-printable bytes as \xNN, at most `limit` characters.
-std::string shown(std::string_view text, std::size_t limit = 60) {
-  std::string out;
-  for (const char ch : text.substr(0, limit)) {
-    const auto c = static_cast<unsigned char>(ch);
-    out += c >= 0x20 && c < 0x7f ? std::string(1, ch) : fmt::format("\\x{:02x}", c);
-  }
-  if (text.size() > limit) out += "...";
-  return out;
-}
+// Text from a hostile file, safe to print (core/text.h).
+std::string shown(std::string_view text, std::size_t limit = 60) { return core::printable(text, limit); }
 
 bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <set>
 
+#include "core/text.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "topologies/classify.h"
@@ -108,16 +109,8 @@ std::vector<Profile> makeBuiltins() {
   return all;
 }
 
-// Text from a hostile file, safe to print: non-printable bytes as \xNN, at most `limit` characters.
-std::string shown(std::string_view text, std::size_t limit = 40) {
-  std::string out;
-  for (const char ch : text.substr(0, limit)) {
-    const auto c = static_cast<unsigned char>(ch);
-    out += c >= 0x20 && c < 0x7f ? std::string(1, ch) : fmt::format("\\x{:02x}", c);
-  }
-  if (text.size() > limit) out += "...";
-  return out;
-}
+// Text from a hostile file, safe to print (core/text.h).
+std::string shown(std::string_view text, std::size_t limit = 40) { return core::printable(text, limit); }
 
 std::string_view trimmed(std::string_view s) {
   const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
