@@ -10,11 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -843,22 +839,7 @@ FabricGraph parseFabric(std::string_view text, const std::string& fileName) {
 }
 
 FabricGraph readFabricFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw core::UsageError(fmt::format("fabric file '{}' is a directory", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw core::UsageError(fmt::format("cannot read fabric file '{}': {}", path, std::strerror(errno)));
-  }
-  std::string text;
-  char buffer[65536];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxInputBytes) break;
-  }
-  if (in.bad()) throw core::UsageError(fmt::format("cannot read fabric file '{}'", path));
-  return parseFabric(text, path);
+  return parseFabric(core::readUserFile(path, "fabric file", kMaxInputBytes), path);
 }
 
 }  // namespace fabricmap::topologies

@@ -9,15 +9,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace fabricmap::topologies {
 namespace {
@@ -308,23 +305,7 @@ GpuTopology parseSmiTopo(std::string_view text, std::string_view origin) {
 }
 
 GpuTopology readSmiTopoFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw core::UsageError(fmt::format("topology file '{}' is a directory", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw core::UsageError(
-        fmt::format("cannot read topology file '{}': {}", path, std::strerror(errno)));
-  }
-  std::string text;
-  char buffer[65536];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxInputBytes) break;
-  }
-  if (in.bad()) throw core::UsageError(fmt::format("cannot read topology file '{}'", path));
-  return parseSmiTopo(text, path);
+  return parseSmiTopo(core::readUserFile(path, "topology file", kMaxInputBytes), path);
 }
 
 }  // namespace fabricmap::topologies

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <set>
 
@@ -301,16 +299,7 @@ Profile parseProfile(std::string_view text, std::string_view fileName) {
 }
 
 Profile readProfileFile(const std::string& path) {
-  std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
-  if (!in.is_open()) throw core::UsageError(fmt::format("cannot read profile file '{}'", shown(path, 256)));
-  std::string text;
-  text.resize(kMaxFileBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) throw core::UsageError(fmt::format("cannot read profile file '{}'", shown(path, 256)));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return parseProfile(text, path);
+  return parseProfile(core::readUserFile(path, "profile file", kMaxFileBytes), path);
 }
 
 }  // namespace fabricmap::orchestrator
