@@ -14,6 +14,12 @@ both), rank (one rail of a node, rails layout) and two (two faults on disjoint n
 fabricmap's small pairwise transfers reach a fraction of a veth's rate, so mild throttles slow
 them little or not at all; each fault's `observed` effect in the matrix says how much).
 See bench/README.md, "Blame under noise".
+
+`--levels 2` runs two-level fabrics instead (issue 19): 3-4 leaf switches of 2-4 nodes (nodes
+placed on leaves at random) under one spine, 1 rank per node, and `fabricmap run --fabric` with
+the cluster's shape; kinds in shuffled rounds of six: clean, node, egress, link, uplink (a leaf's
+cable to the spine, both ways) and two (two faults of node, egress, link, uplink on disjoint
+nodes). `--without-fabric` runs the same scenarios without the file, to compare.
 """
 import argparse
 import json
@@ -34,6 +40,9 @@ FAULT_OF_KIND = {"node": "node", "egress": "node_egress", "ingress": "node_ingre
                  "rank": "rank"}
 # throttle bands (share of the line rate taken away) and how often each is drawn
 THROTTLES = [((0.20, 0.80), 0.2), ((0.80, 0.95), 0.25), ((0.95, 0.99), 0.25), ((0.99, 0.995), 0.3)]
+KINDS_2 = ["clean", "node", "egress", "link", "uplink", "two"]
+FAULT_OF_KIND_2 = {"node": "node", "egress": "node_egress", "link": "link", "uplink": "uplink"}
+MAX_NODES_2 = 9  # all pairs of 9 nodes measured on 2 shared cores: about a minute with a fault
 
 
 def node_names(rng, n):
@@ -91,12 +100,54 @@ def make_scenario(seed, i):
                           names=node_names(rng, nodes), subnet=subnet(rng), faults=made)
 
 
+def leaf_names(rng, leaves):
+    """Switch names of one of a few schemes."""
+    style, row = rng.randrange(3), rng.choice(string.ascii_lowercase)
+    return [[f"leaf{k + 1}", f"sw-{row}{k + 1}", f"ib-l{k + 1:02d}"][style] for k in range(leaves)]
+
+
+def make_fault_2(rng, kind, free, leaves):
+    """A two-level fault of `kind`: an uplink takes a leaf all of whose nodes are still free (and
+    them); the others take nodes from `free` as make_fault does."""
+    if kind != "uplink":
+        return make_fault(rng, kind, free, 1)
+    whole = [k for k in range(max(leaves) + 1) if all(i in free for i, x in enumerate(leaves) if x == k)]
+    leaf = rng.choice(whole)
+    free[:] = [i for i in free if leaves[i] != leaf]
+    return blame.Fault(kind="uplink", node=-1, leaf=leaf, throttle=throttle(rng))
+
+
+def make_scenario_2(seed, i, fabric=True):
+    """Two-level scenario i of `seed` (its own rounds and random stream, apart from the flat ones)."""
+    order = KINDS_2[:]
+    random.Random(f"{seed}:levels2:round:{i // len(KINDS_2)}").shuffle(order)
+    kind = order[i % len(KINDS_2)]
+    rng = random.Random(f"{seed}:levels2:scenario:{i}")
+    count = rng.choice([3, 3, 4])
+    sizes = [2] * count
+    for _ in range(rng.randint(0, MAX_NODES_2 - 2 * count)):
+        sizes[rng.choice([k for k in range(count) if sizes[k] < 4])] += 1
+    leaves = [k for k in range(count) for _ in range(sizes[k])]
+    rng.shuffle(leaves)
+    faults = [FAULT_OF_KIND_2[kind]] if kind in FAULT_OF_KIND_2 else []
+    if kind == "two":
+        faults = [rng.choice(list(FAULT_OF_KIND_2.values())) for _ in range(2)]
+    free = list(range(len(leaves)))
+    made = [make_fault_2(rng, k, free, leaves) for k in faults]
+    return blame.Scenario(id=i, kind=kind, nodes=len(leaves), ranks_per_node=1, layout="shared",
+                          names=node_names(rng, len(leaves)), subnet=subnet(rng), faults=made,
+                          leaves=leaves, leaf_names=leaf_names(rng, count), fabric=fabric)
+
+
 def report(records, args, wall, what="wall time"):
-    lines = [f"# fabricmap blame scenarios: seed {args.seed}, {len(records)} scenario(s), "
-             f"run arguments: {' '.join(records[0]['run_args']) if records else ''}; {what} {wall / 60:.1f} min"
+    two = getattr(args, "levels", 1) == 2
+    fabric = "" if not two else " --fabric FILE" if not getattr(args, "without_fabric", False) else " (no --fabric)"
+    lines = [f"# fabricmap blame scenarios{', two levels' if two else ''}: seed {args.seed}, {len(records)} scenario(s), "
+             f"run arguments: {' '.join(records[0]['run_args']) if records else ''}{fabric}; {what} {wall / 60:.1f} min"
              + (f"; links shaped to {args.line_rate / 1e9:.3g} GB/s" if getattr(args, "shaped", False) else ""),
              "",
-             blame.format_table(blame.SUMMARY_HEADER, blame.summary_rows(records, lambda r: r["scenario"]["kind"], KINDS)),
+             blame.format_table(blame.SUMMARY_HEADER, blame.summary_rows(records, lambda r: r["scenario"]["kind"],
+                                                                          KINDS_2 if two else KINDS)),
              "",
              blame.format_table(blame.FAULT_HEADER, blame.fault_rows(records, blame.throttle_band)),
              "",
@@ -111,6 +162,10 @@ def main():
     ap.add_argument("--seed", type=int, default=14)
     ap.add_argument("--scenarios", type=int, default=40, help="how many (scenarios 0..N-1 of the seed)")
     ap.add_argument("--ids", default="", help="only these scenario numbers, e.g. 3,7,12")
+    ap.add_argument("--levels", type=int, choices=(1, 2), default=1,
+                    help="1: one bridge (the kinds above); 2: leaf switches under a spine, with --fabric")
+    ap.add_argument("--without-fabric", action="store_true",
+                    help="--levels 2: run fabricmap without the --fabric file (what it says without the fabric)")
     ap.add_argument("--run-args", default=" ".join(blame.DEFAULT_RUN_ARGS),
                     help="the pairwise options (default: %(default)s)")
     ap.add_argument("--extra-args", default="", help="more `fabricmap run` arguments, appended")
@@ -142,11 +197,16 @@ def main():
                     c["observed"] = seen
             print(blame.verdict_line(rec))
         args.seed = saved["seed"]
+        args.levels = saved.get("levels", 1)
+        args.without_fabric = saved.get("without_fabric", False)
         print("\n" + report(records, args, sum(r.get("seconds", 0) for r in records), "scenarios' time"))
         return 0
 
     ids = [int(x) for x in args.ids.split(",") if x.strip()] or list(range(args.scenarios))
-    scenarios = [make_scenario(args.seed, i) for i in ids]
+    if args.without_fabric and args.levels != 2:
+        ap.error("--without-fabric needs --levels 2")
+    scenarios = [make_scenario_2(args.seed, i, not args.without_fabric) if args.levels == 2
+                 else make_scenario(args.seed, i) for i in ids]
     if args.list:
         for s in scenarios:
             print(s.describe())
@@ -174,7 +234,8 @@ def main():
         print(blame.verdict_line(rec), flush=True)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"seed": args.seed, "fabricmap": args.fabricmap, "run_args": run_args,
+                json.dump({"seed": args.seed, "levels": args.levels, "without_fabric": args.without_fabric,
+                           "fabricmap": args.fabricmap, "run_args": run_args,
                            "scenarios": records}, f, indent=1)
     text = report(records, args, time.monotonic() - start)
     print("\n" + text)

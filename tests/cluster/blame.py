@@ -13,13 +13,21 @@ rate, measured on the cluster first):
     node_ingress what the node receives               truth: `node_ingress` <node>
     link         node -> peer, or both directions     truth: `link` <node> -> <peer> (or <->)
     rank         one rail of a node, both ways        truth: `rank` <that node's local rank>
+    uplink       a leaf's cable to the spine, both    truth: `uplink` or `switch_port` naming
+                 ways (two-level clusters)                   that leaf's uplinks
+
+A two-level scenario (`leaves`: a leaf per node) builds leaf bridges under a spine bridge
+(Cluster(leaves=)) and gives fabricmap the cluster's shape with `--fabric` (unless run without it,
+to see what the analysis says without the fabric).
 
 Scoring (score()): a warning or error finding blames parts: a node finding its node's egress and
 ingress, node_egress/node_ingress one of them, a link finding its direction(s) between two nodes,
-a rank finding that rank, intra_node and anything else the part it names. It is
+a rank finding that rank, an uplink or switch_port finding the uplinks of the switch its subject
+starts with, a switch finding that switch, intra_node and anything else the part it names. It is
   right    when its kind and subject are those of an injected culprit,
   partial  when everything it blames is guilty but it is not a culprit's exact name (a node's
-           egress named for a node slowed both ways; latency findings on a slowed node or link),
+           egress named for a node slowed both ways; latency findings on a slowed node or link;
+           the leaf switch named for its slowed uplink),
   false    when it blames anything innocent (an innocent node, link direction, rank: false blame).
 A culprit is missed when some part of it is blamed by no warning or error finding. A run is
 exactly right when its warning and error findings are exactly the culprits, one each.
@@ -36,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster  # noqa: E402  (this folder)
 
 FAULT_KINDS = ("node", "node_egress", "node_ingress", "link", "rank")
+FABRIC_KINDS = ("switch", "uplink", "switch_port")  # the switch rule's findings (with --fabric)
 SERIOUS = ("warning", "error")
 LATENCY_KINDS = ("node_latency", "link_latency")
 # The user's pairwise options (issue 14): small transfers, latency measured; the analysis on its
@@ -53,11 +62,17 @@ class Fault:
     peer: int = -1        # link: its destination
     both: bool = False    # link: both directions
     rail: int = -1        # rank: the local rank whose rail is slowed
+    leaf: int = -1        # uplink: the leaf whose cable to the spine is slowed (node is -1)
 
-    def nodes(self):
+    def nodes(self, leaves=None):
+        """The cluster nodes it touches (an uplink: every node under its leaf)."""
+        if self.kind == "uplink":
+            return {i for i, k in enumerate(leaves or []) if k == self.leaf}
         return {self.node} | ({self.peer} if self.kind == "link" else set())
 
-    def label(self, names):
+    def label(self, names, leaf_names=None):
+        if self.kind == "uplink":
+            return f"uplink of {leaf_names[self.leaf]}"
         if self.kind == "link":
             return f"link {names[self.node]} {'<->' if self.both else '->'} {names[self.peer]}"
         if self.kind == "rank":
@@ -75,10 +90,18 @@ class Scenario:
     names: list
     subnet: str
     faults: list
+    leaves: list = None       # two levels: the leaf of each node (None: one bridge)
+    leaf_names: list = None   # the leaves' names in the --fabric file
+    fabric: bool = True       # two levels: give fabricmap the --fabric file
 
     def describe(self):
-        what = ", ".join(f"{f.label(self.names)} {100 * f.throttle:.1f}%" for f in self.faults) or "clean"
-        return f"#{self.id} {self.kind}: {self.nodes}x{self.ranks_per_node} {self.layout}, {what}"
+        what = ", ".join(f"{f.label(self.names, self.leaf_names)} {100 * f.throttle:.1f}%"
+                         for f in self.faults) or "clean"
+        shape = self.layout
+        if self.leaves:
+            sizes = "+".join(str(self.leaves.count(k)) for k in range(len(self.leaf_names)))
+            shape = f"leaves {sizes}{'' if self.fabric else ' without --fabric'}"
+        return f"#{self.id} {self.kind}: {self.nodes}x{self.ranks_per_node} {shape}, {what}"
 
 
 def as_dict(x):
@@ -103,9 +126,11 @@ def tc_rate(line_rate, throttle):
 
 
 def measure_line_rate(c, reps=3):
-    """The clean rate of one TCP stream from node 0 to node 1 on the interface MPI uses: the
-    median of `reps` streams of LINE_PROBE_BYTES (B/s)."""
-    return statistics.median(c.tcp_rate(0, 1, LINE_PROBE_BYTES, dev=c.devs[0]) for _ in range(reps))
+    """The clean rate of one TCP stream from node 0 to node 1 (with leaves, to the first node on
+    another leaf: across the spine) on the interface MPI uses: the median of `reps` streams of
+    LINE_PROBE_BYTES (B/s)."""
+    dst = next((i for i in range(1, c.nodes) if c.leaf_of[i] != c.leaf_of[0]), 1) if c.leaf_of else 1
+    return statistics.median(c.tcp_rate(0, dst, LINE_PROBE_BYTES, dev=c.devs[0]) for _ in range(reps))
 
 
 def inject(c, fault, line_rate):
@@ -126,6 +151,8 @@ def inject(c, fault, line_rate):
         if not c.rails:
             raise ValueError("a rank fault needs the rails layout")
         c.limit_rail(fault.node, fault.rail, r, "both", burst=b)
+    elif fault.kind == "uplink":
+        c.limit_uplink(fault.leaf, r, "both", burst=b)
     else:
         raise ValueError(f"unknown fault kind {fault.kind!r}")
     return {"rate_bit_s": rate, "burst_bytes": burst}
@@ -136,7 +163,10 @@ def probe_fault(c, fault, line_rate):
     (at rates near the line rate tbf takes more than asked). Small transfers at low rates."""
     rate, _ = tc_rate(line_rate, fault.throttle)
     nbytes = int(min(16 << 20, max(256 << 10, rate / 8 * 0.3)))
-    other = next(n for n in range(c.nodes) if n not in fault.nodes())
+    touched = fault.nodes(c.leaf_of)
+    other = next(n for n in range(c.nodes) if n not in touched)
+    if fault.kind == "uplink":
+        return c.tcp_rate(min(touched), other, nbytes) / line_rate
     src, dst, dev = {
         "node": (fault.node, other, c.devs[0]),
         "node_egress": (fault.node, other, c.devs[0]),
@@ -188,8 +218,11 @@ def culprits_of(scenario, results):
     rank_of = {(r["node"], r["local_rank"]): r["rank"] for r in results["ranks"]}
     out = []
     for f in scenario.faults:
-        c = {"kind": f.kind, "node_a": node_of[f.node], "node_b": -1, "rank": -1, "both": False,
-             "label": f.label(scenario.names)}
+        c = {"kind": f.kind, "node_a": node_of[f.node] if f.node >= 0 else -1, "node_b": -1, "rank": -1,
+             "both": False, "label": f.label(scenario.names, scenario.leaf_names)}
+        if f.kind == "uplink":
+            c["switch"] = scenario.leaf_names[f.leaf]
+            c["below"] = sorted(node_of[i] for i in f.nodes(scenario.leaves))
         if f.kind == "link":
             c["node_b"], c["both"] = node_of[f.peer], f.both
             if f.both and c["node_a"] > c["node_b"]:
@@ -200,8 +233,19 @@ def culprits_of(scenario, results):
     return out
 
 
-def _parts(kind, a, b, rank, both):
-    """The parts a culprit or finding blames: ('out'|'in', node), ('edge', a, b), ('rank', r)."""
+def _switch_of(subject):
+    """The switch a switch rule's finding names: its subject's first word ("leaf1 port 7 -> ...",
+    "leaf1 (0x...)")."""
+    return str(subject).split(" ", 1)[0]
+
+
+def _parts(kind, a, b, rank, both, switch=None):
+    """The parts a culprit or finding blames: ('out'|'in', node), ('edge', a, b), ('rank', r),
+    ('uplink', switch), ('switch', switch)."""
+    if kind in ("uplink", "switch_port"):
+        return {("uplink", switch)}
+    if kind == "switch":
+        return {("switch", switch)}
     if kind == "node":
         return {("out", a), ("in", a)}
     if kind == "node_egress":
@@ -215,12 +259,19 @@ def _parts(kind, a, b, rank, both):
     return {(kind, a, b, rank)}  # intra_node, hang, ...: a part no fault of ours is
 
 
+def _culprit_parts(c):
+    return _parts(c["kind"], c["node_a"], c["node_b"], c["rank"], c["both"], c.get("switch"))
+
+
 def _finding_parts(f):
     both = f["kind"] == "link" and "<->" in str(f["subject"])
-    return _parts(f["kind"], f["node_a"], f["node_b"], f["rank"], both)
+    switch = _switch_of(f["subject"]) if f["kind"] in FABRIC_KINDS else None
+    return _parts(f["kind"], f["node_a"], f["node_b"], f["rank"], both, switch)
 
 
 def _matches(f, c):
+    if c["kind"] == "uplink":  # one cable up is a switch_port finding, several an uplink one
+        return f["kind"] in ("uplink", "switch_port") and _switch_of(f["subject"]) == c["switch"]
     if f["kind"] != c["kind"]:
         return False
     if c["kind"] == "rank":
@@ -240,10 +291,12 @@ def score(culprits, findings):
     Returns {exact, false_blame, missed, findings: [{..., verdict}], culprits: [{..., status}]}."""
     serious = [dict(f) for f in findings if f["severity"] in SERIOUS]
     guilty = set()
+    near = set()  # the switch whose uplink is slowed: naming it is partial
     nodes_involved = set()
     for c in culprits:
-        guilty |= _parts(c["kind"], c["node_a"], c["node_b"], c["rank"], c["both"])
-        nodes_involved |= {c["node_a"]} | ({c["node_b"]} if c["node_b"] >= 0 else set())
+        guilty |= _culprit_parts(c)
+        near |= {("switch", c["switch"])} if c["kind"] == "uplink" else set()
+        nodes_involved |= {n for n in (c["node_a"], c["node_b"]) if n >= 0}
     blamed = set()
     for f in serious:
         if f["kind"] in LATENCY_KINDS:
@@ -255,7 +308,7 @@ def score(culprits, findings):
         parts = _finding_parts(f)
         if any(_matches(f, c) for c in culprits):
             f["verdict"] = "right"
-        elif parts <= guilty:
+        elif parts <= guilty | near:
             f["verdict"] = "partial"
         else:
             f["verdict"] = "false"
@@ -263,7 +316,7 @@ def score(culprits, findings):
     judged = []
     for c in culprits:
         c = dict(c)
-        parts = _parts(c["kind"], c["node_a"], c["node_b"], c["rank"], c["both"])
+        parts = _culprit_parts(c)
         if any(f["verdict"] == "right" and _matches(f, c) for f in serious):
             c["status"] = "named"
         elif parts <= blamed:
@@ -288,7 +341,8 @@ def score(culprits, findings):
 def _slows_node_cell(c, x, y):
     """Whether culprit c slows the node matrix cell x -> y (a rank slows its node's cells)."""
     a, b = c["node_a"], c["node_b"]
-    return {"node": lambda: a in (x, y), "node_egress": lambda: x == a, "node_ingress": lambda: y == a,
+    return {"uplink": lambda: (x in c["below"]) != (y in c["below"]),
+            "node": lambda: a in (x, y), "node_egress": lambda: x == a, "node_ingress": lambda: y == a,
             "link": lambda: (x, y) == (a, b) or (c["both"] and (x, y) == (b, a)),
             "rank": lambda: a in (x, y)}[c["kind"]]()
 
@@ -342,10 +396,16 @@ def run_scenario(scenario, fabricmap, run_args=None, keep_dir=None, timeout=180,
     `shaped`: every link is shaped to `line_rate` first (shape_links)."""
     run_args = list(DEFAULT_RUN_ARGS if run_args is None else run_args)
     start = time.monotonic()
-    rec = {"scenario": as_dict(scenario), "run_args": run_args}
+    rec = {"scenario": as_dict(scenario), "run_args": list(run_args)}  # without the --fabric file
     rails = scenario.ranks_per_node if scenario.layout == "rails" else 0
     with cluster.Cluster(nodes=scenario.nodes, names=scenario.names, subnet=scenario.subnet,
-                         prefix=PREFIX, rails=rails) as c:
+                         prefix=PREFIX, rails=rails, leaves=scenario.leaves) as c:
+        if scenario.leaves and scenario.fabric:
+            fabric_file = c.path("fabric.txt")
+            rec["fabric_file"] = c.fabric_text(scenario.leaf_names)
+            with open(fabric_file, "w") as f:
+                f.write(rec["fabric_file"])
+            run_args += ["--fabric", fabric_file]
         rec["line_rate_B_s"] = line_rate or measure_line_rate(c)
         if shaped:
             shape_links(c, rec["line_rate_B_s"])

@@ -9,6 +9,10 @@ bridge, own hostnames, an rsh agent for Open MPI's mpirun, and tc rate limits. R
 Node names, the subnet and the prefix of every name it creates can be chosen (`names=`, `subnet=`,
 `prefix=`), and `rails=K` gives each node K more interfaces, one per local rank, each rail on its
 own bridge and subnet, with each rank's MPI traffic bound to its rail (one NIC per GPU).
+`leaves=[leaf of node 0, leaf of node 1, ...]` builds two levels instead of one bridge: each leaf
+switch a bridge in its own namespace, its nodes on it, every leaf cabled by one veth pair to the
+spine bridge (the fabric namespace); limit_uplink() slows a leaf's cable to the spine, and
+fabric_text() is the cluster as a `--fabric` file.
 
 Everything the cluster creates (namespaces, bridge, veths, /etc/netns entries, temp dir, processes
 inside its namespaces) is removed on exit, when the body raises, on SIGTERM, and by a detached
@@ -209,11 +213,17 @@ class Cluster:
     out-of-band traffic. Node and link limits then apply to the rails (a node's NICs), and
     limit_rail() slows one rank's path.
 
-    Attributes: names (hostnames), namespaces, fabric (the bridges' namespace), subnet,
-    rail_subnets, devs (the interfaces that carry MPI traffic: eth0, or the rails), tmp (a
+    `leaves` (a leaf index per node, 0..L-1, every leaf used; not with rails): two levels, each leaf
+    a bridge in a namespace of its own (`<tag>-leafK`, bridge br0, the uplink `up0`), cabled to
+    the spine bridge in the fabric namespace (port `dK`). The nodes stay on one subnet (the
+    bridges switch, nothing routes), so MPI sees the same hosts; what crosses leaves crosses two
+    more bridges and the leaves' uplinks, which limit_uplink() throttles.
+
+    Attributes: names (hostnames), namespaces, fabric (the bridges' namespace; the spine with
+    leaves), leaf_of and leaf_namespaces (with leaves), subnet, rail_subnets, devs (the interfaces that carry MPI traffic: eth0, or the rails), tmp (a
     directory every node sees; results files go here), agent (the rsh agent script)."""
 
-    def __init__(self, nodes=4, reap=True, names=None, subnet=None, prefix=PREFIX, rails=0):
+    def __init__(self, nodes=4, reap=True, names=None, subnet=None, prefix=PREFIX, rails=0, leaves=None):
         if not 1 <= nodes <= 200:
             raise ValueError("nodes must be 1..200")
         if not 0 <= rails <= MAX_RAILS:
@@ -231,6 +241,11 @@ class Cluster:
             for k in range(rails)]
         if not all(r.is_private for r in self.rail_subnets):
             raise ValueError(f"the rail subnets after {self.subnet} leave the private range")
+        self.leaf_of = list(leaves) if leaves is not None else []
+        if leaves is not None and (len(self.leaf_of) != nodes or rails
+                                   or sorted(set(self.leaf_of)) != list(range(max(self.leaf_of) + 1))):
+            raise ValueError(f"leaves must give each of the {nodes} nodes a leaf 0..L-1, every leaf used, "
+                             f"and no rails: {leaves}")
         self.nodes = nodes
         self.rails = rails
         self.prefix = prefix
@@ -238,6 +253,7 @@ class Cluster:
         self.fabric = f"{self.tag}-fabric"
         self.names = names
         self.namespaces = [f"{self.tag}-{n}" for n in self.names]
+        self.leaf_namespaces = [f"{self.tag}-leaf{k}" for k in range(max(self.leaf_of, default=-1) + 1)]
         self.devs = [f"rail{k}" for k in range(rails)] if rails else ["eth0"]
         self.tmp = None
         self.agent = None
@@ -249,6 +265,7 @@ class Cluster:
         # (node, dev) -> {"egress": (rate, burst)|None, "ingress": (rate, burst)|None,
         #                 "links": {dst: (rate, burst)}}
         self._limits = {}
+        self._uplink_limits = set()  # leaves whose uplink qdiscs are in place
 
     # ---- lifetime -------------------------------------------------------------------------------
 
@@ -286,7 +303,7 @@ class Cluster:
         self._restore_signal_handlers()
 
     def _all_namespaces(self):
-        return self.namespaces + [self.fabric]
+        return self.namespaces + self.leaf_namespaces + [self.fabric]
 
     def _install_signal_handlers(self):
         def on_signal(signum, _frame):
@@ -351,12 +368,21 @@ class Cluster:
                 _run(["ip", "-n", fab, "link", "add", br, "type", "bridge"])
                 _run(["ip", "-n", fab, "addr", "add", f"{self.rail_router(k)}/{net.prefixlen}", "dev", br])
                 _run(["ip", "-n", fab, "link", "set", br, "up"])
+        for k, ns in enumerate(self.leaf_namespaces):
+            # a leaf switch: its bridge, and one cable up to the spine's bridge
+            _run(["ip", "netns", "add", ns])
+            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            _run(["ip", "-n", ns, "link", "add", "br0", "type", "bridge"])
+            _run(["ip", "-n", ns, "link", "set", "br0", "up"])
+            _run(["ip", "-n", ns, "link", "add", "up0", "type", "veth", "peer", "name", f"d{k}", "netns", fab])
+            _run(["ip", "-n", ns, "link", "set", "up0", "master", "br0", "up"])
+            _run(["ip", "-n", fab, "link", "set", f"d{k}", "master", "br0", "up"])
         hosts = "127.0.0.1 localhost\n" + "".join(
             f"{self.ip(i)} {name}\n" for i, name in enumerate(self.names))
         for i, ns in enumerate(self.namespaces):
             _run(["ip", "netns", "add", ns])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
-            self._plug(i, "eth0", "br0", self.ip(i), self.subnet)
+            self._plug(i, "eth0", "br0", self.ip(i), self.subnet)  # the node's leaf's bridge, with leaves
             if self.rails:
                 self._sysctl(ns, {"net/ipv4/conf/all/rp_filter": 0, "net/ipv4/conf/default/rp_filter": 0})
             for k, net in enumerate(self.rail_subnets):
@@ -382,10 +408,11 @@ class Cluster:
             os.chmod(self.rail_exec, 0o755)
 
     def _plug(self, node, dev, bridge, addr, net):
-        """A veth pair: `dev` inside the node with `addr`, its peer on `bridge` in the fabric."""
-        ns, port = self.namespaces[node], self.bridge_port(node, dev)
-        _run(["ip", "-n", self.fabric, "link", "add", port, "type", "veth", "peer", "name", dev, "netns", ns])
-        _run(["ip", "-n", self.fabric, "link", "set", port, "master", bridge, "up"])
+        """A veth pair: `dev` inside the node with `addr`, its peer on `bridge` in the fabric (the
+        node's leaf, with leaves)."""
+        ns, port, sw = self.namespaces[node], self.bridge_port(node, dev), self.port_namespace(node)
+        _run(["ip", "-n", sw, "link", "add", port, "type", "veth", "peer", "name", dev, "netns", ns])
+        _run(["ip", "-n", sw, "link", "set", port, "master", bridge, "up"])
         _run(["ip", "-n", ns, "addr", "add", f"{addr}/{net.prefixlen}", "dev", dev])
         _run(["ip", "-n", ns, "link", "set", dev, "up"])
 
@@ -444,8 +471,26 @@ class Cluster:
         return k
 
     def bridge_port(self, node, dev="eth0"):
-        """The bridge-side veth of `node`'s interface `dev`, inside the fabric namespace."""
+        """The bridge-side veth of `node`'s interface `dev`, inside port_namespace(node)."""
         return f"v{node}" if dev == "eth0" else f"v{node}r{self._rail_of(dev)}"
+
+    def port_namespace(self, node):
+        """The namespace of the bridge `node` hangs on: its leaf's, or the fabric's."""
+        return self.leaf_namespaces[self.leaf_of[node]] if self.leaf_of else self.fabric
+
+    def fabric_text(self, leaf_names=None, spine="spine"):
+        """The cluster as fabricmap's `--fabric` text form: each node on its leaf (port = its place
+        among the leaf's nodes, from 1), each leaf's one cable up (leaf port 1 + the most nodes a
+        leaf has) to the spine (port = leaf index + 1). `leaf_names`: default leaf0, leaf1, ..."""
+        if not self.leaf_of:
+            raise ValueError("fabric_text needs a cluster built with leaves")
+        names = list(leaf_names or [f"leaf{k}" for k in range(len(self.leaf_namespaces))])
+        up = 1 + max(self.leaf_of.count(k) for k in range(len(names)))
+        lines = [f"{names[k]}:{up} -> {spine}:{k + 1}" for k in range(len(names))]
+        for i, name in enumerate(self.names):
+            k = self.leaf_of[i]
+            lines.append(f"{name} -> {names[k]}:{self.leaf_of[:i].count(k) + 1}")
+        return "\n".join(lines) + "\n"
 
     def path(self, *parts):
         """An absolute path in the shared temp dir (every node sees the same file system)."""
@@ -598,6 +643,21 @@ class Cluster:
             self._limit_state(src, dev)["links"][dst] = (rate, burst or TBF_BURST)
             self._apply_egress(src, dev)
 
+    def limit_uplink(self, leaf, rate="200mbit", direction="both", burst=None):
+        """Limits leaf `leaf`'s cable to the spine: what the leaf sends up (`up`: tbf on its `up0`),
+        what the spine sends down to it (`down`: tbf on the spine's port `d<leaf>`), or both.
+        Traffic between two nodes of that leaf does not cross it."""
+        if not 0 <= leaf < len(self.leaf_namespaces):
+            raise ValueError(f"leaf {leaf} out of range (leaves: {len(self.leaf_namespaces)})")
+        if direction not in ("both", "up", "down"):
+            raise ValueError(f"direction must be both, up or down, not {direction!r}")
+        ends = [(self.leaf_namespaces[leaf], "up0")] * (direction != "down") \
+            + [(self.fabric, f"d{leaf}")] * (direction != "up")
+        for ns, dev in ends:
+            _run(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
+                  "burst", burst or TBF_BURST, "latency", TBF_LATENCY])
+        self._uplink_limits.add(leaf)
+
     def clear_limits(self):
         """Removes every rate limit."""
         for node, dev in list(self._limits):
@@ -605,6 +665,10 @@ class Cluster:
             self._apply_egress(node, dev)
             self._apply_ingress(node, dev)
         self._limits = {}
+        for leaf in sorted(self._uplink_limits):
+            for ns, dev in ((self.leaf_namespaces[leaf], "up0"), (self.fabric, f"d{leaf}")):
+                _run(["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"], check=False)
+        self._uplink_limits = set()
 
     def tc_show(self):
         """The qdiscs, classes and filters in place, for a failing test's log."""
@@ -614,9 +678,13 @@ class Cluster:
                 for what in ("qdisc", "class", "filter"):
                     p = _run(["tc", "-n", ns, what, "show", "dev", dev], check=False)
                     lines += [f"{self.names[i]} {dev} {what}: {l}" for l in p.stdout.splitlines()]
-                p = _run(["tc", "-n", self.fabric, "qdisc", "show", "dev", self.bridge_port(i, dev)],
+                p = _run(["tc", "-n", self.port_namespace(i), "qdisc", "show", "dev", self.bridge_port(i, dev)],
                          check=False)
                 lines += [f"{self.names[i]} {dev} bridge port qdisc: {l}" for l in p.stdout.splitlines()]
+        for k, ns in enumerate(self.leaf_namespaces):
+            for sw, dev in ((ns, "up0"), (self.fabric, f"d{k}")):
+                p = _run(["tc", "-n", sw, "qdisc", "show", "dev", dev], check=False)
+                lines += [f"leaf{k} uplink {dev} qdisc: {l}" for l in p.stdout.splitlines()]
         return "\n".join(lines)
 
     def _check_node(self, node):
@@ -656,7 +724,7 @@ class Cluster:
 
     def _apply_ingress(self, node, dev):
         state = self._limit_state(node, dev)
-        tc = ["tc", "-n", self.fabric]
+        tc = ["tc", "-n", self.port_namespace(node)]
         port = self.bridge_port(node, dev)
         _run(tc + ["qdisc", "del", "dev", port, "root"], check=False)
         if state["ingress"]:
@@ -666,26 +734,29 @@ class Cluster:
 
 
 def main(argv):
-    """usage: cluster.py check | cleanup [--all] [--prefix P] | up [NODES] [--rails K]
+    """usage: cluster.py check | cleanup [--all] [--prefix P] | up [NODES] [--rails K | --leaves L]
   check    says whether the harness can run here (exit 77 when not)
   cleanup  removes what crashed runs left (namespaces, /etc/netns entries, temp dirs) named
            fmc-* (or P*); --all also what live runs own
-  up       builds a cluster (default 4 nodes; K rails: one interface per local rank), prints how
-           to use it, waits for Ctrl-C"""
+  up       builds a cluster (default 4 nodes; K rails: one interface per local rank; L leaf
+           switches under a spine), prints how to use it, waits for Ctrl-C"""
     opts = {}
     args = []
     it = iter(argv)
     for a in it:
-        if a in ("--prefix", "--rails"):
+        if a in ("--prefix", "--rails", "--leaves"):
             opts[a] = next(it, None)
         else:
             args.append(a)
     if args[:1] == ["up"]:
-        rails = int(opts.get("--rails") or 0)
-        with Cluster(nodes=int(args[1]) if len(args) > 1 else 4, rails=rails) as c:
+        rails, leaves = int(opts.get("--rails") or 0), int(opts.get("--leaves") or 0)
+        n = int(args[1]) if len(args) > 1 else 4
+        with Cluster(nodes=n, rails=rails, leaves=[i * leaves // n for i in range(n)] if leaves else None) as c:
             print(f"nodes {', '.join(c.names)} at {c.ip(0)}..{c.ip(c.nodes - 1)}"
                   + "".join(f", rail{k} {net}" for k, net in enumerate(c.rail_subnets))
                   + f", files in {c.tmp}")
+            if leaves:
+                print("as a --fabric file:\n" + c.fabric_text(), end="")
             print("a shell on node1:\n  " + shlex.join(c.node_argv(1, ["bash"])))
             print("an MPI job, 2 ranks per node:\n  "
                   + shlex.join(c.node_argv(0, c.mpirun_argv(["hostname"], ranks_per_node=2))))

@@ -377,33 +377,6 @@ def case_pairwise_link(args):
     expect_only("link node0 -> node3 limited", findings, "link", 0, 3)
 
 
-def case_fabric_uplink(args):
-    """8 nodes, two to a leaf switch of a --fabric file, every leaf cabled to both spines; all
-    traffic between leaf1's nodes (node2, node3) and the rest limited, theirs with each other not:
-    leaf1's uplinks are named, neither of its nodes (without the file both would be)."""
-    leaves = "".join(f"leaf{leaf}:{33 + s} -> spine{s}:{leaf + 1}\n" for leaf in range(4) for s in range(2))
-    hosts = "".join(f"node{n} -> leaf{n // 2}:{n % 2 + 1}\n" for n in range(8))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "fabric.txt")
-        with open(path, "w") as f:
-            f.write(leaves + hosts)
-        os.chmod(tmp, 0o755)
-
-        def uplink(c):
-            for a in (2, 3):
-                for b in (0, 1, 4, 5, 6, 7):
-                    c.limit_link(a, b, LIMIT)
-                    c.limit_link(b, a, LIMIT)
-
-        findings = pairwise(argparse.Namespace(**{**vars(args), "nodes": 8}), "fabric-uplink", uplink,
-                            extra=["--fabric", path])
-    if findings is None:
-        return
-    found = serious(findings)
-    check(len(found) == 1 and found[0]["kind"] == "uplink" and found[0]["subject"].startswith("leaf1 port 33")
-          and "under it node2, node3" in found[0]["message"], f"leaf1's uplinks limited: {describe(found)}")
-
-
 def case_pairwise_ucx(args):
     """node1 limited both ways, over Open MPI's UCX pml: node1 is named."""
     p = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True)
@@ -589,6 +562,32 @@ def case_scenarios(args):
               + f"; findings: {describe(rec['findings'])}")
 
 
+# Two-level fabrics (issue 19): leaf bridges under a spine bridge, --fabric with the cluster's shape.
+FABRIC_SCENARIOS = [
+    blame.Scenario(id=20, kind="clean", nodes=6, ranks_per_node=1, layout="shared",
+                   names=[f"gpu-f{i:02d}" for i in range(1, 7)], subnet="10.188.4.0/24", faults=[],
+                   leaves=[0, 1, 2, 0, 1, 2], leaf_names=["leaf1", "leaf2", "leaf3"]),
+    blame.Scenario(id=21, kind="uplink", nodes=7, ranks_per_node=1, layout="shared",
+                   names=[f"h100-r3-{i:02d}" for i in range(1, 8)], subnet="172.27.40.0/24",
+                   faults=[blame.Fault(kind="uplink", node=-1, leaf=1, throttle=0.99)],
+                   leaves=[0, 1, 2, 1, 0, 2, 1], leaf_names=["sw-a1", "sw-a2", "sw-a3"]),
+]
+
+
+def case_fabric_scenarios(args):
+    """Two-level emulated fabrics (3 leaf bridges under a spine bridge, each in its own namespace)
+    run with --fabric: a clean one names nothing; with one leaf's cable to the spine throttled
+    (tbf on both of its veths), exactly that cable is named (a switch_port finding), none of the
+    3 nodes under it, nothing else."""
+    for s in FABRIC_SCENARIOS:
+        rec = blame.run_scenario(s, args.fabricmap, line_rate=SCENARIO_LINE_RATE, timeout=150)
+        print("  " + blame.verdict_line(rec), flush=True)
+        if not check(rec["status"] == "ok", f"{s.describe()}: fabricmap failed\n{rec.get('output_tail', '')}"):
+            continue
+        print("  node matrix (GB/s): " + " | ".join(" ".join(f"{v:.3f}" for v in row) for row in rec["node_bw"]))
+        check(rec["exact"], f"{s.describe()}: want exactly the culprits named, got {describe(rec['findings'])}")
+
+
 def case_line_rate(args):
     """Every node limited to 100 Mbit/s both ways, so every node is equally slow and no pair stands
     out: against a declared line rate of 0.1 GB/s (800 Mbit/s) every node is below_line_rate and
@@ -628,7 +627,7 @@ CASES = {"smoke": case_smoke, "line-rate": case_line_rate, "ucx-smoke": case_ucx
          "pairwise-egress": case_pairwise_egress, "pairwise-link": case_pairwise_link,
          "pairwise-ucx": case_pairwise_ucx, "ucx-backend": case_ucx_backend, "frozen-node": case_frozen_node,
          "training-throttled": case_training_throttled, "mpirun-helper": case_mpirun_helper,
-         "scenarios": case_scenarios, "fabric-uplink": case_fabric_uplink}
+         "scenarios": case_scenarios, "fabric-scenarios": case_fabric_scenarios}
 
 
 def main():
