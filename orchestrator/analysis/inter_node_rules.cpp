@@ -231,7 +231,10 @@ std::optional<NodeCulprit> nodeCulpritAlone(InterNode& in, int x) {
     }
   });
   if (static_cast<int>(rest.size()) < kAloneCells) return std::nullopt;
-  const float lowest = *std::min_element(rest.begin(), rest.end());
+  // the lowest healthy pair without x: a gap sets another fault's pairs aside (a throttled link
+  // beside the node), as it does for the baselines
+  const Groups restGroups = healthyGroup(rest, true);
+  const float lowest = *std::min_element(restGroups.healthy.begin(), restGroups.healthy.end());
   const Robust r = robustStats(std::move(rest), true);
   core::Expected e = in.base;
   e.bandwidth = r.median;
@@ -243,7 +246,7 @@ std::optional<NodeCulprit> nodeCulpritAlone(InterNode& in, int x) {
   NodeCulprit n{x, false, false, aloneDirection(in, alone, x, true), aloneDirection(in, alone, x, false),
                 e.bandwidth, true};
   // A bar set by few pairs can be tight by chance, so the evidence must be whole: every pair of x
-  // slow both ways, and each of them below every pair without it. An egress or an ingress alone
+  // slow both ways, and each of them below every healthy pair without it. An egress or an ingress alone
   // is not judged so: on a 6-node emulation one direction of an innocent node beside a slow link
   // fell below such a bar in 3 of 4 pairs.
   const bool whole = n.out.judged >= 2 && n.in.judged >= 2 && n.out.slow == n.out.judged && n.in.slow == n.in.judged;
