@@ -166,7 +166,6 @@ std::optional<NodeCulprit> nodeCulprit(InterNode& in, int x) {
 // median, when higher) are candidates, at most
 // kAloneCandidates and a quarter of the nodes (the premise is one node apart from a quiet rest),
 // and only a node slow both ways is named so (see nodeCulpritAlone).
-constexpr int kAloneCells = 6;
 constexpr int kAloneCandidates = 8;
 
 bool mostlyBelow(const InterNode& in, int x, bool outgoing, double bar) {

@@ -14,6 +14,10 @@
 
 namespace fabricmap::orchestrator::internal {
 
+// The fewest measured node pairs a population judged alone needs: the pairs without a node (the
+// node rule), the pairs that do not cross a switch or uplink (the switch rule).
+inline constexpr int kAloneCells = 6;
+
 // What the inter-node rules share: the judged node matrix, which directed node pairs a finding
 // already explains, and which nodes were named whole (their ranks are covered).
 struct InterNode {
