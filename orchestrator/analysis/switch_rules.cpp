@@ -73,10 +73,11 @@ std::vector<PairCase> casesOf(const InterNode& in, const JudgedMatrix& view, con
 struct Tally {
   std::vector<int> judged;
   std::vector<int> slow;
+  std::vector<int> uplinksOf;  // per suspect: a switch's uplinks suspect, -1 for none
 };
 
 Tally tallyOf(const std::vector<PairCase>& cases, int suspects) {
-  Tally t{std::vector<int>(static_cast<std::size_t>(suspects)), std::vector<int>(static_cast<std::size_t>(suspects))};
+  Tally t{std::vector<int>(static_cast<std::size_t>(suspects)), std::vector<int>(static_cast<std::size_t>(suspects)), {}};
   for (const PairCase& c : cases) {
     for (int s : c.suspects) {
       ++t.judged[static_cast<std::size_t>(s)];
@@ -86,8 +87,17 @@ Tally tallyOf(const std::vector<PairCase>& cases, int suspects) {
   return t;
 }
 
+// At least `share` of its judged pairs slow, 2 at least. A switch with uplinks must be so also on the
+// pairs its uplinks do not carry (those among the nodes under it): else its uplinks explain its slow
+// pairs, and one noisy-slow pair among its nodes would make the whole switch the wider cover (an
+// emulated leaf whose uplink was throttled was once named a switch so).
 bool consistent(const Tally& t, std::size_t s, double share) {
-  return t.judged[s] >= 2 && t.slow[s] >= share * t.judged[s];
+  const auto mostlySlow = [&](int judged, int slow) { return judged >= 2 && slow >= share * judged; };
+  if (!mostlySlow(t.judged[s], t.slow[s])) return false;
+  const int uplinks = s < t.uplinksOf.size() ? t.uplinksOf[s] : -1;
+  if (uplinks < 0) return true;
+  const auto u = static_cast<std::size_t>(uplinks);
+  return mostlySlow(t.judged[s] - t.judged[u], t.slow[s] - t.slow[u]);
 }
 
 // The greedy cover: the suspects chosen, in order.
@@ -219,28 +229,44 @@ Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
   return f;
 }
 
-// The directed node pairs whose paths certainly cross suspect s, and those that do not (among the
-// pairs the fabric describes).
+// A measured directed node pair the fabric describes, and the suspects its path certainly crosses.
+struct Cell {
+  int a = 0;
+  int b = 0;
+  float value = 0;
+  std::vector<int> crossed;
+};
+
+// Every such pair, once: the parts judged alone are each split over them.
+std::vector<Cell> cellsOf(const InterNode& in, const FabricPaths& paths) {
+  std::vector<Cell> cells;
+  for (int a : paths.placed) {
+    for (int b : paths.placed) {
+      if (a == b || a >= in.view.n() || b >= in.view.n()) continue;
+      const float v = in.m.nodeBw.at(a, b);
+      if (!std::isfinite(v)) continue;
+      std::vector<int> crossed = paths.crossed(a, b);
+      if (!crossed.empty()) cells.push_back({a, b, v, std::move(crossed)});
+    }
+  }
+  return cells;
+}
+
+// The pairs whose paths certainly cross suspect s, and the values of those that do not.
 struct Split {
   std::vector<std::pair<int, int>> through;
   std::vector<float> throughValues;
   std::vector<float> rest;
 };
 
-Split splitBy(const InterNode& in, const FabricPaths& paths, int s) {
+Split splitBy(const std::vector<Cell>& cells, int s) {
   Split out;
-  for (int a : paths.placed) {
-    for (int b : paths.placed) {
-      if (a == b || a >= in.view.n() || b >= in.view.n()) continue;
-      const float v = in.m.nodeBw.at(a, b);
-      const std::vector<int> crossed = paths.crossed(a, b);
-      if (!std::isfinite(v) || crossed.empty()) continue;
-      if (std::find(crossed.begin(), crossed.end(), s) == crossed.end()) {
-        out.rest.push_back(v);
-      } else {
-        out.through.emplace_back(a, b);
-        out.throughValues.push_back(v);
-      }
+  for (const Cell& c : cells) {
+    if (std::find(c.crossed.begin(), c.crossed.end(), s) == c.crossed.end()) {
+      out.rest.push_back(c.value);
+    } else {
+      out.through.emplace_back(c.a, c.b);
+      out.throughValues.push_back(c.value);
     }
   }
   return out;
@@ -248,10 +274,9 @@ Split splitBy(const InterNode& in, const FabricPaths& paths, int s) {
 
 // Suspect s judged against the pairs that do not cross it (see the top of this file): its finding,
 // or nothing when the evidence is not whole.
-std::optional<Finding> aloneFinding(const Context& x, int s, const AnalysisConfig& c) {
+std::optional<Finding> aloneFinding(const Context& x, Split split, int s, const AnalysisConfig& c) {
   const FabricSuspect& suspect = x.paths.suspects[static_cast<std::size_t>(s)];
   if (suspect.nodesBelow.size() < 2) return std::nullopt;
-  Split split = splitBy(x.in, x.paths, s);
   const bool anyExplained = std::any_of(split.through.begin(), split.through.end(),
                                         [&](const auto& p) { return x.in.isExplained(p.first, p.second); });
   if (anyExplained || split.through.size() < 2 || split.rest.size() <= split.through.size() ||
@@ -281,17 +306,22 @@ std::optional<Finding> aloneFinding(const Context& x, int s, const AnalysisConfi
 // The parts the greedy cover left that are named judged alone, those through more pairs first; a
 // part some of whose pairs an earlier one explains is not judged.
 void judgeAlone(RuleContext& ctx, const Context& x, const std::vector<int>& chosen, std::vector<Finding>& findings) {
-  std::vector<std::pair<int, int>> order;  // (pairs through it, suspect)
+  const std::vector<Cell> cells = cellsOf(x.in, x.paths);
+  std::vector<std::pair<std::size_t, int>> order;  // (pairs through it, suspect)
   for (int s = 0; s < x.suspects.fabric; ++s) {
-    if (std::find(chosen.begin(), chosen.end(), s) == chosen.end()) {
-      order.emplace_back(static_cast<int>(splitBy(x.in, x.paths, s).through.size()), s);
-    }
+    if (std::find(chosen.begin(), chosen.end(), s) != chosen.end()) continue;
+    const auto through = std::count_if(cells.begin(), cells.end(), [&](const Cell& c) {
+      return std::find(c.crossed.begin(), c.crossed.end(), s) != c.crossed.end();
+    });
+    order.emplace_back(static_cast<std::size_t>(through), s);
   }
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  for (const auto& [count, s] : order) {
-    std::optional<Finding> f = aloneFinding(x, s, ctx.c);
+  std::stable_sort(order.begin(), order.end(), [](const auto& p, const auto& q) { return p.first > q.first; });
+  for (const auto& entry : order) {
+    Split split = splitBy(cells, entry.second);
+    const std::vector<std::pair<int, int>> through = split.through;
+    std::optional<Finding> f = aloneFinding(x, std::move(split), entry.second, ctx.c);
     if (!f) continue;
-    for (const auto& [a, b] : splitBy(ctx.inter, x.paths, s).through) ctx.inter.explained.insert(ctx.inter.view.values.index(a, b));
+    for (const auto& [a, b] : through) ctx.inter.explained.insert(ctx.inter.view.values.index(a, b));
     findings.push_back(std::move(*f));
   }
 }
@@ -306,7 +336,12 @@ void switchRule(RuleContext& ctx, std::vector<Finding>& findings) {
   InterNode& in = ctx.inter;
   const Suspects suspects{static_cast<int>(paths.suspects.size())};
   const std::vector<PairCase> cases = casesOf(in, in.view, paths, suspects);
-  const Tally tally = tallyOf(cases, suspects.count(paths.nodes));
+  Tally tally = tallyOf(cases, suspects.count(paths.nodes));
+  tally.uplinksOf.assign(tally.judged.size(), -1);
+  for (std::size_t s = 0; s < paths.suspects.size(); ++s) {
+    const FabricSuspect& suspect = paths.suspects[s];
+    if (suspect.kind == FabricSuspect::Kind::kSwitch) tally.uplinksOf[s] = paths.uplinkSuspect[static_cast<std::size_t>(suspect.device)];
+  }
   const Context x{in, graph, paths, suspects, cases, in.base, "baseline"};
   const std::vector<int> picked = cover(cases, tally, ctx.c.attributeShare);
   for (int chosen : picked) {

@@ -563,24 +563,27 @@ def case_scenarios(args):
 
 
 # Two-level fabrics (issue 19): leaf bridges under a spine bridge, --fabric with the cluster's shape.
+FABRIC_LINE_RATE = 2e8  # B/s, every node's links shaped to it
 FABRIC_SCENARIOS = [
     blame.Scenario(id=20, kind="clean", nodes=6, ranks_per_node=1, layout="shared",
                    names=[f"gpu-f{i:02d}" for i in range(1, 7)], subnet="10.188.4.0/24", faults=[],
                    leaves=[0, 1, 2, 0, 1, 2], leaf_names=["leaf1", "leaf2", "leaf3"]),
     blame.Scenario(id=21, kind="uplink", nodes=7, ranks_per_node=1, layout="shared",
                    names=[f"h100-r3-{i:02d}" for i in range(1, 8)], subnet="172.27.40.0/24",
-                   faults=[blame.Fault(kind="uplink", node=-1, leaf=1, throttle=0.99)],
+                   faults=[blame.Fault(kind="uplink", node=-1, leaf=1, throttle=0.9)],
                    leaves=[0, 1, 2, 1, 0, 2, 1], leaf_names=["sw-a1", "sw-a2", "sw-a3"]),
 ]
 
 
 def case_fabric_scenarios(args):
     """Two-level emulated fabrics (3 leaf bridges under a spine bridge, each in its own namespace)
-    run with --fabric: a clean one names nothing; with one leaf's cable to the spine throttled
-    (tbf on both of its veths), exactly that cable is named (a switch_port finding), none of the
-    3 nodes under it, nothing else."""
+    run with --fabric, every node's links shaped to 0.2 GB/s (link-bound, as bench/scenarios.py
+    --shaped: unshaped, the CPU-bound pairs among a leaf's nodes once measured at half the others
+    and weakened the uplink's evidence): a clean one names nothing; with one leaf's cable to the
+    spine throttled by 90% (tbf on both of its veths), exactly that cable is named (a switch_port
+    finding), none of the 3 nodes under it, nothing else."""
     for s in FABRIC_SCENARIOS:
-        rec = blame.run_scenario(s, args.fabricmap, line_rate=SCENARIO_LINE_RATE, timeout=150)
+        rec = blame.run_scenario(s, args.fabricmap, line_rate=FABRIC_LINE_RATE, shaped=True, timeout=150)
         print("  " + blame.verdict_line(rec), flush=True)
         if not check(rec["status"] == "ok", f"{s.describe()}: fabricmap failed\n{rec.get('output_tail', '')}"):
             continue

@@ -101,6 +101,30 @@ TEST(SwitchRule, AWholeLeafSwitch) {
 // (across its two leaves, through spine0) are fine. (A fault every pair but a leaf's own crosses,
 // such as the one spine of a small fabric, slows most pairs: the baseline, the median of the
 // pairs, is then the slow figure, and nothing is named, with or without the fabric.)
+TEST(SwitchRule, ANoisyPairUnderALeafDoesNotMakeItsUplinksTheWholeSwitch) {
+  // leaf1's uplinks slow; of the two pairs between its nodes, one slow (a link, or noise), one
+  // fine: the switch would explain 25 slow pairs to its uplinks' 24, but on the pairs its uplinks
+  // do not carry it is half slow, so the uplinks are the cover (their confidence low: one of the
+  // pairs that would clear the nodes under them is slow) and the one pair is a link
+  const Fabric bare = fabric(8, 1, 64, [](core::Matrices& m, const core::Topology&) {
+    for (int a = 0; a < 8; ++a) {
+      for (int b = 0; b < 8; ++b) {
+        if (a != b && under(a, {2, 3}) != under(b, {2, 3})) setBw(m, a, b, kSlow);
+      }
+    }
+    setBw(m, 2, 3, kSlow);
+  });
+  const Fabric f = withFabric(bare, kTwoSpines);
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  EXPECT_EQ(ofKindIn(all, "switch"), 0) << describe(all);
+  EXPECT_EQ(ofKindIn(all, "uplink"), 1) << describe(all);
+  EXPECT_EQ(ofKindIn(all, "node"), 0) << describe(all);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kLink);
+  EXPECT_EQ(std::pair(found[0].nodeA, found[0].nodeB), std::pair(2, 3));
+}
+
 TEST(SwitchRule, TheCableAboveAPod) {
   std::string text;
   for (int pod = 0; pod < 4; ++pod) {
