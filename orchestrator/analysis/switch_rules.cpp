@@ -6,7 +6,8 @@
 // Every judged node pair among the nodes the fabric places is evidence for the suspects it
 // crosses: the switches and uplink groups it certainly traverses, and its ends as nodes (both ways,
 // the sender's egress, the receiver's ingress). A suspect is consistent when at least
-// --attribute-share of its judged pairs are slow (2 at least). Greedily, the consistent suspect
+// --attribute-share of its judged pairs are slow (2 at least; a switch with uplinks, also of the
+// pairs among the nodes under it, which its uplinks do not carry). Greedily, the consistent suspect
 // that explains the most slow pairs not yet explained is chosen (then the one with fewer healthy
 // pairs, then the narrower), until none explains 2 more. Chosen switches and uplinks become
 // findings and their slow pairs are explained, so the node and link rules do not name the nodes

@@ -246,6 +246,9 @@ class Cluster:
                                    or sorted(set(self.leaf_of)) != list(range(max(self.leaf_of) + 1))):
             raise ValueError(f"leaves must give each of the {nodes} nodes a leaf 0..L-1, every leaf used, "
                              f"and no rails: {leaves}")
+        taken = {"fabric"} | {f"leaf{k}" for k in range(max(self.leaf_of, default=-1) + 1)}
+        if taken & set(names):
+            raise ValueError(f"node names {sorted(taken & set(names))} are the harness's own namespaces' names")
         self.nodes = nodes
         self.rails = rails
         self.prefix = prefix
