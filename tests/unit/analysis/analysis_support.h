@@ -88,6 +88,15 @@ inline void setBw(core::Matrices& m, int a, int b, float v) {
   m.rankUnidirWorst.at(a, b) = v;
 }
 
+// The node baseline a first round fixed before the retests (its bandwidth and spread, as a run
+// recorded it), which inter-node rank pairs are judged against too.
+inline void fixFirstRoundBaseline(core::Matrices& m, double bandwidth, double spread) {
+  m.expectedFixed = true;
+  m.nodeExpected = {bandwidth, 20.0, spread, 0.0, 0.0};
+  m.classExpected = classBaselines(m);
+  m.classExpected[static_cast<std::size_t>(core::LinkClass::kInterNode)] = m.nodeExpected;
+}
+
 inline std::vector<core::Finding> serious(const std::vector<core::Finding>& all) {
   std::vector<core::Finding> out;
   for (const auto& f : all) {

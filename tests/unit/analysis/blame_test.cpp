@@ -95,10 +95,7 @@ TEST(Analysis, RetestedCellsAreJudgedAgainstTheGapTheyShow) {
     }
   }
   f.m.nodeBwWorst = f.m.nodeBw;
-  f.m.expectedFixed = true;
-  f.m.nodeExpected = {2.2, 20.0, 0.65, 0.0, 0.0};
-  f.m.classExpected = classBaselines(f.m);
-  f.m.classExpected[static_cast<std::size_t>(core::LinkClass::kInterNode)] = f.m.nodeExpected;
+  fixFirstRoundBaseline(f.m, 2.2, 0.65);
   auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(found);
   EXPECT_EQ(found[0].kind, core::FindingKind::kNode);
@@ -407,10 +404,7 @@ TEST(Analysis, ANodeBesideASlowLinkIsJudgedAgainstTheHealthyPairsWithoutIt) {
     }
   }
   f.m.nodeBwWorst = f.m.nodeBw;
-  f.m.expectedFixed = true;
-  f.m.nodeExpected = {0.1364, 20.0, 0.64, 0.0, 0.0};
-  f.m.classExpected = classBaselines(f.m);
-  f.m.classExpected[static_cast<std::size_t>(core::LinkClass::kInterNode)] = f.m.nodeExpected;
+  fixFirstRoundBaseline(f.m, 0.1364, 0.64);
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 2u) << describe(found);
   EXPECT_EQ(ofKindIn(found, "node"), 1) << describe(found);

@@ -226,10 +226,7 @@ Fabric scenario13(float uplinkScale = 1.0f) {
       f.m.nodeCv.at(x, y) = 0.0f;  // retested
     }
   }
-  f.m.expectedFixed = true;
-  f.m.nodeExpected = {0.1046, 20.0, 1.03, 0.0, 0.0};
-  f.m.classExpected = classBaselines(f.m);
-  f.m.classExpected[static_cast<std::size_t>(core::LinkClass::kInterNode)] = f.m.nodeExpected;
+  fixFirstRoundBaseline(f.m, 0.1046, 1.03);
   return f;
 }
 
