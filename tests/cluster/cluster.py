@@ -39,6 +39,12 @@ NETNS_ETC = "/etc/netns"
 NETNS_RUN = "/run/netns"
 TBF_BURST = "32kbit"  # the tbf settings shared/ENVIRONMENT.md checked on this kernel
 TBF_LATENCY = "50ms"
+# Every node's TCP congestion control, the first of these that a namespace may use (the kernel's
+# tcp_allowed_congestion_control): a loss-based one rather than the host's default (bbr on some).
+# bbr paces each connection by a model of its path that this host's scheduling delays fool: one
+# connection between two healthy emulated nodes kept 0.6x of the line rate for a whole run (its cwnd
+# 20 segments beside others' 150-280), where tbf's deep queues drop nothing a loss-based one sees.
+TCP_CONGESTION = ("cubic", "reno")
 # An htb class that never limits: above what a veth pair moves here (~2.4 GB/s), with an explicit
 # burst and quantum because tc's computed ones overflow (burst 0b) or warn at such rates.
 HTB_OPEN = ["rate", "100gbit", "burst", "1mb", "cburst", "1mb", "quantum", "65536"]
@@ -74,6 +80,17 @@ def _run(argv, check=True, timeout=60):
     if check and p.returncode != 0:
         raise RuntimeError(f"cluster: '{shlex.join(argv)}' failed ({p.returncode}): {p.stderr.strip()}")
     return p
+
+
+def node_congestion():
+    """The congestion control for the nodes' namespaces (TCP_CONGESTION), or None to keep the
+    default where none of them is allowed."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_allowed_congestion_control") as f:
+            allowed = f.read().split()
+    except OSError:
+        return None
+    return next((cc for cc in TCP_CONGESTION if cc in allowed), None)
 
 
 def _netns_list():
@@ -380,12 +397,15 @@ class Cluster:
             _run(["ip", "-n", ns, "link", "add", "up0", "type", "veth", "peer", "name", f"d{k}", "netns", fab])
             _run(["ip", "-n", ns, "link", "set", "up0", "master", "br0", "up"])
             _run(["ip", "-n", fab, "link", "set", f"d{k}", "master", "br0", "up"])
+        congestion = node_congestion()
         hosts = "127.0.0.1 localhost\n" + "".join(
             f"{self.ip(i)} {name}\n" for i, name in enumerate(self.names))
         for i, ns in enumerate(self.namespaces):
             _run(["ip", "netns", "add", ns])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
             self._plug(i, "eth0", "br0", self.ip(i), self.subnet)  # the node's leaf's bridge, with leaves
+            if congestion:
+                self._sysctl(ns, {"net/ipv4/tcp_congestion_control": congestion})
             if self.rails:
                 self._sysctl(ns, {"net/ipv4/conf/all/rp_filter": 0, "net/ipv4/conf/default/rp_filter": 0})
             for k, net in enumerate(self.rail_subnets):

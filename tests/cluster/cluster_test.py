@@ -207,7 +207,8 @@ def tcp_rate(c, src, dst, nbytes=8 << 20):
 
 
 def case_limits(args):
-    """tc limits slow exactly the direction and link asked for: a 200mbit limit is 25 MB/s; one
+    """Every node runs the loss-based TCP congestion control the harness chose (TCP_CONGESTION);
+    tc limits slow exactly the direction and link asked for: a 200mbit limit is 25 MB/s; one
     Python TCP stream on an open path moved 120-500 MB/s here (noisy, so the bar is low)."""
     slow_max, fast_min = 40e6, 80e6
 
@@ -224,6 +225,10 @@ def case_limits(args):
             print(c.tc_show(), file=sys.stderr)
 
     with cluster.Cluster(nodes=4) as c:
+        want = cluster.node_congestion()
+        for node in range(c.nodes):
+            got = c.run(node, ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"], check=True).stdout.strip()
+            check(want is None or got == want, f"node{node}: TCP congestion control {got}, not {want}")
         expect(c, "clean", [], [(0, 1), (1, 0), (2, 3)])
         c.limit_node(1, "200mbit", "egress")
         expect(c, "node1 egress", [(1, 2)], [(2, 1), (0, 2)])
