@@ -145,17 +145,39 @@ std::vector<int> tiedWith(const std::vector<PairCase>& cases, const Tally& t, in
   return ties;
 }
 
+struct Context {
+  const InterNode& in;
+  const core::FabricGraph& graph;
+  const FabricPaths& paths;
+  const Suspects& suspects;
+  const JudgedMatrix& view;            // the node pairs judged against `base`
+  const std::vector<PairCase>& cases;  // those the fabric describes, not noisy
+  const core::Expected& base;
+  const char* against;  // what `base` is, in a message
+};
+
 // The pairs among the nodes under suspect `s` that do not cross it: fine, they clear those nodes
-// (an uplink fault leaves the pairs inside its leaf fast). Without such pairs (a whole leaf
-// switch), one part explaining k nodes' slowness against k faults at once: 1 - 2^-k (a tie with
-// the node for k = 1).
-double marginOf(const std::vector<PairCase>& cases, const FabricSuspect& f, int s, int& among, int& fine) {
-  const auto below = [&](int x) { return std::find(f.nodesBelow.begin(), f.nodesBelow.end(), x) != f.nodesBelow.end(); };
+// (an uplink fault leaves the pairs inside its leaf fast). A noisy one clears them too when its
+// lowest sample is at least twice `level` (the highest slow value through `s`): a node slow enough
+// to explain the pairs through `s` would hold its own pairs that low (an emulated leaf's one pair
+// between its two nodes, noisy one way at 0.78-1.06x beside an uplink at 0.01x, halved the margin).
+// Without such pairs (a whole leaf switch), one part explaining k nodes' slowness against k faults
+// at once: 1 - 2^-k (a tie with the node for k = 1).
+double marginOf(const Context& x, int s, double level, int& among, int& fine) {
+  const FabricSuspect& f = x.paths.suspects[static_cast<std::size_t>(s)];
   among = fine = 0;
-  for (const PairCase& c : cases) {
-    if (crosses(c, s) || !below(c.x) || !below(c.y)) continue;
-    ++among;
-    fine += c.judged.verdict == Verdict::kFine;
+  for (int a : f.nodesBelow) {
+    for (int b : f.nodesBelow) {
+      if (a == b || a >= x.view.n() || b >= x.view.n()) continue;
+      const std::vector<int> crossed = x.paths.crossed(a, b);
+      if (crossed.empty() || std::find(crossed.begin(), crossed.end(), s) != crossed.end()) continue;
+      const Verdict v = x.view.at(a, b).verdict;
+      const bool clears = v == Verdict::kFine ||
+                          (v == Verdict::kNoisy && core::worstAt(x.view.worst, x.view.values, a, b) >= 2 * level);
+      if (!clears && v != Verdict::kSlow) continue;  // unmeasured, or noisy near the fault's level
+      ++among;
+      fine += clears;
+    }
   }
   if (among > 0) return static_cast<double>(fine) / among * (1.0 - std::pow(0.5, among));
   return 1.0 - std::pow(0.5, static_cast<double>(f.nodesBelow.size()));
@@ -175,16 +197,6 @@ std::string adviceFor(core::FindingKind kind) {
     default: return "check the cables and ports between it and the level above (perfquery, ibportstate)";
   }
 }
-
-struct Context {
-  const InterNode& in;
-  const core::FabricGraph& graph;
-  const FabricPaths& paths;
-  const Suspects& suspects;
-  const std::vector<PairCase>& cases;  // judged against `base`
-  const core::Expected& base;
-  const char* against;  // what `base` is, in a message
-};
 
 std::string labelOf(const Context& x, int s) {
   if (x.suspects.isFabric(s)) {
@@ -213,7 +225,8 @@ Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
   f.ratio = f.measured / f.expected;
   int among = 0;
   int fine = 0;
-  double margin = marginOf(x.cases, suspect, s, among, fine);
+  const double level = e.slowValues.empty() ? 0.0 : *std::max_element(e.slowValues.begin(), e.slowValues.end());
+  double margin = marginOf(x, s, level, among, fine);
   std::vector<std::string> others;
   for (int t : ties) others.push_back(labelOf(x, t));
   const char* what = f.kind == core::FindingKind::kSwitch ? "switch " : f.kind == core::FindingKind::kUplink ? "uplinks of " : "cable ";
@@ -300,7 +313,7 @@ std::optional<Finding> aloneFinding(const Context& x, Split split, int s, const 
     return crosses(pc, s) && pc.judged.verdict == Verdict::kSlow;
   });
   if (slowThrough != static_cast<long>(split.through.size())) return std::nullopt;  // a pair fine or noisy
-  const Context alone{x.in, x.graph, x.paths, x.suspects, cases, e, "of the pairs that do not cross it"};
+  const Context alone{x.in, x.graph, x.paths, x.suspects, view, cases, e, "of the pairs that do not cross it"};
   return fabricFinding(alone, s, {});
 }
 
@@ -343,7 +356,7 @@ void switchRule(RuleContext& ctx, std::vector<Finding>& findings) {
     const FabricSuspect& suspect = paths.suspects[s];
     if (suspect.kind == FabricSuspect::Kind::kSwitch) tally.uplinksOf[s] = paths.uplinkSuspect[static_cast<std::size_t>(suspect.device)];
   }
-  const Context x{in, graph, paths, suspects, cases, in.base, "baseline"};
+  const Context x{in, graph, paths, suspects, in.view, cases, in.base, "baseline"};
   const std::vector<int> picked = cover(cases, tally, ctx.c.attributeShare);
   for (int chosen : picked) {
     if (!suspects.isFabric(chosen)) continue;  // a node: the node rule names it
