@@ -6,15 +6,14 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "core/units.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
@@ -29,15 +28,16 @@ namespace {
 
 constexpr const char* kUsage = "usage: fabricmap import nccl-tests LOG... -o FILE.h5 [--force] [--op OP]";
 
+// A log over this is not one nccl-tests wrote (a week-long sweep of every size prints a few MB).
+constexpr std::size_t kMaxLogBytes = 64u << 20;
+
 std::string readLog(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw core::UsageError(fmt::format("{}: no such file", path));
-  if (std::filesystem::is_directory(path, ec)) throw core::UsageError(fmt::format("{}: is a directory, not a log", path));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) throw core::UsageError(fmt::format("{}: cannot be read", path));
-  return text.str();
+  std::string text = core::readUserFile(path, "nccl-tests log", kMaxLogBytes);
+  if (text.size() > kMaxLogBytes) {
+    throw core::UsageError(fmt::format("{}: larger than {}, not an nccl-tests log", core::printable(path, 256),
+                                       core::formatBytes(kMaxLogBytes)));
+  }
+  return text;
 }
 
 std::string peakText(const PlacementPeak& p) {

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/text.h"
+#include "core/units.h"
 #include "orchestrator/verdicts/history.h"
 
 namespace fabricmap::orchestrator {
@@ -177,12 +177,13 @@ Baseline baselineFromJson(const std::string& text, const std::string& path) {
 }
 
 Baseline readBaseline(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::UsageError(fmt::format("cannot read the baseline '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw core::UsageError(fmt::format("cannot read the baseline '{}'", path));
-  return baselineFromJson(text.str(), path);
+  constexpr std::size_t kMaxBaselineBytes = 64u << 20;  // per class and collective: kilobytes
+  const std::string text = core::readUserFile(path, "baseline", kMaxBaselineBytes);
+  if (text.size() > kMaxBaselineBytes) {
+    throw core::UsageError(fmt::format("the baseline '{}' is larger than {}: not one `fabricmap history` wrote",
+                                       core::printable(path, 256), core::formatBytes(kMaxBaselineBytes)));
+  }
+  return baselineFromJson(text, path);
 }
 
 }  // namespace fabricmap::orchestrator

@@ -357,7 +357,7 @@ def case_import(args, tmp):
     open(empty, "w").close()
     bad_out = os.path.join(tmp, "bad.h5")
     for argv, want in (([garbage], garbage + ":18: "), ([empty], empty + ": no nccl-tests result table"),
-                       ([os.path.join(tmp, "absent.log")], "absent.log: no such file"),
+                       ([os.path.join(tmp, "absent.log")], "absent.log': No such file"),
                        ([gh200, a100], "were measured on different ranks")):
         p = run("import", "nccl-tests", *argv, "-o", bad_out)
         ok, lines = one_error_line(p)

@@ -49,8 +49,17 @@ TEST_F(ImportCommandTest, WritesAFileShowReadsBack) {
   EXPECT_EQ(orchestrator::importCommand({"nccl-tests", gh, "-o", out, "--force"}), 0);
   // bad input leaves no file
   const std::string bad = (dir_ / "bad.h5").string();
-  EXPECT_TRUE(usageError([&] { orchestrator::importCommand({"nccl-tests", (dir_ / "absent.txt").string(), "-o", bad}); })
-                  .find("absent.txt: no such file") != std::string::npos);
+  const auto importOf = [&](const fs::path& log) {
+    return usageError([&] { orchestrator::importCommand({"nccl-tests", log.string(), "-o", bad}); });
+  };
+  EXPECT_NE(importOf(dir_ / "absent.txt").find("cannot read nccl-tests log '" + (dir_ / "absent.txt").string() + "': No such file"),
+            std::string::npos);
+  EXPECT_NE(importOf(dir_).find("' is a directory"), std::string::npos);
+  const fs::path huge = dir_ / "huge.log";  // sparse: 64 MiB and one byte of nothing
+  std::ofstream(huge).close();
+  fs::resize_file(huge, (64u << 20) + 1);
+  EXPECT_NE(importOf(huge).find("huge.log: larger than 64 MiB, not an nccl-tests log"), std::string::npos)
+      << importOf(huge);
   EXPECT_FALSE(usageError([&] { orchestrator::importCommand({"nccl-tests", gh, "-o", bad, "--op", "nope"}); }).empty());
   EXPECT_FALSE(usageError([&] { orchestrator::importCommand({"other-format", gh, "-o", bad}); }).empty());
   EXPECT_FALSE(fs::exists(bad));

@@ -282,6 +282,14 @@ TEST(Baseline, MedianAndSpreadPerClassAndCollective) {
                                 "x.json"),
                core::UsageError);
   EXPECT_THROW(readBaseline(in(dir, "absent.json")), core::UsageError);
+  std::ofstream(in(dir, "huge.json")).close();
+  std::filesystem::resize_file(in(dir, "huge.json"), (64u << 20) + 1);  // sparse
+  try {
+    readBaseline(in(dir, "huge.json"));
+    ADD_FAILURE() << "a 64 MiB baseline was read";
+  } catch (const core::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("is larger than 64 MiB"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Baseline, VerifyPassesWithinAndFailsBelowTheBar) {
