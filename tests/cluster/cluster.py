@@ -41,9 +41,10 @@ TBF_BURST = "32kbit"  # the tbf settings shared/ENVIRONMENT.md checked on this k
 TBF_LATENCY = "50ms"
 # Every node's TCP congestion control, the first of these that a namespace may use (the kernel's
 # tcp_allowed_congestion_control): a loss-based one rather than the host's default (bbr on some).
-# bbr paces each connection by a model of its path that this host's scheduling delays fool: one
-# connection between two healthy emulated nodes kept 0.6x of the line rate for a whole run (its cwnd
-# 20 segments beside others' 150-280), where tbf's deep queues drop nothing a loss-based one sees.
+# bbr paces each connection by its own model of the path, which this host's scheduling delays
+# move: healthy connections' cwnd ranged 20-280 segments, and one between two healthy emulated
+# nodes ran at 0.2-0.6x of the line rate in all its samples and was blamed as a slow link (see
+# README.md). tbf's deep queues drop nothing at these sizes, so a loss-based one grows to the rate.
 TCP_CONGESTION = ("cubic", "reno")
 # An htb class that never limits: above what a veth pair moves here (~2.4 GB/s), with an explicit
 # burst and quantum because tc's computed ones overflow (burst 0b) or warn at such rates.
