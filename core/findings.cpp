@@ -13,7 +13,7 @@ constexpr std::array<std::pair<Severity, std::string_view>, 3> kSeverities{{
     {Severity::kInfo, "info"},
 }};
 
-constexpr std::array<std::pair<FindingKind, std::string_view>, 28> kKinds{{
+constexpr std::array<std::pair<FindingKind, std::string_view>, 29> kKinds{{
     {FindingKind::kNode, "node"},
     {FindingKind::kNodeEgress, "node_egress"},
     {FindingKind::kNodeIngress, "node_ingress"},
@@ -42,6 +42,7 @@ constexpr std::array<std::pair<FindingKind, std::string_view>, 28> kKinds{{
     {FindingKind::kSwitch, "switch"},
     {FindingKind::kUplink, "uplink"},
     {FindingKind::kSwitchPort, "switch_port"},
+    {FindingKind::kSharedHost, "shared_host"},
 }};
 
 }  // namespace

@@ -63,6 +63,7 @@ enum class FindingKind : std::uint8_t {
   kSwitch,             // a switch the slow node pairs cross (--fabric)
   kUplink,             // a switch's cables to the level above, as a group (--fabric)
   kSwitchPort,         // one cable between two switches, its two ports (--fabric)
+  kSharedHost,         // nodes that are one machine (one kernel's boot id)
 };
 
 std::string_view name(Severity severity);

@@ -35,6 +35,9 @@ struct HostProbe {
   int sharedLeader = -1;  // lowest world rank sharing memory with this rank (its node's leader)
   int visibleGpus = 0;    // GPUs this rank may use: gpuCount, or fewer by CUDA_VISIBLE_DEVICES
   std::string tool = {};  // "fabricmap <version> (<git revision>)" this rank runs
+  // The running kernel's boot id (/proc/sys/kernel/random/boot_id; empty when unreadable): the
+  // same for every process of one machine, network namespaces and containers included.
+  std::string bootId = {};
 };
 
 struct RankRecord {
@@ -67,6 +70,9 @@ struct NodeRecord {
   int gpus = 0;
   int cpus = 0;  // CPUs the ranks on this host may run on: the union of their masks (0: unknown)
   std::uint64_t memAvailableBytes = 0;  // host memory available at start
+  // Its kernel's boot id (HostProbe): nodes with the same one are one machine (emulated nodes,
+  // network namespaces, containers), whose ranks share its CPUs and scheduler. Empty: unknown.
+  std::string bootId;
   std::string nics;           // "mlx5_0 400G IB, ..." when known
   std::string topologyClass;  // FULL_NVSWITCH, ..., NO_GPU; UNCLASSIFIED when discovery could not
   std::string nvswitch;       // "yes", "no", "unknown" (discovery's verdict)

@@ -192,6 +192,7 @@ const std::vector<Column<core::NodeRecord>>& nodeColumns() {
       FM_COLUMN(R, gpus, "gpus", ""),
       FM_COLUMN(R, cpus, "cpus", ""),
       FM_COLUMN(R, memAvailableBytes, "mem_available_bytes", "B"),
+      FM_COLUMN(R, bootId, "boot_id", ""),
       FM_COLUMN(R, nics, "nics", ""),
       FM_COLUMN(R, topologyClass, "class", ""),
       FM_COLUMN(R, nvswitch, "nvswitch", ""),

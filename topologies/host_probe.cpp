@@ -59,6 +59,9 @@ core::HostProbe probeHost() {
     probe.visibleGpus = std::min(probe.gpuCount, listed);
   }
   probe.tool = fmt::format("fabricmap {} ({})", FABRICMAP_VERSION, FABRICMAP_GIT_REVISION);
+  // one line of 36 characters (a UUID); anything else is not a boot id
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  if (std::string id; std::getline(boot, id) && id.size() == 36) probe.bootId = id;
   return probe;
 }
 

@@ -6,7 +6,8 @@
 namespace fabricmap::topologies {
 
 // Hostname, current CPU and NUMA node, and the GPUs the NVIDIA driver exposes
-// (/proc/driver/nvidia/gpus; 0 without a driver), available memory (/proc/meminfo). sharedLeader is left for the bootstrap.
+// (/proc/driver/nvidia/gpus; 0 without a driver), available memory (/proc/meminfo), the kernel's
+// boot id (/proc/sys/kernel/random/boot_id). sharedLeader is left for the bootstrap.
 core::HostProbe probeHost();
 
 }  // namespace fabricmap::topologies

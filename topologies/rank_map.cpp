@@ -73,6 +73,7 @@ core::Topology buildTopology(const std::vector<core::HostProbe>& probes, int ran
       rec.gpus = probes[r].gpuCount;
       rec.cpus = hostCpus(probes, probes[r].hostname);
       rec.memAvailableBytes = probes[r].memAvailableBytes;
+      rec.bootId = probes[r].bootId;
       rec.topologyClass = classFromGpuCount(rec.gpus);
       topo.nodes.push_back(rec);
     }

@@ -84,6 +84,7 @@ struct WireProbe {
   std::uint64_t memAvailableBytes;
   int visibleGpus;
   std::array<char, 96> tool;
+  std::array<char, 40> bootId;  // 36 characters
 };
 
 }  // namespace
@@ -114,6 +115,7 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
   w.memAvailableBytes = mine.memAvailableBytes;
   w.visibleGpus = mine.visibleGpus;
   std::strncpy(w.tool.data(), mine.tool.c_str(), w.tool.size() - 1);
+  std::strncpy(w.bootId.data(), mine.bootId.c_str(), w.bootId.size() - 1);
   std::vector<WireProbe> all(static_cast<std::size_t>(size));
   FM_MPI(MPI_Allgather(&w, sizeof(WireProbe), MPI_BYTE, all.data(), sizeof(WireProbe), MPI_BYTE, world));
 
@@ -131,6 +133,7 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
     h.memAvailableBytes = p.memAvailableBytes;
     h.visibleGpus = p.visibleGpus;
     h.tool = std::string(p.tool.data());
+    h.bootId = std::string(p.bootId.data());
     probes.push_back(std::move(h));
   }
   return probes;

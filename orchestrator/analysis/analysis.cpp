@@ -99,6 +99,9 @@ const std::vector<Rule>& rules() {
       {{"min_confidence", "findings below --min-confidence become information"}, minConfidenceRule},
       {{"noise", "a class whose healthy pairs differ so much that only gross slowdowns could be named"}, noiseRule},
       {{"oversubscribed", "a host with more ranks than CPUs: its findings become information"}, oversubscribedRule},
+      {{"shared_host", "nodes that are one machine (one kernel's boot id): latency findings among them become "
+                       "information"},
+       sharedHostRule},
       {{"noisy", "pairs whose samples fell on both sides of the bar, left unjudged"}, noisyRule},
   };
   return kRules;

@@ -1,8 +1,12 @@
 // What holds for the whole fabric, and the findings' last adjustments (see rules.h): verdicts the
-// evidence does not carry, a noisy fabric's moved bar, oversubscribed hosts, noisy pairs.
+// evidence does not carry, a noisy fabric's moved bar, oversubscribed hosts, nodes that are one
+// machine, noisy pairs.
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -92,6 +96,72 @@ void oversubscribedRule(RuleContext& ctx, std::vector<Finding>& findings) {
     f.message = fmt::format(
         "{} runs {} ranks on {} CPUs: its figures depend on scheduling{}", host, ranksOnHost, cpus,
         downgraded ? ", so findings involving it are reported as information only" : "");
+    findings.push_back(std::move(f));
+  }
+}
+
+namespace {
+
+// The nodes of each machine that holds two or more of them (by their kernel's boot id).
+std::map<std::string, std::vector<int>> sharedMachines(const core::Topology& topo) {
+  std::map<std::string, std::vector<int>> machines;
+  for (const auto& n : topo.nodes) {
+    if (!n.bootId.empty()) machines[n.bootId].push_back(n.node);
+  }
+  std::erase_if(machines, [](const auto& m) { return m.second.size() < 2; });
+  return machines;
+}
+
+// "a, b, c" or "a, b, c and 5 more"
+std::string someNodes(const core::Topology& topo, const std::vector<int>& nodes) {
+  constexpr std::size_t kNamed = 3;
+  std::string out;
+  for (std::size_t i = 0; i < nodes.size() && i < kNamed; ++i) out += (i ? ", " : "") + nodeName(topo, nodes[i]);
+  if (nodes.size() > kNamed) out += fmt::format(" and {} more", nodes.size() - kNamed);
+  return out;
+}
+
+}  // namespace
+
+// Nodes that are one machine (one kernel's boot id: emulated nodes, network namespaces,
+// containers) share its CPUs and scheduler: a ping-pong between them waits for that scheduler as
+// much as for a link (on the emulated cluster's 2 cores, pairs measured beside a throttled pair,
+// whose ranks kept polling, read 2-4x the others' latency, alone too). Latency findings among them
+// become information; each such machine is said once.
+void sharedHostRule(RuleContext& ctx, std::vector<Finding>& findings) {
+  const core::Topology& topo = ctx.topo;
+  const std::map<std::string, std::vector<int>> machines = sharedMachines(topo);
+  const auto machineOf = [&](int node) -> const std::vector<int>* {
+    if (node < 0 || node >= static_cast<int>(topo.nodes.size())) return nullptr;
+    const auto found = machines.find(topo.nodes[static_cast<std::size_t>(node)].bootId);
+    return found == machines.end() ? nullptr : &found->second;
+  };
+  // a pair's latency: both ends on one machine; a node's: most of the other nodes on its machine
+  const auto onOneMachine = [&](const Finding& f) {
+    const std::vector<int>* m = machineOf(f.nodeA);
+    if (m == nullptr) return false;
+    if (f.kind == core::FindingKind::kLinkLatency) return std::find(m->begin(), m->end(), f.nodeB) != m->end();
+    return f.kind == core::FindingKind::kNodeLatency && 2 * (m->size() - 1) > topo.nodes.size() - 1;
+  };
+  std::set<const std::vector<int>*> downgraded;
+  for (Finding& f : findings) {
+    if (f.severity == core::Severity::kInfo || !onOneMachine(f)) continue;
+    f.severity = core::Severity::kInfo;
+    f.message += " [not judged: its nodes are one machine, whose scheduler the ping-pongs waited for]";
+    downgraded.insert(machineOf(f.nodeA));
+  }
+  for (const auto& [bootId, nodes] : machines) {
+    Finding f;
+    f.severity = core::Severity::kInfo;
+    f.kind = core::FindingKind::kSharedHost;
+    f.subject = someNodes(topo, nodes);
+    f.measured = static_cast<double>(nodes.size());
+    f.unit = "nodes";
+    f.nodeA = nodes.front();
+    f.message = fmt::format(
+        "{} nodes run on one kernel (boot id {}): one machine (emulated nodes, network namespaces or containers), "
+        "whose CPUs and scheduler their ranks share, so latency between them is not a fabric's{}",
+        nodes.size(), bootId, downgraded.contains(&nodes) ? "; latency findings among them are information only" : "");
     findings.push_back(std::move(f));
   }
 }

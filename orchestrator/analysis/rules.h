@@ -95,6 +95,7 @@ void topologyRule(RuleContext& ctx, std::vector<Finding>& findings);
 void minConfidenceRule(RuleContext& ctx, std::vector<Finding>& findings);
 void noiseRule(RuleContext& ctx, std::vector<Finding>& findings);
 void oversubscribedRule(RuleContext& ctx, std::vector<Finding>& findings);
+void sharedHostRule(RuleContext& ctx, std::vector<Finding>& findings);
 void noisyRule(RuleContext& ctx, std::vector<Finding>& findings);
 
 }  // namespace fabricmap::orchestrator::internal

@@ -114,6 +114,11 @@ def fabricmap_run(args, c, out, run_args, ranks_per_node=1, mca=None, env=None, 
     return r
 
 
+def this_boot_id():
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        return f.read().strip()
+
+
 def check_topology_and_scopes(out, nodes, ranks_per_node, what):
     node_rows = read_table(out, "topology/nodes")
     check(len(node_rows) == nodes, f"{what}: {len(node_rows)} rows in /topology/nodes")
@@ -121,6 +126,9 @@ def check_topology_and_scopes(out, nodes, ranks_per_node, what):
           f"{what}: hostnames {[n['hostname'] for n in node_rows]}")
     check(all(n["ranks"] == ranks_per_node for n in node_rows),
           f"{what}: ranks per node {[n['ranks'] for n in node_rows]}")
+    # the namespaces share this machine's kernel: one boot id
+    check({n["boot_id"] for n in node_rows} == {this_boot_id()},
+          f"{what}: boot ids {[n['boot_id'] for n in node_rows]}, this machine's {this_boot_id()}")
     ranks = read_table(out, "topology/ranks")
     check([r["node"] for r in ranks] == [r // ranks_per_node for r in range(nodes * ranks_per_node)],
           f"{what}: rank -> node {[r['node'] for r in ranks]}")
@@ -338,6 +346,9 @@ def pairwise(args, label, limit=None, ranks_per_node=1, mca=None, env=None, extr
         print(f"  findings: {describe(findings)}", flush=True)
         check(read_attrs(out).get("complete") == True, f"{label}: file not complete")  # noqa: E712
         check("Bottlenecks" in r.stdout, f"{label}: no Bottlenecks section on the console")
+        shared = [f for f in findings if f["kind"] == "shared_host"]
+        check(len(shared) == 1 and shared[0]["measured"] == args.nodes and this_boot_id() in shared[0]["message"],
+              f"{label}: the nodes are one machine: shared_host findings {describe(shared)}")
         if inspect is not None:
             inspect(out)
         return findings

@@ -72,6 +72,16 @@ def case_emulated(args, tmp):
     node_pairs = [p for p in t["pairs"] if p["level"] == "node" and p["sample"] == 0]
     check(len(node_pairs) == nodes * (nodes - 1) // 2, f"node pairs {node_pairs}")
     check(all(p["streams"] == (2 if args.np % 2 == 0 else 1) for p in node_pairs), "streams per node pair")
+    # emulated nodes are one machine: one boot id, said once, latency among them not judged
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot_id = f.read().strip()
+    ids = {n["boot_id"] for n in t["topology/nodes"]}
+    check(ids == {boot_id}, f"boot ids {ids}, this machine's {boot_id}")
+    shared = [x for x in t["findings"] if x["kind"] == "shared_host"]
+    check(len(shared) == 1 and shared[0]["severity"] == "info" and int(shared[0]["measured"]) == nodes
+          and boot_id in shared[0]["message"], f"shared_host findings {shared}")
+    check(not any(x["kind"] in ("node_latency", "link_latency") and x["severity"] != "info" for x in t["findings"]),
+          "a latency finding among one machine's nodes was judged")
 
 
 def case_inventory(args, tmp):

@@ -2,6 +2,11 @@
 // path inside a node, latency) is named precisely, and a clean fabric raises nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
+
 #include "tests/unit/analysis/analysis_support.h"
 
 namespace fabricmap::orchestrator {
@@ -285,6 +290,71 @@ TEST(Analysis, ALinkLatencyMustStandOutOfTheFabricsVariation) {
   EXPECT_EQ(found[0].kind, core::FindingKind::kLinkLatency);
   EXPECT_EQ(found[0].nodeA, 1);
   EXPECT_EQ(found[0].nodeB, 3);
+}
+
+// Nodes on one kernel (the same boot id: one machine) share its scheduler: a pair's high latency
+// among them is information, said so, and the machine is named once; on separate machines the
+// same figures are a warning and nothing is said of machines.
+TEST(Analysis, LatencyAmongNodesOfOneMachineIsInformation) {
+  const auto run = [](const std::vector<std::string>& bootIds) {
+    Fabric f = fabric(6, 1, 64, [](core::Matrices& m, const core::Topology&) {
+      m.rankLatency.at(1, 3) = m.rankLatency.at(3, 1) = 5000.0f;
+      m.rankLatencyWorst.at(1, 3) = m.rankLatencyWorst.at(3, 1) = 5000.0f;
+    });
+    for (std::size_t n = 0; n < bootIds.size(); ++n) f.topology.nodes[n].bootId = bootIds[n];
+    return analyze(f.m, f.topology, kDefaults);
+  };
+  const auto ofKind = [](const std::vector<core::Finding>& all, core::FindingKind kind) {
+    std::vector<core::Finding> out;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(out), [&](const auto& x) { return x.kind == kind; });
+    return out;
+  };
+  const std::string a = "8f5c1a2e-0b7d-4e39-9a61-3c2d5e7f9a10";
+  const std::string b = "1d2e3f40-5a6b-4c7d-8e9f-a0b1c2d3e4f5";
+  const auto apart = run({a, b, "", "c", "d", "e"});
+  ASSERT_EQ(serious(apart).size(), 1u) << describe(apart);
+  EXPECT_EQ(serious(apart)[0].kind, core::FindingKind::kLinkLatency);
+  EXPECT_TRUE(ofKind(apart, core::FindingKind::kSharedHost).empty()) << describe(apart);
+
+  const auto oneMachine = run(std::vector<std::string>(6, a));
+  EXPECT_TRUE(serious(oneMachine).empty()) << describe(oneMachine);
+  const auto latency = ofKind(oneMachine, core::FindingKind::kLinkLatency);
+  ASSERT_EQ(latency.size(), 1u) << describe(oneMachine);
+  EXPECT_NE(latency[0].message.find("[not judged: its nodes are one machine"), std::string::npos) << latency[0].message;
+  const auto machine = ofKind(oneMachine, core::FindingKind::kSharedHost);
+  ASSERT_EQ(machine.size(), 1u) << describe(oneMachine);
+  EXPECT_EQ(machine[0].severity, core::Severity::kInfo);
+  EXPECT_DOUBLE_EQ(machine[0].measured, 6);
+  EXPECT_EQ(machine[0].subject, "host0, host1, host2 and 3 more");
+  EXPECT_NE(machine[0].message.find(a), std::string::npos);
+  EXPECT_NE(machine[0].message.find("latency findings among them are information only"), std::string::npos);
+
+  // two machines of two nodes: the slow pair spans them (warning), or lies on one (information)
+  const auto spanning = run({a, a, b, b, "", ""});
+  EXPECT_EQ(serious(spanning).size(), 1u) << describe(spanning);
+  EXPECT_EQ(ofKind(spanning, core::FindingKind::kSharedHost).size(), 2u) << describe(spanning);
+  const auto within = run({"", a, "", a, b, b});
+  EXPECT_TRUE(serious(within).empty()) << describe(within);
+}
+
+// A node whose high latency is to most of its own machine's nodes is information; to nodes on
+// other machines, a warning.
+TEST(Analysis, NodeLatencyOnOneMachineIsInformation) {
+  const auto run = [](const std::vector<std::string>& bootIds) {
+    Fabric f = fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) {
+      for (int x = 0; x < 3; ++x) {
+        m.rankLatency.at(x, 3) = m.rankLatency.at(3, x) = 200.0f;
+        m.rankLatencyWorst.at(x, 3) = m.rankLatencyWorst.at(3, x) = 210.0f;
+      }
+    });
+    for (std::size_t n = 0; n < bootIds.size(); ++n) f.topology.nodes[n].bootId = bootIds[n];
+    return analyze(f.m, f.topology, kDefaults);
+  };
+  EXPECT_TRUE(serious(run({"m", "m", "m", "m"})).empty());
+  EXPECT_TRUE(serious(run({"m", "m", "x", "m"})).empty());  // 2 of its 3 peers on its machine
+  const auto found = serious(run({"m", "x", "y", "m"}));     // 1 of 3
+  ASSERT_EQ(found.size(), 1u) << describe(found);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNodeLatency);
 }
 
 TEST(Analysis, NamesANodeWithHighLatency) {

@@ -124,6 +124,9 @@ std::map<std::string, RuleCase> ruleCases() {
                                            }),
                                     {"noise"}, "noise", "info"));
   cases.emplace("oversubscribed", fromFabric(fabric(1, 4, 2), {"oversubscribed"}, "oversubscribed", "info"));
+  Fabric oneMachine = fabric(3, 1);
+  for (auto& n : oneMachine.topology.nodes) n.bootId = "0e0ee1c2-55b8-4a5e-9c53-1d8b40b1a6f3";
+  cases.emplace("shared_host", fromFabric(std::move(oneMachine), {"shared_host"}, "shared_host", "info"));
   cases.emplace("noisy", fromFabric(fabric(4, 1, 64,
                                            [](core::Matrices& m, const core::Topology&) {
                                              m.rankUnidir.at(0, 1) = 9.8f;

@@ -2,7 +2,12 @@
 // id; and the CPUs a host's ranks share.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include "topologies/classify.h"
+#include "topologies/host_probe.h"
 #include "topologies/node_records.h"
 #include "topologies/rank_map.h"
 
@@ -126,6 +131,27 @@ TEST(NodeRecords, GpusThatDiscoveryCannotSeeStayUnclassified) {
 TEST(NodeRecords, BusIdsNormalize) {
   EXPECT_EQ(normalizeBusId("00000000:3B:00.0"), "0000:3b:00.0");
   EXPECT_EQ(normalizeBusId("0000:3b:00.0"), "0000:3b:00.0");
+}
+
+// Every process of this machine reads the same boot id (a UUID, 36 characters); a node carries
+// its ranks' so that nodes of one machine can be told apart from separate ones.
+TEST(NodeRecords, TheKernelsBootIdIsReadAndKeptPerNode) {
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!std::getline(file, id)) GTEST_SKIP() << "no /proc/sys/kernel/random/boot_id here";
+  EXPECT_EQ(id.size(), 36u);
+  EXPECT_EQ(probeHost().bootId, id);
+  std::vector<core::HostProbe> probes(4, core::HostProbe{.hostname = std::string("h")});
+  for (int r = 0; r < 4; ++r) {
+    auto& p = probes[static_cast<std::size_t>(r)];
+    p.hostname = r < 2 ? "h0" : "h1";
+    p.sharedLeader = r < 2 ? 0 : 2;
+    p.bootId = r < 2 ? id : "";
+  }
+  const core::Topology t = buildTopology(probes, 0);
+  ASSERT_EQ(t.nodes.size(), 2u);
+  EXPECT_EQ(t.nodes[0].bootId, id);
+  EXPECT_EQ(t.nodes[1].bootId, "");
 }
 
 TEST(NodeRecords, HostCpusAreTheUnionOfTheRanksMasks) {
