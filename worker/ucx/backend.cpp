@@ -87,7 +87,8 @@ class UcxBackend final : public Backend {
   }
 
  private:
-  // `bytes` to send and, by tag matching, to receive (remote writes land in UCX's own buffer).
+  // `bytes` to send and, by tag matching, to receive (remote writes land in UCX's own buffer; in
+  // host memory tag matching uses UCX's own buffers both ways: pairs.h).
   PairBuffers buffersOf(std::size_t bytes) {
     const bool receives = api_ == PairApi::kTag;
 #if FABRICMAP_HAVE_CUDA
@@ -97,9 +98,9 @@ class UcxBackend final : public Backend {
       return {deviceInput_.data(), receives ? deviceOutput_.data() : nullptr, UCS_MEMORY_TYPE_CUDA, copyCuda};
     }
 #endif
+    if (receives) return {nullptr, nullptr, UCS_MEMORY_TYPE_HOST, nullptr};
     input_.reserve(bytes);
-    if (receives) output_.reserve(bytes);
-    return {input_.data(), receives ? output_.data() : nullptr, UCS_MEMORY_TYPE_HOST, nullptr};
+    return {input_.data(), nullptr, UCS_MEMORY_TYPE_HOST, nullptr};
   }
 
   PairApi api_;
@@ -107,7 +108,6 @@ class UcxBackend final : public Backend {
   Ucp ucp_;
   std::vector<std::string> cudaDomains_;  // UCX's memory domains that register CUDA memory
   HostBuffer input_;
-  HostBuffer output_;
 #if FABRICMAP_HAVE_CUDA
   DeviceBuffer deviceInput_;
   DeviceBuffer deviceOutput_;

@@ -276,7 +276,8 @@ std::string Ucp::endpointInfo(int peer) {
   return out;
 }
 
-Registered::Registered(ucp_context_h context, std::size_t length, ucs_memory_type_t type) : context_(context) {
+Registered::Registered(ucp_context_h context, std::size_t length, ucs_memory_type_t type, bool remote)
+    : context_(context) {
   ucp_mem_map_params_t params{};
   params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                       UCP_MEM_MAP_PARAM_FIELD_FLAGS | UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
@@ -285,7 +286,7 @@ Registered::Registered(ucp_context_h context, std::size_t length, ucs_memory_typ
   params.flags = UCP_MEM_MAP_ALLOCATE;
   params.memory_type = type;
   if (const ucs_status_t s = ucp_mem_map(context_, &params, &memory_); s != UCS_OK) {
-    throw FM_FAULT(fmt::format("UCX cannot allocate {} bytes of {} memory for remote writes: {}", length,
+    throw FM_FAULT(fmt::format("UCX cannot allocate {} bytes of {} memory: {}", length,
                                ucs_memory_type_names[type], statusText(s)));
   }
   ucp_mem_attr_t attributes{};
@@ -295,6 +296,7 @@ Registered::Registered(ucp_context_h context, std::size_t length, ucs_memory_typ
     throw FM_FAULT(fmt::format("UCX cannot say where it allocated: {}", statusText(s)));
   }
   data_ = static_cast<std::byte*>(attributes.address);
+  if (!remote) return;
   void* key = nullptr;
   std::size_t keyLength = 0;
   if (const ucs_status_t s = ucp_rkey_pack(context_, memory_, &key, &keyLength); s != UCS_OK) {

@@ -77,19 +77,20 @@ class Ucp {
   std::vector<ucp_ep_h> endpoints_;           // by world rank; null until first used
 };
 
-// A buffer of this rank for the peers' remote writes, allocated and registered by UCX
-// (ucp_mem_map with UCP_MEM_MAP_ALLOCATE, as ucx_perftest's: memory UCX can also map into a peer
-// on the same host, where a registered malloc'd buffer is reachable only through a system call per
-// write), host or CUDA memory as `type` says, and its remote key packed for them (ucp_rkey_pack);
-// freed when destroyed. Local.
+// A buffer of this rank allocated and registered by UCX (ucp_mem_map with UCP_MEM_MAP_ALLOCATE, as
+// ucx_perftest's buffers are: memory UCX can also map into a peer on the same host, where a
+// malloc'd buffer is reachable only through a system call per transfer), host or CUDA memory as
+// `type` says; `remote`: its key packed for the peers' remote writes (ucp_rkey_pack). Freed when
+// destroyed. Local.
 class Registered {
  public:
-  Registered(ucp_context_h context, std::size_t length, ucs_memory_type_t type = UCS_MEMORY_TYPE_HOST);
+  Registered(ucp_context_h context, std::size_t length, ucs_memory_type_t type = UCS_MEMORY_TYPE_HOST,
+             bool remote = true);
   std::byte* data() const { return data_; }
   ~Registered();
   Registered(const Registered&) = delete;
   Registered& operator=(const Registered&) = delete;
-  // The buffer's address and the packed key, as a peer needs them to write into it.
+  // The buffer's address and the packed key, as a peer needs them to write into it (`remote`).
   const std::vector<char>& description() const { return description_; }
 
  private:

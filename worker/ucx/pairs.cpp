@@ -1,5 +1,6 @@
 // Pairwise streams over UCP (see pairs.h), by tag matching or by remote writes.
-// Tag matching (as ucx_perftest's tag_bw and tag_lat, shaped as osu_bw):
+// Tag matching (as ucx_perftest's tag_bw and tag_lat, shaped as osu_bw; in host memory from and to
+// buffers UCX allocated, as its are):
 // - one way: each iteration is a window of ucp_tag_send_nbx of the same buffer, the receiver's
 //   ucp_tag_recv_nbx posted first, then its 4-byte acknowledgement once all arrived;
 // - both ways: each side posts the window's receives, then its sends, and waits for all;
@@ -27,6 +28,7 @@
 #include <array>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "core/pattern_for.h"
@@ -40,6 +42,9 @@ namespace fabricmap::worker::ucx {
 namespace {
 
 constexpr int kAckBytes = mpi::kAckBytes;
+
+// What a pair buffer holds: the streams' and the ping-pong's messages.
+std::size_t lengthOf(const PairSpec& spec) { return std::max<std::uint64_t>({spec.bytes, spec.latencyBytes, 1}); }
 
 // What both APIs share: the handshake, tagged sends and receives, the checked transfer's pattern.
 class UcxPairsBase : public PairRunner {
@@ -134,8 +139,17 @@ class UcxPairsBase : public PairRunner {
 
 class TagPairs final : public UcxPairsBase {
  public:
+  // In host memory the messages go from and to buffers UCX allocated, as ucx_perftest's tag tests
+  // do (UCX can map them into a peer on the same host); in GPU memory, from and to `buffers`
+  // (cudaMalloc'd, as its -m cuda).
   TagPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, const PairBuffers& buffers)
-      : UcxPairsBase(ucp, world, spec, buffers) {}
+      : UcxPairsBase(ucp, world, spec, buffers) {
+    if (buffers.type != UCS_MEMORY_TYPE_HOST) return;
+    sent_.emplace(ucp.context(), lengthOf(spec), buffers.type, false);
+    received_.emplace(ucp.context(), lengthOf(spec), buffers.type, false);
+    send_ = sent_->data();
+    recv_ = received_->data();
+  }
 
   Timing stream(int peer, bool send, bool receive) override {
     const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
@@ -184,13 +198,16 @@ class TagPairs final : public UcxPairsBase {
     ucp_.waitAll(requests_, "stream");
     if (send != receive) acknowledge(peer, send);
   }
+
+  std::optional<Registered> sent_;
+  std::optional<Registered> received_;
 };
 
 class RmaPairs final : public UcxPairsBase {
  public:
   RmaPairs(Ucp& ucp, MPI_Comm world, const PairSpec& spec, const PairBuffers& buffers)
       : UcxPairsBase(ucp, world, spec, buffers),
-        registered_(ucp.context(), std::max<std::uint64_t>({spec.bytes, spec.latencyBytes, 1}), buffers.type) {
+        registered_(ucp.context(), lengthOf(spec), buffers.type) {
     recv_ = registered_.data();  // the peers write into UCX's memory
   }
 

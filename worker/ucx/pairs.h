@@ -16,9 +16,11 @@ namespace fabricmap::worker::ucx {
 
 // A runner's buffers: host memory, or CUDA device memory (--pair-memory cuda), which the checked
 // transfers and the remote-write ping-pong reach through `copy`, between host memory and this.
+// The runner allocates through UCX (ucp_mem_map, as ucx_perftest) what lands in its memory: remote
+// writes, and in host memory tag matching's messages both ways (whose buffers here are then null).
 struct PairBuffers {
-  std::byte* send = nullptr;
-  std::byte* receive = nullptr;  // kTag only: remote writes land in a buffer UCX allocates
+  std::byte* send = nullptr;     // kRma, or kTag in GPU memory
+  std::byte* receive = nullptr;  // kTag in GPU memory only
   ucs_memory_type_t type = UCS_MEMORY_TYPE_HOST;
   void (*copy)(void* to, const void* from, std::size_t bytes) = nullptr;  // null: host memory
 };
