@@ -112,15 +112,6 @@ std::map<std::string, std::vector<int>> sharedMachines(const core::Topology& top
   return machines;
 }
 
-// "a, b, c" or "a, b, c and 5 more"
-std::string someNodes(const core::Topology& topo, const std::vector<int>& nodes) {
-  constexpr std::size_t kNamed = 3;
-  std::string out;
-  for (std::size_t i = 0; i < nodes.size() && i < kNamed; ++i) out += (i ? ", " : "") + nodeName(topo, nodes[i]);
-  if (nodes.size() > kNamed) out += fmt::format(" and {} more", nodes.size() - kNamed);
-  return out;
-}
-
 }  // namespace
 
 // Nodes that are one machine (one kernel's boot id: emulated nodes, network namespaces,
@@ -154,7 +145,7 @@ void sharedHostRule(RuleContext& ctx, std::vector<Finding>& findings) {
     Finding f;
     f.severity = core::Severity::kInfo;
     f.kind = core::FindingKind::kSharedHost;
-    f.subject = someNodes(topo, nodes);
+    f.subject = nodesText(topo, nodes, 3);
     f.measured = static_cast<double>(nodes.size());
     f.unit = "nodes";
     f.nodeA = nodes.front();

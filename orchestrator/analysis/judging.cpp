@@ -137,6 +137,12 @@ std::string nodeName(const core::Topology& t, int node) {
   return t.nodes[static_cast<std::size_t>(node)].name;
 }
 
+std::string nodesText(const core::Topology& t, const std::vector<int>& nodes, std::size_t shown) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < std::min(shown, nodes.size()); ++i) names.push_back(nodeName(t, nodes[i]));
+  return fmt::format("{}{}", fmt::join(names, ", "), nodes.size() > shown ? fmt::format(" and {} more", nodes.size() - shown) : "");
+}
+
 JudgedMatrix viewOf(const core::Matrix& values, const core::Matrix& worst, const core::Matrix& cv, Judge judge,
                     const Baseline& base, const AnalysisConfig& c, NoisyPairs& noisy, const core::Topology& topo) {
   JudgedMatrix v{values, worst, cv, judge, base, c};

@@ -160,6 +160,8 @@ core::Severity latencySeverity(double ratio, double factor);
 
 
 std::string nodeName(const core::Topology& t, int node);
+// The first `shown` of `nodes` by name, comma-separated, then " and N more" for the rest.
+std::string nodesText(const core::Topology& t, const std::vector<int>& nodes, std::size_t shown);
 
 // Calls f(y) for every y that x may have a measured pair with: every other row of a dense matrix,
 // the cells of row x of a sparse one (both directions of a pair are kept together, see

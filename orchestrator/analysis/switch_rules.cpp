@@ -183,12 +183,6 @@ double marginOf(const Context& x, int s, double level, int& among, int& fine) {
   return 1.0 - std::pow(0.5, static_cast<double>(f.nodesBelow.size()));
 }
 
-std::string nodesText(const core::Topology& topo, const std::vector<int>& nodes) {
-  constexpr std::size_t kShown = 8;
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < std::min(kShown, nodes.size()); ++i) names.push_back(nodeName(topo, nodes[i]));
-  return fmt::format("{}{}", fmt::join(names, ", "), nodes.size() > kShown ? fmt::format(" and {} more", nodes.size() - kShown) : "");
-}
 
 std::string adviceFor(core::FindingKind kind) {
   switch (kind) {
@@ -232,7 +226,7 @@ Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
   const char* what = f.kind == core::FindingKind::kSwitch ? "switch " : f.kind == core::FindingKind::kUplink ? "uplinks of " : "cable ";
   f.message = fmt::format("{}{}: {} of {} node pairs through it slow, {} vs {} {} ({:.2f}x); under it {}{}{} - {}",
                           what, f.subject, e.slow, e.judged, core::formatRate(f.measured), core::formatRate(f.expected),
-                          x.against, f.ratio, nodesText(x.in.topo, suspect.nodesBelow),
+                          x.against, f.ratio, nodesText(x.in.topo, suspect.nodesBelow, 8),
                           among > 0 ? fmt::format(", whose {} pairs among themselves are {} fine", among, fine) : "",
                           others.empty() ? "" : fmt::format("; a tie with {}: no measured pair tells them apart",
                                                             fmt::join(others, ", ")),
