@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
+#include <string_view>
+#include <utility>
 
 namespace fabricmap::topologies {
 namespace {
@@ -179,25 +182,51 @@ LinkCensus censusOf(const GpuTopology& topo) {
   return k;
 }
 
-// Warnings about each GPU's nearest NIC and its inactive NVLinks.
+// Warnings about the GPUs' nearest NICs and their inactive NVLinks: one per cause, naming every
+// GPU it concerns (eight GPUs behind one far NIC are one problem, not eight).
 void gpuWarnings(const GpuTopology& topo, Classification& c) {
   const int n = topo.gpuCount();
+  // in the order of each group's first GPU: (NIC, path) -> GPUs, inactive NVLinks -> GPUs
+  std::vector<std::pair<std::pair<int, LinkKind>, std::vector<int>>> farNics;
+  std::vector<std::pair<int, std::vector<int>>> inactive;
+  const auto addTo = [](auto& groups, const auto& key, int gpu) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+    it->second.push_back(gpu);
+  };
   for (int g = 0; g < n; ++g) {
     NearestNic nic = nearestNic(topo, g);
     if (nic.nic >= 0 &&
         (nic.path == LinkKind::kPhb || nic.path == LinkKind::kNode || nic.path == LinkKind::kSys)) {
-      c.warnings.push_back(fmt::format(
-          "GPU{}'s nearest NIC {} is {}: GPUDirect RDMA would cross the CPU, so NCCL stages "
-          "through host memory by default and inter-node bandwidth may fall short",
-          g, topo.nics[nic.nic].name, linkKindName(nic.path)));
+      addTo(farNics, std::pair(nic.nic, nic.path), g);
     }
     c.nearestNics.push_back(nic);
-    if (topo.gpus[g].nvlinksInactive > 0) {
-      c.warnings.push_back(fmt::format("GPU{} has {} NVLink(s) that are not active", g,
-                                       topo.gpus[g].nvlinksInactive));
-    }
+    if (topo.gpus[g].nvlinksInactive > 0) addTo(inactive, topo.gpus[g].nvlinksInactive, g);
   }
+  for (const auto& [where, gpus] : farNics) {
+    c.warnings.push_back(fmt::format(
+        "{} nearest NIC {} is {}: GPUDirect RDMA would cross the CPU, so NCCL stages "
+        "through host memory by default and inter-node bandwidth may fall short",
+        gpus.size() == 1 ? gpuList(gpus) + "'s" : gpuList(gpus) + ": their",
+        topo.nics[static_cast<std::size_t>(where.first)].name, linkKindName(where.second)));
+  }
+  for (const auto& [links, gpus] : inactive) {
+    c.warnings.push_back(fmt::format("{} {} {} NVLink(s) that are not active", gpuList(gpus),
+                                     gpus.size() == 1 ? "has" : "each have", links));
+  }
+}
 
+// "the 6 NVLinks of each V100 SXM2", or, with no GPU model in the source, the most any GPU has.
+std::string linkBoundText(const GpuTopology& topo, int bound) {
+  std::set<std::string_view> models;
+  for (const GpuInfo& gpu : topo.gpus) {
+    const std::optional<GpuSpec> spec = gpu.name.empty() ? std::nullopt : gpuSpecForName(gpu.name);
+    models.insert(spec && spec->nvlinksPerGpu == bound ? spec->model : std::string_view());
+  }
+  if (models.size() == 1 && !models.begin()->empty()) {
+    return fmt::format("the {} NVLinks of each {}", bound, *models.begin());
+  }
+  return fmt::format("the {} NVLinks the GPUs with the most have (the GPU model is not known here)", bound);
 }
 
 // Is there an NVSwitch? NVML knows; otherwise only link counts that no GPU could have alone
@@ -210,9 +239,8 @@ void judgeNvswitch(const GpuTopology& topo, const LinkCensus& k, Classification&
     c.nvswitchEvidence = "NVML reports NVLinks to an NVSwitch";
   } else if (*exceeding > c.linkBound) {
     c.nvswitch = Tristate::kYes;
-    c.nvswitchEvidence =
-        fmt::format("GPU{}'s per-pair NVLink counts sum to {}, more than the {} NVLinks a GPU has",
-                    maxGpu, *exceeding, c.linkBound);
+    c.nvswitchEvidence = fmt::format("GPU{}'s per-pair NVLink counts sum to {}, more than {}", maxGpu,
+                                     *exceeding, linkBoundText(topo, c.linkBound));
     if (topo.nvswitch == Tristate::kNo) {
       c.warnings.push_back("NVML reports no NVSwitch, but the NVLink counts need one");
     }
@@ -225,9 +253,8 @@ void judgeNvswitch(const GpuTopology& topo, const LinkCensus& k, Classification&
   } else {
     c.nvswitch = Tristate::kUnknown;
     c.nvswitchEvidence = fmt::format(
-        "every GPU's NVLink counts fit within the {} NVLinks a GPU has: direct links, or a switch "
-        "the source cannot show",
-        c.linkBound);
+        "every GPU's NVLink counts fit within {}: direct links, or a switch the source cannot show",
+        linkBoundText(topo, c.linkBound));
   }
 }
 
@@ -300,9 +327,10 @@ void classifyShape(const GpuTopology& topo, const LinkCensus& k, Classification&
             countsText(counts), gpuList(gpusWith(shortPeers, worst)), full, worst, n - 1));
       }
     } else if (n >= 3) {
+      // the class's rule: no switch that the counts need (one they do not need cannot be seen)
       c.topologyClass = TopologyClass::kNvLinkDirectMesh;
-      c.summary = fmt::format("all {} GPU pairs NVLink ({}) directly, no switch", pairs,
-                              countsText(counts));
+      c.summary = fmt::format("all {} GPU pairs NVLink ({}) directly{}", pairs, countsText(counts),
+                              c.nvswitch == Tristate::kNo ? ", no switch" : ": the link counts need no switch");
     } else {
       c.topologyClass = TopologyClass::kNvLinkPairs;
       c.summary = fmt::format("one NVLink pair ({}), a bridge", countsText(counts));

@@ -1,6 +1,8 @@
 // Real `nvidia-smi topo -m` outputs (tests/data/topo) parse and classify to their labels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/unit/topologies/topo_support.h"
 
 namespace fabricmap::topologies {
@@ -68,6 +70,17 @@ TEST(TopoFixtures, Dgx1OldFormatWithMlxColumns) {
     EXPECT_TRUE(c.nearestNics[g].gpuDirect);
   }
   EXPECT_FALSE(anyContains(c.warnings, "GPUDirect"));
+  // without names no model's link count is known: the evidence says whose bound it used; with the
+  // DGX-1's V100 names, the V100's own six
+  EXPECT_NE(c.nvswitchEvidence.find("the 18 NVLinks the GPUs with the most have (the GPU model is not known here)"),
+            std::string::npos)
+      << c.nvswitchEvidence;
+  GpuTopology named = topo;
+  for (GpuInfo& gpu : named.gpus) gpu.name = "Tesla V100-SXM2-32GB";
+  const Classification v100 = classify(named);
+  EXPECT_EQ(v100.linkBound, 6);
+  EXPECT_NE(v100.nvswitchEvidence.find("fit within the 6 NVLinks of each V100 SXM2"), std::string::npos)
+      << v100.nvswitchEvidence;
 }
 
 TEST(TopoFixtures, A6000PairWithNicLegendAndCpuPaths) {
@@ -86,7 +99,7 @@ TEST(TopoFixtures, A6000PairWithNicLegendAndCpuPaths) {
   EXPECT_EQ(c.nearestNics[0].path, LinkKind::kNode);
   EXPECT_EQ(c.nearestNics[2].path, LinkKind::kPhb);
   EXPECT_FALSE(c.nearestNics[2].gpuDirect);
-  EXPECT_TRUE(anyContains(c.warnings, "GPU0's nearest NIC mlx5_0 is NODE"));
+  EXPECT_EQ(c.warnings.front().rfind("GPU0, GPU1: their nearest NIC mlx5_0 is NODE", 0), 0u) << c.warnings.front();
   EXPECT_TRUE(anyContains(c.warnings, "GPU2's nearest NIC mlx5_0 is PHB"));
 }
 
@@ -101,6 +114,8 @@ TEST(TopoFixtures, H100FourGpuNv6IsADirectMeshWithoutLegend) {
   EXPECT_EQ(c.topologyClass, TopologyClass::kNvLinkDirectMesh);
   EXPECT_EQ(c.nvswitch, Tristate::kUnknown);  // 3 x NV6 = 18 fits one GPU: no proof either way
   EXPECT_EQ(c.linkBound, 18);
+  // the summary claims no more than the switch verdict: the counts need none, one is not ruled out
+  EXPECT_EQ(c.summary, "all 6 GPU pairs NVLink (NV6) directly: the link counts need no switch");
   for (int g = 0; g < 4; ++g) {
     EXPECT_EQ(c.nearestNics[g].nic, g);
     EXPECT_TRUE(c.nearestNics[g].gpuDirect);
@@ -122,10 +137,12 @@ TEST(TopoFixtures, L40sPcieOnlyWarnsAboutTheNicAcrossSockets) {
   EXPECT_EQ(c.topologyClass, TopologyClass::kPcieOnly);
   EXPECT_EQ(c.nvswitch, Tristate::kNo);
   EXPECT_TRUE(c.nvlinkGroups.empty());
-  for (int g = 0; g < 8; ++g) {
-    EXPECT_EQ(c.nearestNics[g].path, LinkKind::kSys);
-    EXPECT_TRUE(anyContains(c.warnings, fmt::format("GPU{}'s nearest NIC NIC0 is SYS", g)));
-  }
+  for (int g = 0; g < 8; ++g) EXPECT_EQ(c.nearestNics[g].path, LinkKind::kSys);
+  // one cause, one warning naming every GPU it concerns
+  EXPECT_EQ(std::count_if(c.warnings.begin(), c.warnings.end(),
+                          [](const std::string& w) { return w.find("nearest NIC") != std::string::npos; }),
+            1);
+  EXPECT_TRUE(anyContains(c.warnings, "GPU0, GPU1, GPU2, GPU3, GPU4, GPU5, GPU6, GPU7: their nearest NIC NIC0 is SYS"));
 }
 
 }  // namespace
