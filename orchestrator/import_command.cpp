@@ -3,6 +3,7 @@
 // like a run. Every log is parsed before anything is written; the file appears only when whole.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -22,11 +23,16 @@
 #include "results/h5_writer.h"
 #include "results/journal.h"
 #include "results/nccl_tests_log.h"
+#include "topologies/classify.h"
+#include "topologies/node_records.h"
+#include "topologies/smi_topo_parser.h"
+#include "topologies/specs.h"
 
 namespace fabricmap::orchestrator {
 namespace {
 
-constexpr const char* kUsage = "usage: fabricmap import nccl-tests LOG... -o FILE.h5 [--force] [--op OP]";
+constexpr const char* kUsage =
+    "usage: fabricmap import nccl-tests LOG... -o FILE.h5 [--topo TOPO.txt] [--force] [--op OP]";
 
 // A log over this is not one nccl-tests wrote (a week-long sweep of every size prints a few MB).
 constexpr std::size_t kMaxLogBytes = 64u << 20;
@@ -52,6 +58,17 @@ std::string averageText(int average) {
   return fmt::format(", times -a {} ({})", average, kWhose.at(static_cast<std::size_t>(average)));
 }
 
+// What the log says of its results' correctness. nccl-tests prints "Out of bounds values : 0 OK"
+// also when it checked nothing (-c 0: every row's error column N/A), so that line is quoted only
+// where a row was checked.
+std::string checkText(const results::NcclTestsTable& table) {
+  const bool checked = std::any_of(table.rows.begin(), table.rows.end(), [](const results::NcclTestsRow& r) {
+    return r.outOfPlace.checked || r.inPlace.checked;
+  });
+  if (!checked) return "results not checked (-c 0: the log's error column is N/A)";
+  return table.outOfBounds.empty() ? "no verdict (cut short)" : "out of bounds " + table.outOfBounds;
+}
+
 // What each table became: its rows, sizes, nccl-tests' verdict and the peaks `compare` reads.
 void printTables(const std::vector<results::NcclTestsLog>& logs, const results::NcclTestsImport& imported) {
   std::size_t next = 0;
@@ -68,11 +85,45 @@ void printTables(const std::vector<results::NcclTestsLog>& logs, const results::
       fmt::print("# {}:{}: {} ({} ranks), {} rows {}..{}{}, {}{}; peak busbw out-of-place {}, in-place {}\n",
                  log.name, table.headerLine, table.op, table.ranks.size(), table.rows.size(),
                  core::formatBytes(table.rows.front().bytes), core::formatBytes(table.rows.back().bytes), average,
-                 table.outOfBounds.empty() ? "no verdict (cut short)" : "out of bounds " + table.outOfBounds,
+                 checkText(table),
                  table.wrongResults > 0 ? fmt::format(", {} wrong", table.wrongResults) : "",
                  peakText(peak.outOfPlace), peakText(peak.inPlace));
     }
   }
+}
+
+// The GPU memory a log does not print, from the GPU names it does (topologies/specs.h); a name
+// that does not tell it leaves it unknown.
+void memoryFromNames(core::Topology& topology) {
+  for (core::RankRecord& r : topology.ranks) {
+    if (r.gpuMemoryBytes > 0) continue;
+    if (const auto bytes = topologies::gpuMemoryFromName(r.gpuName)) r.gpuMemoryBytes = *bytes;
+  }
+}
+
+// --topo: a saved `nvidia-smi topo -m` of the servers the logs ran on gives every node its GPU
+// links, NICs and class, classified as `fabricmap topo --file` does (with the log's GPU names, so
+// a model's own link count is known). A node that ran more ranks than the file has GPUs is not
+// that server: refused.
+void attachTopology(core::Topology& topology, const std::string& path) {
+  topologies::GpuTopology t = topologies::readSmiTopoFile(path);
+  if (t.gpuCount() == 0) throw core::UsageError(fmt::format("--topo {}: no GPU in it", core::printable(path, 256)));
+  for (const core::RankRecord& r : topology.ranks) {
+    if (r.gpuIndex >= 0 && r.gpuIndex < t.gpuCount() && t.gpus[static_cast<std::size_t>(r.gpuIndex)].name.empty())
+      t.gpus[static_cast<std::size_t>(r.gpuIndex)].name = r.gpuName;
+  }
+  const nlohmann::ordered_json description = topologies::describeNode(t, topologies::classify(t));
+  for (core::NodeRecord& n : topology.nodes) {
+    if (n.ranks > t.gpuCount()) {
+      throw core::UsageError(fmt::format("--topo {}: {} GPUs, but the logs ran {} ranks on {}: not that server's topology",
+                                         core::printable(path, 256), t.gpuCount(), n.ranks, n.hostname));
+    }
+    topologies::applyNodeDescription(topology, n.node, description, {});
+    n.topologyWarnings = fmt::format("links from {} (nvidia-smi topo -m){}", core::printable(path, 256),
+                                     n.topologyWarnings.empty() ? "" : "; " + n.topologyWarnings);
+  }
+  // a saved matrix has no NVML figures: the GPUs' inventory rows it would add hold nothing
+  topology.inventory.gpus.clear();
 }
 
 std::string commandLine(const std::vector<std::string>& args) {
@@ -90,6 +141,9 @@ int importCommand(const std::vector<std::string>& args) {
   po::options_description opts("fabricmap import options");
   opts.add_options()("help,h", "show this help")(
       "output,o", po::value<std::string>(), "results file to write")(
+      "topo", po::value<std::string>(),
+      "a saved `nvidia-smi topo -m` of the server(s) the logs ran on: every node takes its GPU links, NICs and "
+      "class (fabricmap topo --file)")(
       "force", "replace FILE.h5 when it exists")(
       "op", po::value<std::string>(),
       "collective of logs that do not name theirs (no '# Collective test starting' line, no *_perf command, "
@@ -130,7 +184,9 @@ int importCommand(const std::vector<std::string>& args) {
   const auto logNames = vm["logs"].as<std::vector<std::string>>();
   std::vector<results::NcclTestsLog> logs;
   for (const auto& name : logNames) logs.push_back(results::parseNcclTestsLog(readLog(name), name, opHint));
-  const results::NcclTestsImport imported = results::importNcclTests(logs);
+  results::NcclTestsImport imported = results::importNcclTests(logs);
+  memoryFromNames(imported.topology);
+  if (vm.count("topo")) attachTopology(imported.topology, vm["topo"].as<std::string>());
   for (const auto& log : logs) {
     for (const auto& w : log.warnings) fmt::print(stderr, "fabricmap import: warning: {}\n", w);
   }

@@ -23,7 +23,7 @@ constexpr const char* kUsage =
     "  show     print what a results file holds (--json for machines)\n"
     "  report   write a self-contained HTML report of a results file (-o report.html)\n"
     "  compare  results files side by side, differences beyond a tolerance marked\n"
-    "  verify   acceptance of a results file against a profile or baseline (exit 0 pass, 1 fail)\n"
+    "  verify   acceptance of a results file against a profile or baseline (exit 0 pass, 1 fail or not judged)\n"
     "  history  many runs in time order: per node and node pair blamed, flapping, bandwidth trend; a baseline\n"
     "  predict  training step time, utilization and cost of a model and layout from results files\n"
     "  advise   the layouts of a model that fit the measured GPUs, fastest on the measured fabric first\n"

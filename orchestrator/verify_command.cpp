@@ -1,5 +1,6 @@
 // `fabricmap verify FILE.h5 --profile P [--profile-file F] [--allow-missing] [--record] [--json]`:
-// acceptance against a profile. Exit 0 pass, 1 fail, 2 unusable file or profile.
+// acceptance against a profile. Exit 0 pass, 1 fail or not judged (a check missing), 2 unusable
+// file or profile.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -45,76 +46,20 @@ std::string listProfiles() {
   return out;
 }
 
-std::string statusText(CheckStatus s) {
-  switch (s) {
-    case CheckStatus::kPass: return "PASS";
-    case CheckStatus::kFail: return "FAIL";
-    case CheckStatus::kMissing: return "MISSING";
-  }
-  return "MISSING";
-}
-
-std::string verdictLine(const Verification& v) {
-  const int total = static_cast<int>(v.checks.size());
-  std::vector<std::string> failed;
-  std::vector<std::string> missing;
-  for (const Check& c : v.checks) {
-    if (c.status == CheckStatus::kFail) failed.push_back(c.check + " " + c.subject);
-    if (c.status == CheckStatus::kMissing) missing.push_back(c.check + " " + c.subject);
-  }
-  std::string line = fmt::format("VERDICT: {} (", v.pass ? "PASS" : "FAIL");
-  if (v.failed == 0 && v.missing == 0) return line + fmt::format("{} of {} checks passed)", total, total);
-  std::vector<std::string> parts;
-  if (!failed.empty())
-    parts.push_back(fmt::format("{} of {} checks failed: {}", failed.size(), total, fmt::join(failed, ", ")));
-  if (!missing.empty()) {
-    parts.push_back(fmt::format("{} not measured{}: {}", missing.size(),
-                                v.allowMissing ? " (allowed by --allow-missing)" : "", fmt::join(missing, ", ")));
-  }
-  return line + fmt::format("{})", fmt::join(parts, "; "));
-}
-
-std::string verificationText(const Verification& v) {
-  std::size_t w[4] = {5, 7, 8, 8};
-  for (const Check& c : v.checks) {
-    w[0] = std::max(w[0], c.check.size());
-    w[1] = std::max(w[1], c.subject.size());
-    w[2] = std::max(w[2], c.measured.size() + (c.unit.empty() ? 0 : c.unit.size() + 1));
-    w[3] = std::max(w[3], c.required.size() + (c.unit.empty() ? 0 : c.unit.size() + 1));
-  }
-  const auto withUnit = [](const std::string& text, const std::string& unit) {
-    return unit.empty() || text == "-" ? text : text + " " + unit;
-  };
-  std::string out = fmt::format("# fabricmap verify: {} against profile {} ({})\n#\n", v.file, v.profile.name,
-                                v.profile.source);
-  out += fmt::format("# {:<{}}  {:<{}}  {:>{}}  {:>{}}  {}\n", "check", w[0], "subject", w[1], "measured", w[2],
-                     "required", w[3], "result");
-  for (const Check& c : v.checks) {
-    out += fmt::format("  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {}\n", c.check, w[0], c.subject, w[1],
-                       withUnit(c.measured, c.unit), w[2], withUnit(c.required, c.unit), w[3], statusText(c.status));
-  }
-  out += "#\n# how each figure was measured (thresholds judged on the large-message plateau):\n";
-  for (const Check& c : v.checks) {
-    if (!c.detail.empty()) out += fmt::format("#   {} {}: {}\n", c.check, c.subject, c.detail);
-  }
-  for (const std::string& s : v.profile.sources) out += fmt::format("# requirement: {}\n", s);
-  for (const std::string& n : v.notes) out += fmt::format("# note: {}\n", n);
-  out += verdictLine(v) + "\n";
-  return out;
-}
-
 }  // namespace
 
 int verifyCommand(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
   po::options_description opts("fabricmap verify options");
+  const std::string profileHelp = fmt::format("built-in profile ({}) or custom", profileNames());
   // clang-format off
   opts.add_options()
     ("help,h", "show this help")
     ("json", "print JSON (documented in README.md)")
-    ("profile", po::value<std::string>(), "built-in profile (hgx-h100-8, hgx-a100-8, hgx-h200-8, pcie-8) or custom")
+    ("profile", po::value<std::string>(), profileHelp.c_str())
     ("profile-file", po::value<std::string>(), "a custom profile: key = value lines (README.md)")
-    ("allow-missing", "a check the file has no measurement for does not fail the verdict")
+    ("allow-missing", "a check the file has no measurement for does not keep the verdict from PASS (without it: "
+                      "NOT JUDGED, exit 1)")
     ("record", "write the verdict into the file's /verdict (opens it read-write)")
     ("baseline", po::value<std::string>(), "also judge the file against a run history's baseline "
                                            "(fabricmap history --write-baseline)")
@@ -161,15 +106,7 @@ int verifyCommand(const std::vector<std::string>& args) {
   if (file.topology.ranks.empty()) throw core::UsageError(path + ": no rank topology recorded: nothing to verify");
   const Verification v = verify(profile, file, vm.count("allow-missing") > 0, baseline ? &*baseline : nullptr);
   if (vm.count("record")) {
-    results::VerdictRecord record;
-    record.pass = v.pass;
-    record.profile = v.profile.name;
-    record.profileSource = v.profile.source;
-    record.checks = static_cast<int>(v.checks.size());
-    record.failed = v.failed;
-    record.missing = v.missing;
-    record.allowMissing = v.allowMissing;
-    record.reasons = fmt::format("{}", fmt::join(v.reasons, "\n"));
+    results::VerdictRecord record = verdictRecordOf(v);
     record.createdUtc = utcNow(false);
     record.toolVersion = FABRICMAP_VERSION;
     results::writeVerdict(path, record);

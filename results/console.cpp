@@ -443,7 +443,8 @@ void ConsoleSink::printCulprits(const std::vector<core::Finding>& findings, bool
   }
   if (serious == 0) {
     fmt::print(out_, "#\n# Bottlenecks: none found{}\n",
-               pairsJudged ? " (every measured pair is within its threshold of the baseline of its link class)" : "");
+               pairsJudged ? " (every measured pair is within its threshold of the baseline of its link class)"
+                           : " (no pairs measured: only what the run saw as it measured was judged)");
   } else {
     fmt::print(out_, "#\n# Bottlenecks ({}):\n",
                seriousRows == serious ? fmt::format("{}", serious)
@@ -543,6 +544,12 @@ void replaySteps(ConsoleSink& sink, const ResultsFile& file) {
 
 void printResults(std::FILE* out, const ResultsFile& file) {
   ConsoleSink sink(out);
+  // the acceptance verdict first, when the file was judged: it is what a reader looks for
+  if (const auto& a = file.acceptance) {
+    fmt::print(out, "# {}\n", acceptanceHeadline(*a));
+    std::istringstream reasons(a->reasons);
+    for (std::string line; std::getline(reasons, line);) fmt::print(out, "#   {}\n", line);
+  }
   fmt::print(out, "# {}: schema v{}, created {}, {}\n", file.path, file.provenance.schemaVersion,
              file.provenance.createdUtc, file.complete ? "complete" : "INCOMPLETE");
   fmt::print(out, "# command: {}\n", file.provenance.commandLine);
@@ -555,11 +562,15 @@ void printResults(std::FILE* out, const ResultsFile& file) {
     }
     fmt::print(out, "# imported from {}: {}\n", file.imported.front().format, fmt::join(logs, ", "));
     for (const auto& i : file.imported) {
-      // the log's own footer as the log gives it (the mean over every row, not a peak)
+      // the log's own footer as the log gives it (the mean over every row, not a peak); its "0 OK"
+      // counts nothing where no row was checked (-c 0)
+      const bool checked = std::any_of(file.collectives.begin(), file.collectives.end(), [&](const auto& r) {
+        return r.step >= i.firstStep && r.step <= i.lastStep && r.checked;
+      });
       fmt::print(out, "#   {}: {}{}, {} rows, steps {}-{}; {}; out of bounds values: {}\n", i.file, i.op,
                  i.toolVersion.empty() ? "" : " (nccl-tests " + i.toolVersion + ")", i.rows, i.firstStep, i.lastStep,
                  i.avgBusBandwidthLine.empty() ? "no Avg bus bandwidth line" : i.avgBusBandwidthLine,
-                 i.outOfBounds.empty() ? "not given" : i.outOfBounds);
+                 !checked ? "results not checked (-c 0)" : i.outOfBounds.empty() ? "not given" : i.outOfBounds);
     }
   }
   if (!file.recoveredFrom.empty()) {
@@ -568,10 +579,8 @@ void printResults(std::FILE* out, const ResultsFile& file) {
   if (const auto& a = file.acceptance) {
     fmt::print(out, "# acceptance: {} against profile {} ({}): {} checks, {} failed, {} not measured{}; recorded {} by "
                "fabricmap {}\n",
-               a->pass ? "PASS" : "FAIL", a->profile, a->profileSource, a->checks, a->failed, a->missing,
+               title(acceptanceOf(*a)), a->profile, a->profileSource, a->checks, a->failed, a->missing,
                a->allowMissing ? " (allowed)" : "", a->createdUtc, a->toolVersion);
-    std::istringstream reasons(a->reasons);
-    for (std::string line; std::getline(reasons, line);) fmt::print(out, "#   {}\n", line);
   }
   sink.begin(file.provenance, file.topology, file.scopes);
   replaySteps(sink, file);

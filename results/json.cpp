@@ -176,7 +176,7 @@ nlohmann::ordered_json toJson(const ResultsFile& file) {
     std::istringstream lines(a->reasons);
     for (std::string line; std::getline(lines, line);) reasons.push_back(line);
     j["acceptance"] = {{"pass", a->pass},
-                       {"verdict", a->pass ? "pass" : "fail"},
+                       {"verdict", name(acceptanceOf(*a))},
                        {"profile", a->profile},
                        {"profile_source", a->profileSource},
                        {"checks", a->checks},

@@ -151,6 +151,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .v-fail{background:#fee2e2;color:#991b1b;border:1px solid #f87171}
 .v-warn{background:#fef3c7;color:#92400e;border:1px solid #fbbf24}
 .v-ok{background:#dcfce7;color:#166534;border:1px solid #4ade80}
+.v-none{background:#f1f5f9;color:#334155;border:1px solid #cbd5e1}
 .sev-error{color:#b91c1c;font-weight:600}.sev-ok{color:#15803d;font-weight:600}.sev-warning{color:#b45309;font-weight:600}.sev-info{color:#475569}
 .note{color:#475569;font-size:13px;margin:4px 0}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
@@ -204,8 +205,22 @@ void renderEvidence(Out out, const Culprit& c) {
                                                   : "");
 }
 
-void renderVerdict(Out out, const ResultsFile& f) {
-  const std::vector<Culprit> culprits = groupCulprits(f.findings, f.topology);
+// The acceptance verdict (verify --record, run --accept) as the page's headline, in its colour: a
+// planner reads the first box as the answer, so it is the answer when there is one.
+void renderAcceptance(Out out, const VerdictRecord& a) {
+  const Acceptance outcome = acceptanceOf(a);
+  const char* cls = outcome == Acceptance::kPass ? "v-ok" : outcome == Acceptance::kFail ? "v-fail" : "v-warn";
+  fmt::format_to(out, "<div class=\"verdict {}\">{}</div>\n<p class=\"note\">Judged by fabricmap {} on {} against "
+                      "profile {} ({}){}.</p>\n",
+                 cls, esc(acceptanceHeadline(a)),
+                 esc(a.toolVersion), esc(a.createdUtc), esc(a.profile), esc(a.profileSource),
+                 a.allowMissing ? "; missing checks allowed (--allow-missing)" : "");
+  if (!a.reasons.empty()) fmt::format_to(out, "<pre>{}</pre>\n", esc(a.reasons));
+}
+
+// What the findings say, counted by culprit. Green only when something was judged: a file without
+// pairwise matrices had no pair, node or link judged, and "0 errors" would claim what was not.
+void renderFindingsSummary(Out out, const ResultsFile& f, const std::vector<Culprit>& culprits) {
   std::size_t errors = 0;
   std::size_t warnings = 0;
   std::size_t notes = 0;
@@ -214,18 +229,26 @@ void renderVerdict(Out out, const ResultsFile& f) {
     warnings += c.severity == core::Severity::kWarning;
     notes += c.severity == core::Severity::kInfo;
   }
-  const char* cls = errors > 0 ? "v-fail" : warnings > 0 ? "v-warn" : "v-ok";
-  fmt::format_to(out, "<section id=\"verdict\"><h2>Verdict</h2>\n<div class=\"verdict {}\">{}, {}{}{}</div>\n", cls,
-                 plural(errors, "error", "errors"), plural(warnings, "warning", "warnings"),
-                 notes > 0 ? ", " + plural(notes, "note", "notes") : "",
-                 f.findings.size() > culprits.size() ? fmt::format(" (from {} findings)", f.findings.size()) : "");
-  if (const auto& a = f.acceptance) {
-    fmt::format_to(out, "<p class=\"{}\">Acceptance: <b>{}</b> against profile {} ({} checks, {} failed, {} not "
-                        "measured{}; recorded {} by fabricmap {})</p>\n",
-                   a->pass ? "sev-ok" : "sev-error", a->pass ? "PASS" : "FAIL", esc(a->profile), a->checks, a->failed,
-                   a->missing, a->allowMissing ? ", allowed" : "", esc(a->createdUtc), esc(a->toolVersion));
-    if (!a->reasons.empty()) fmt::format_to(out, "<pre>{}</pre>\n", esc(a->reasons));
+  const bool judged = f.hasMatrices && f.matrices.pairsMeasured;
+  const char* cls = errors > 0 ? "v-fail" : warnings > 0 ? "v-warn" : judged ? "v-ok" : "v-none";
+  const std::string counts =
+      fmt::format("{}, {}{}{}{}", plural(errors, "error", "errors"), plural(warnings, "warning", "warnings"),
+                  notes > 0 ? ", " + plural(notes, "note", "notes") : "",
+                  f.findings.size() > culprits.size() ? fmt::format(" (from {} findings)", f.findings.size()) : "",
+                  judged || errors + warnings > 0 ? "" : ": no pairs measured, so no pair, node or link was judged");
+  if (f.acceptance) {
+    fmt::format_to(out, "<p class=\"{}\">Findings: {}</p>\n", errors > 0 ? "sev-error" : warnings > 0 ? "sev-warning" : "note",
+                   counts);
+  } else {
+    fmt::format_to(out, "<div class=\"verdict {}\">{}</div>\n", cls, counts);
   }
+}
+
+void renderVerdict(Out out, const ResultsFile& f) {
+  const std::vector<Culprit> culprits = groupCulprits(f.findings, f.topology);
+  fmt::format_to(out, "<section id=\"verdict\"><h2>Verdict</h2>\n");
+  if (f.acceptance) renderAcceptance(out, *f.acceptance);
+  renderFindingsSummary(out, f, culprits);
   if (!f.complete) {
     fmt::format_to(out, "<p class=\"sev-error\">INCOMPLETE run: {} of {} planned steps recorded{}.</p>\n",
                    f.steps.size(), f.provenance.plannedSteps,
@@ -236,8 +259,10 @@ void renderVerdict(Out out, const ResultsFile& f) {
                         "during the run (data corruption, layout, scaling, hangs).</p>\n");
   }
   if (f.findings.empty()) {
-    fmt::format_to(out, "<p>No findings: every measured pair is within its threshold of the baseline of its link "
-                        "class.</p></section>\n");
+    fmt::format_to(out, "<p>{}</p></section>\n",
+                   f.hasMatrices && f.matrices.pairsMeasured
+                       ? "No findings: every measured pair is within its threshold of the baseline of its link class."
+                       : "No findings; nothing here was judged pair by pair (no pairwise matrix).");
     return;
   }
   fmt::format_to(out, "<p class=\"note\">One row per culprit: the findings that name the same thing (a rank's "

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "results/h5.h"
 #include "results/journal.h"
@@ -27,7 +29,7 @@ void writeAttributes(const std::string& path, const VerdictRecord& v) {
     const h5::Handle file = h5::openFile(path, true);
     const h5::Handle group = h5::ensureGroup(file.get(), "/verdict");
     h5::writeAttribute(group.get(), "pass", v.pass);
-    h5::writeAttribute(group.get(), "verdict", std::string(v.pass ? "pass" : "fail"));
+    h5::writeAttribute(group.get(), "verdict", std::string(name(acceptanceOf(v))));
     h5::writeAttribute(group.get(), "profile", v.profile);
     h5::writeAttribute(group.get(), "profile_source", v.profileSource);
     h5::writeAttribute(group.get(), "checks", static_cast<std::int64_t>(v.checks));
@@ -45,6 +47,48 @@ void writeAttributes(const std::string& path, const VerdictRecord& v) {
 }
 
 }  // namespace
+
+Acceptance acceptanceOf(const VerdictRecord& v) {
+  if (v.failed > 0) return Acceptance::kFail;
+  if (v.pass) return Acceptance::kPass;
+  return v.missing > 0 ? Acceptance::kNotJudged : Acceptance::kFail;
+}
+
+std::string_view name(Acceptance a) {
+  switch (a) {
+    case Acceptance::kPass: return "pass";
+    case Acceptance::kFail: return "fail";
+    case Acceptance::kNotJudged: return "not_judged";
+  }
+  return "fail";
+}
+
+std::string_view title(Acceptance a) {
+  switch (a) {
+    case Acceptance::kPass: return "PASS";
+    case Acceptance::kFail: return "FAIL";
+    case Acceptance::kNotJudged: return "NOT JUDGED";
+  }
+  return "FAIL";
+}
+
+std::string acceptanceHeadline(const VerdictRecord& v) {
+  const int passed = v.checks - v.failed - v.missing;
+  const Acceptance a = acceptanceOf(v);
+  const std::string head = fmt::format("ACCEPTANCE: {} against profile {}: ", title(a), v.profile);
+  switch (a) {
+    case Acceptance::kPass:
+      return head + (v.missing == 0 ? fmt::format("{} of {} checks passed", passed, v.checks)
+                                            : fmt::format("the {} judged checks passed, {} of {} missing (allowed)",
+                                                          passed, v.missing, v.checks));
+    case Acceptance::kFail:
+      return head + fmt::format("{} of {} checks failed, {} passed, {} missing", v.failed, v.checks, passed, v.missing);
+    case Acceptance::kNotJudged:
+      return head + fmt::format("{} of {} checks missing ({} judged, {} passed)", v.missing, v.checks,
+                                v.checks - v.missing, passed);
+  }
+  return head;
+}
 
 void writeVerdict(const std::string& path, const VerdictRecord& v) {
   h5::silenceErrorStack();

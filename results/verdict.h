@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace fabricmap::results {
 
@@ -20,6 +21,19 @@ struct VerdictRecord {
   std::string createdUtc;
   std::string toolVersion;
 };
+
+// The three outcomes of an acceptance: every check judged passed (PASS; with --allow-missing, every
+// judged check), one failed (FAIL), or none failed but some could not be judged from the file
+// (NOT JUDGED): a check the file cannot answer is missing, never failed, and never passed either.
+enum class Acceptance { kPass, kFail, kNotJudged };
+Acceptance acceptanceOf(const VerdictRecord& v);
+std::string_view name(Acceptance a);   // "pass", "fail", "not_judged" (JSON, /verdict's `verdict`)
+std::string_view title(Acceptance a);  // "PASS", "FAIL", "NOT JUDGED" (for people)
+
+// The acceptance as a headline, the first thing a reader sees: "ACCEPTANCE: FAIL against profile
+// hgx-h100-8: 2 of 14 checks failed, 10 passed, 2 missing" / "ACCEPTANCE: NOT JUDGED against
+// profile hgx-a100-40gb-8: 9 of 14 checks missing (5 judged, 5 passed)".
+std::string acceptanceHeadline(const VerdictRecord& v);
 
 // (Re)writes /verdict's attributes, crash-safe: the verdict goes into a copy beside the file
 // (FILE.h5.verdict), which is synced and renamed over it, so a kill or a full disk leaves either

@@ -2,6 +2,7 @@
 // against ("is 380 GB/s normal for an H100 pair?") and the link counts classification relies on.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -20,12 +21,19 @@ struct GpuSpec {
   int pcieGeneration = 0;     // host interface; 0 when the host link is NVLink-C2C (GH200, GB200)
   double memoryGBps = 0;      // peak device memory bandwidth, GB/s
   bool nvlinkBridge = false;  // NVLink only through a bridge to one partner card (PCIe boards)
+  int memoryGB = 0;           // device memory as the vendor names it (80 for "H100 80GB": GiB, as NVML counts it)
 };
 
 // The spec of the GPU an NVML / nvidia-smi device name names ("NVIDIA H100 80GB HBM3",
 // "NVIDIA A100-SXM4-80GB", "NVIDIA GeForce RTX 4090", "Tesla V100-SXM2-32GB"); nullopt for a name
 // it does not know. Matching is by whole words, so "H20" never matches "H200", "A10" never "A100".
 std::optional<GpuSpec> gpuSpecForName(std::string_view deviceName);
+
+// A GPU's memory in bytes as its device name tells it ("A100-SXM4-40GB": 40 GiB, "H100 80GB HBM3":
+// 80 GiB, "NVIDIA H200": its model's 141 GiB), for files that carry names but no NVML figure (an
+// nccl-tests log). Nothing for an unknown model, and for a superchip (Grace Hopper, Grace
+// Blackwell: "GH200 120GB", "GH200 480GB"), whose name counts the CPU's memory too.
+std::optional<std::uint64_t> gpuMemoryFromName(std::string_view deviceName);
 
 // Every model known, in lookup order.
 const std::vector<GpuSpec>& gpuSpecs();

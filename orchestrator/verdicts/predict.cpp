@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "orchestrator/verdicts/scope_model.h"
 #include "topologies/specs.h"
 
 namespace fabricmap::orchestrator {
@@ -391,7 +392,8 @@ LegResult priceLeg(const PredictConfig& c, const results::ResultsFile& file, con
   r.leg = leg;
   // reduced gradients are in the gradient type; everything else in the training type
   const bool gradient = t.traffic.overlappable && leg.op != core::Op::kAllGather;
-  const auto curve = curveOf(file.collectives, t.scope, leg.op, ncclDtypeName(gradient ? c.gradDtype : c.dtype));
+  const std::string_view scope = answeringScope(file, t.scope);
+  const auto curve = curveOf(file.collectives, scope, leg.op, ncclDtypeName(gradient ? c.gradDtype : c.dtype));
   if (!curve) {
     r.reason = whyNotMeasured(file, t.scope, leg.op);
     return r;
@@ -404,7 +406,8 @@ LegResult priceLeg(const PredictConfig& c, const results::ResultsFile& file, con
   r.busbw = point.busbw;
   r.seconds = static_cast<double>(t.traffic.messages) * static_cast<double>(leg.bytes) *
               core::traits(leg.op).busbwFactor(t.traffic.groupSize) / (*point.busbw * 1e9);
-  r.source = fmt::format("{}, {}{}; {}", describeCurve(*curve), point.how,
+  r.source = fmt::format("{}{}, {}{}; {}", describeCurve(*curve),
+                         scope != t.scope ? fmt::format(" ({})", kIntraFromWorld) : "", point.how,
                          curve->nranks != t.traffic.groupSize
                              ? fmt::format(" (measured on {}-rank groups, used for {}-rank groups)", curve->nranks,
                                            t.traffic.groupSize)

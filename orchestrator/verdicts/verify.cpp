@@ -17,6 +17,7 @@
 #include "orchestrator/analysis/inventory_rules.h"
 #include "orchestrator/analysis/plateau.h"
 #include "orchestrator/verdicts/predict.h"
+#include "orchestrator/verdicts/scope_model.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -75,13 +76,36 @@ struct Judge {
   }
 };
 
-bool containsNoCase(std::string_view text, std::string_view part) {
-  const auto lower = [](std::string_view s) {
-    std::string out(s);
-    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return out;
-  };
-  return lower(text).find(lower(part)) != std::string::npos;
+// Why a node has no topology class to judge: a log carries no links; discovery could not see them.
+std::string whyUnclassified(const results::ResultsFile& file, const core::NodeRecord& n) {
+  if (!file.provenance.importedFrom.empty()) {
+    return "an nccl-tests log carries no link information: import it with --topo FILE (a saved `nvidia-smi topo -m` "
+           "of the server)";
+  }
+  return n.topologyWarnings.empty() ? "discovery could not see the GPUs' links"
+                                    : "discovery could not classify the node: " + n.topologyWarnings;
+}
+
+// The name's words (letters and digits, upper-cased): "NVIDIA GH200 120GB" -> NVIDIA, GH200, 120GB.
+std::vector<std::string> wordsOf(std::string_view name) {
+  std::vector<std::string> out(1);
+  for (const char ch : name) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      out.back() += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    } else if (!out.back().empty()) {
+      out.emplace_back();
+    }
+  }
+  if (out.back().empty()) out.pop_back();
+  return out;
+}
+
+// The model's words appear in the name in order, each whole: "H200" is in "NVIDIA H200" but not in
+// "NVIDIA GH200 120GB" (a Grace Hopper superchip); "A100" is in "A100-SXM4-40GB".
+bool namesModel(std::string_view name, std::string_view model) {
+  const std::vector<std::string> n = wordsOf(name);
+  const std::vector<std::string> m = wordsOf(model);
+  return !m.empty() && std::search(n.begin(), n.end(), m.begin(), m.end()) != n.end();
 }
 
 // NICs a node record lists ("mlx5_0 400G IB, mlx5_1 400G IB"); 0 when none is known.
@@ -97,6 +121,11 @@ int nicCount(const core::NodeRecord& n) {
   return count;
 }
 
+// The file's collectives ran on NCCL: a run of the nccl backend, or an imported nccl-tests log.
+bool measuredByNccl(const results::ResultsFile& file) {
+  return file.provenance.backend == "nccl" || !file.provenance.importedFrom.empty();
+}
+
 // Why a scope has no all_reduce plateau in the file.
 std::string whyNoPlateau(const results::ResultsFile& file, std::string_view scope) {
   for (const core::ScopeRecord& s : file.scopes) {
@@ -109,7 +138,7 @@ std::string whyNoPlateau(const results::ResultsFile& file, std::string_view scop
 // below the sizes the profile needs).
 std::optional<Plateau> judgedPlateau(const results::ResultsFile& file, const Profile& profile, std::string_view scope,
                                      std::string& why) {
-  auto p = plateauOf(file.collectives, scope, "all_reduce");
+  auto p = plateauOf(file.collectives, answeringScope(file, scope), "all_reduce");
   if (!p) {
     why = whyNoPlateau(file, scope);
     return std::nullopt;
@@ -134,6 +163,10 @@ void checkNodes(const Profile& profile, const results::ResultsFile& file, Judge&
   if (profile.topologyClass) {
     if (nodes.empty()) judge.missing("topology_class", "all nodes", *profile.topologyClass, "no node table in the file");
     for (const core::NodeRecord& n : nodes) {
+      if (n.topologyClass.empty() || n.topologyClass == "UNCLASSIFIED") {
+        judge.missing("topology_class", nodeLabel(n), *profile.topologyClass, whyUnclassified(file, n));
+        continue;
+      }
       judge.equal("topology_class", nodeLabel(n), n.topologyClass.empty() ? "-" : n.topologyClass,
                   *profile.topologyClass, n.topologyClass == *profile.topologyClass,
                   n.topologyWarnings.empty() ? "" : n.topologyWarnings);
@@ -154,14 +187,21 @@ void checkNodes(const Profile& profile, const results::ResultsFile& file, Judge&
     if (nodes.empty()) judge.missing("gpu_model", "all nodes", *profile.gpuModel, "no node table");
     for (const core::NodeRecord& n : nodes) {
       std::set<std::string> names;
+      bool unnamed = false;  // a rank with a GPU whose name the file does not give
       for (const core::RankRecord& r : file.topology.ranks) {
-        if (r.node == n.node) names.insert(r.gpuName.empty() ? "no GPU" : r.gpuName);
+        if (r.node != n.node) continue;
+        unnamed = unnamed || (r.gpuIndex >= 0 && r.gpuName.empty());
+        names.insert(r.gpuIndex < 0 && r.gpuName.empty() ? "no GPU" : r.gpuName);
+      }
+      if (unnamed) {
+        judge.missing("gpu_model", nodeLabel(n), "contains " + *profile.gpuModel, "a GPU's name is not recorded");
+        continue;
       }
       const bool ok = !names.empty() && std::all_of(names.begin(), names.end(), [&](const std::string& g) {
-        return g != "no GPU" && containsNoCase(g, *profile.gpuModel);
+        return g != "no GPU" && namesModel(g, *profile.gpuModel);
       });
       judge.equal("gpu_model", nodeLabel(n), names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", ")),
-                  "contains " + *profile.gpuModel, ok, "every GPU's device name must contain the model");
+                  "contains " + *profile.gpuModel, ok, "every GPU's device name must contain the model's words whole");
     }
   }
 }
@@ -191,7 +231,8 @@ void checkIntra(const Profile& profile, const results::ResultsFile& file, Judge&
       continue;
     }
     judge.atLeast("intra_allreduce_busbw", nodeLabel(n), it->second->busbw, required, "GB/s",
-                  plateauHow(*p, *it->second));
+                  p->scope == "intra" ? plateauHow(*p, *it->second)
+                                      : fmt::format("{}: world {}", kIntraFromWorld, plateauHow(*p, *it->second)));
   }
 }
 
@@ -221,7 +262,7 @@ void checkInter(const Profile& profile, const results::ResultsFile& file, Judge&
     nics = std::max(1, ranksPerNodeOf(file.topology));
     nicsFrom = fmt::format("no NIC recorded: one per rank of a node ({})", nics);
   }
-  if (nodes.size() == 2 && file.provenance.backend == "nccl") {
+  if (nodes.size() == 2 && measuredByNccl(file)) {
     notes.push_back("two nodes: NCCL's Tree/NVLS all_reduce can exceed the NIC line rate; judge NICs on 3+ nodes or "
                     "with NCCL_ALGO=Ring");
   }
@@ -307,28 +348,38 @@ void checkPairs(const Profile& profile, const results::ResultsFile& file, Judge&
   }
 }
 
+// The renter's guide judges 4 against 8 GPUs: the largest GPU count of /patterns/scaling against
+// half of it (else the smallest measured), at the same size. All_reduce busbw is constant under
+// perfect scaling, so the ratio is the efficiency. One point has nothing to scale against: missing.
 void checkScaling(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
   if (!profile.minScalingEfficiency) return;
   const double required = *profile.minScalingEfficiency;
+  const std::string requiredText = fmt::format(">= {:.3f}", required);
   const core::ScalingRecord* full = nullptr;
-  int smallest = 0;
   for (const core::ScalingRecord& r : file.scaling) {
-    if (r.level != "gpus") continue;
-    smallest = smallest == 0 ? r.n : std::min(smallest, r.n);
-    if (full == nullptr || r.n > full->n || (r.n == full->n && r.bytes > full->bytes)) full = &r;
+    if (r.level == "gpus" && (full == nullptr || r.n > full->n || (r.n == full->n && r.bytes > full->bytes))) full = &r;
   }
-  if (full == nullptr || !std::isfinite(full->efficiency)) {
-    judge.missing("scaling_efficiency", "GPUs per node", fmt::format(">= {:.3f}", required),
-                  full == nullptr ? "no /patterns/scaling rows of level gpus (run with --scaling on nodes of 2+ ranks)"
-                                  : "the efficiency is unknown (the smallest point is missing)")
+  if (full == nullptr) {
+    judge.missing("scaling_efficiency", "GPUs per node", requiredText,
+                  "no /patterns/scaling rows of level gpus (run with --scaling on nodes of 2+ ranks)")
         .requiredValue = required;
     return;
   }
-  judge.atLeast("scaling_efficiency", fmt::format("{} GPUs per node", full->n), full->efficiency, required, "",
-                full->n == smallest
-                    ? fmt::format("one point only ({} GPUs): efficiency 1 by definition", full->n)
-                    : fmt::format("all_reduce {} per rank: busbw {:.3f} GB/s on {} GPUs / on {} GPUs",
-                                  core::formatBytes(full->bytes), full->busbw, full->n, smallest));
+  const core::ScalingRecord* base = nullptr;
+  for (const core::ScalingRecord& r : file.scaling) {
+    if (r.level != "gpus" || r.bytes != full->bytes || r.n >= full->n || !(r.busbw > 0)) continue;
+    if (base == nullptr || r.n == full->n / 2 || (base->n != full->n / 2 && r.n < base->n)) base = &r;
+  }
+  const std::string subject = fmt::format("{} GPUs per node", full->n);
+  if (base == nullptr || !(full->busbw >= 0)) {
+    judge.missing("scaling_efficiency", subject, requiredText,
+                  fmt::format("one point only ({} GPUs): nothing to scale against", full->n))
+        .requiredValue = required;
+    return;
+  }
+  judge.atLeast("scaling_efficiency", subject, full->busbw / base->busbw, required, "",
+                fmt::format("all_reduce {} per rank: busbw {:.3f} GB/s on {} GPUs / {:.3f} GB/s on {} GPUs",
+                            core::formatBytes(full->bytes), full->busbw, full->n, base->busbw, base->n));
 }
 
 // The hardware checks read the file's /inventory: a node without rows there (a file of schema 3, a
@@ -348,6 +399,12 @@ std::vector<const core::NicRecord*> activeRdmaPorts(const results::ResultsFile& 
   return out;
 }
 
+std::string whyNoGpuMemory(const results::ResultsFile& file, const core::NodeRecord& n) {
+  if (n.gpus == 0) return "no GPU memory recorded (no GPU)";
+  if (!file.provenance.importedFrom.empty()) return "the log's GPU names do not tell their memory";
+  return "no GPU memory recorded (NVML not available)";
+}
+
 void checkGpuMemory(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
   if (!profile.minGpuMemoryGb) return;
   const double required = *profile.minGpuMemoryGb;
@@ -359,13 +416,15 @@ void checkGpuMemory(const Profile& profile, const results::ResultsFile& file, Ju
       }
     }
     if (least == nullptr) {
-      judge.missing("gpu_memory_gb", nodeLabel(n), fmt::format(">= {:g}", required), "no GPU memory recorded (no GPU)")
+      judge.missing("gpu_memory_gb", nodeLabel(n), fmt::format(">= {:g}", required), whyNoGpuMemory(file, n))
           .requiredValue = required;
       continue;
     }
     const double gb = static_cast<double>(least->gpuMemoryBytes) / 1e9;
     judge.atLeast("gpu_memory_gb", nodeLabel(n), gb, required, "GB",
-                  fmt::format("its smallest GPU: {} (GPU {}), NVML's total", least->gpuName, least->gpuIndex));
+                  fmt::format("its smallest GPU: {} (GPU {}), {}", least->gpuName, least->gpuIndex,
+                              file.provenance.importedFrom.empty() ? "NVML's total"
+                                                                   : "as its name in the log tells it (nominal GiB)"));
   }
 }
 
@@ -559,6 +618,35 @@ void checkBaseline(const Baseline& baseline, const results::ResultsFile& file, J
   }
 }
 
+std::string statusText(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::kPass: return "PASS";
+    case CheckStatus::kFail: return "FAIL";
+    case CheckStatus::kMissing: return "MISSING";
+  }
+  return "MISSING";
+}
+
+// "VERDICT: NOT JUDGED (5 of 14 checks judged: 5 passed, 0 failed; 9 missing: ...)"; the failed
+// checks, then the missing ones, named.
+std::string verdictLine(const Verification& v) {
+  const int total = static_cast<int>(v.checks.size());
+  std::vector<std::string> failed;
+  std::vector<std::string> missing;
+  for (const Check& c : v.checks) {
+    if (c.status == CheckStatus::kFail) failed.push_back(c.check + " " + c.subject);
+    if (c.status == CheckStatus::kMissing) missing.push_back(c.check + " " + c.subject);
+  }
+  std::string line = fmt::format("VERDICT: {} ({} of {} checks judged: {} passed, {} failed",
+                                 results::title(v.acceptance), total - v.missing, total, v.passed, v.failed);
+  if (!failed.empty()) line += fmt::format(": {}", fmt::join(failed, ", "));
+  if (!missing.empty()) {
+    line += fmt::format("; {} missing{}: {}", missing.size(), v.allowMissing ? " (allowed by --allow-missing)" : "",
+                        fmt::join(missing, ", "));
+  }
+  return line + ")";
+}
+
 }  // namespace
 
 std::string_view name(CheckStatus s) {
@@ -591,6 +679,7 @@ Verification verify(const Profile& profile, const results::ResultsFile& file, bo
   checkLineRate(profile, file, judge);
   if (baseline != nullptr) checkBaseline(*baseline, file, judge, v.notes);
   for (const Check& c : v.checks) {
+    v.passed += c.status == CheckStatus::kPass ? 1 : 0;
     if (c.status == CheckStatus::kFail) {
       ++v.failed;
       v.reasons.push_back(fmt::format("{} {}: {} (required {})", c.check, c.subject, c.measured, c.required));
@@ -600,9 +689,52 @@ Verification verify(const Profile& profile, const results::ResultsFile& file, bo
     }
   }
   v.pass = v.failed == 0 && (allowMissing || v.missing == 0);
+  v.acceptance = results::acceptanceOf(verdictRecordOf(v));
   if (!file.complete) v.notes.push_back("the file is not complete (the run did not finish): judged on what it holds");
   if (!file.recoveredFrom.empty()) v.notes.push_back("read from the run's journal " + file.recoveredFrom);
   return v;
+}
+
+std::string verificationText(const Verification& v) {
+  std::size_t w[4] = {5, 7, 8, 8};
+  for (const Check& c : v.checks) {
+    w[0] = std::max(w[0], c.check.size());
+    w[1] = std::max(w[1], c.subject.size());
+    w[2] = std::max(w[2], c.measured.size() + (c.unit.empty() ? 0 : c.unit.size() + 1));
+    w[3] = std::max(w[3], c.required.size() + (c.unit.empty() ? 0 : c.unit.size() + 1));
+  }
+  const auto withUnit = [](const std::string& text, const std::string& unit) {
+    return unit.empty() || text == "-" ? text : text + " " + unit;
+  };
+  std::string out = fmt::format("# fabricmap verify: {} against profile {} ({})\n#\n", v.file, v.profile.name,
+                                v.profile.source);
+  out += fmt::format("# {:<{}}  {:<{}}  {:>{}}  {:>{}}  {}\n", "check", w[0], "subject", w[1], "measured", w[2],
+                     "required", w[3], "result");
+  for (const Check& c : v.checks) {
+    out += fmt::format("  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {}\n", c.check, w[0], c.subject, w[1],
+                       withUnit(c.measured, c.unit), w[2], withUnit(c.required, c.unit), w[3], statusText(c.status));
+  }
+  out += "#\n# how each figure was measured (thresholds judged on the large-message plateau):\n";
+  for (const Check& c : v.checks) {
+    if (!c.detail.empty()) out += fmt::format("#   {} {}: {}\n", c.check, c.subject, c.detail);
+  }
+  for (const std::string& s : v.profile.sources) out += fmt::format("# requirement: {}\n", s);
+  for (const std::string& n : v.notes) out += fmt::format("# note: {}\n", n);
+  out += verdictLine(v) + "\n";
+  return out;
+}
+
+results::VerdictRecord verdictRecordOf(const Verification& v) {
+  results::VerdictRecord record;
+  record.pass = v.pass;
+  record.profile = v.profile.name;
+  record.profileSource = v.profile.source;
+  record.checks = static_cast<int>(v.checks.size());
+  record.failed = v.failed;
+  record.missing = v.missing;
+  record.allowMissing = v.allowMissing;
+  record.reasons = fmt::format("{}", fmt::join(v.reasons, "\n"));
+  return record;
 }
 
 Json verificationToJson(const Verification& v) {
@@ -646,9 +778,10 @@ Json verificationToJson(const Verification& v) {
   out["profile"] = std::move(profile);
   out["allow_missing"] = v.allowMissing;
   out["checks"] = std::move(checks);
-  out["verdict"] = v.pass ? "pass" : "fail";
+  out["verdict"] = results::name(v.acceptance);
   out["failed"] = v.failed;
   out["missing"] = v.missing;
+  out["passed"] = v.passed;
   out["total"] = v.checks.size();
   out["reasons"] = v.reasons;
   out["notes"] = v.notes;

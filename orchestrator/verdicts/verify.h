@@ -11,6 +11,7 @@
 #include "orchestrator/verdicts/history.h"
 #include "orchestrator/verdicts/profiles.h"
 #include "results/h5_reader.h"
+#include "results/verdict.h"
 
 namespace fabricmap::orchestrator {
 
@@ -37,7 +38,9 @@ struct Verification {
   std::vector<Check> checks;
   int failed = 0;   // checks that failed
   int missing = 0;  // checks not measured
+  int passed = 0;   // checks that passed
   bool pass = false;  // no failure, and no missing check unless allowMissing
+  results::Acceptance acceptance = results::Acceptance::kFail;  // pass, fail, or not judged (missing)
   std::vector<std::string> reasons;  // one per failing (or counted missing) check
   std::vector<std::string> notes;    // context that is no verdict (incomplete file, 2-node NIC caveat)
 };
@@ -48,6 +51,13 @@ struct Verification {
 // nothing judges the baseline alone.
 Verification verify(const Profile& profile, const results::ResultsFile& file, bool allowMissing,
                     const Baseline* baseline = nullptr);
+
+// The verdict as /verdict keeps it (createdUtc and toolVersion are the caller's).
+results::VerdictRecord verdictRecordOf(const Verification& v);
+
+// `fabricmap verify`'s text: the table of checks, how each was measured, the notes, then the
+// counts and the verdict as the last line ("VERDICT: PASS|FAIL|NOT JUDGED (...)").
+std::string verificationText(const Verification& v);
 
 // `fabricmap verify --json` (README.md documents it).
 nlohmann::ordered_json verificationToJson(const Verification& v);

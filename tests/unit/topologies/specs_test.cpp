@@ -61,6 +61,25 @@ TEST(TopoSpecs, LookupByDeviceName) {
   EXPECT_GE(gpuSpecs().size(), 20u);
 }
 
+// The memory the names nccl-tests prints carry (the fixtures' "A100-SXM4-40GB", NVML's "H100 80GB
+// HBM3", a bare "H200"); a superchip's name counts its CPU's memory and tells nothing of the GPU's.
+TEST(TopoSpecs, GpuMemoryFromName) {
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  EXPECT_EQ(gpuMemoryFromName("A100-SXM4-40GB"), 40 * kGiB);
+  EXPECT_EQ(gpuMemoryFromName("NVIDIA A100-SXM4-80GB"), 80 * kGiB);
+  EXPECT_EQ(gpuMemoryFromName("NVIDIA H100 80GB HBM3"), 80 * kGiB);
+  EXPECT_EQ(gpuMemoryFromName("NVIDIA H200"), 141 * kGiB);
+  EXPECT_EQ(gpuMemoryFromName("NVIDIA H100 NVL"), 94 * kGiB);
+  EXPECT_EQ(gpuMemoryFromName("Tesla V100-SXM2-32GB"), 32 * kGiB);
+  EXPECT_EQ(gpuMemoryFromName("NVIDIA L40S"), 48 * kGiB);
+  EXPECT_FALSE(gpuMemoryFromName("NVIDIA GH200 120GB").has_value());
+  EXPECT_FALSE(gpuMemoryFromName("NVIDIA GH200 480GB").has_value());
+  EXPECT_FALSE(gpuMemoryFromName("NVIDIA GB200").has_value());
+  EXPECT_FALSE(gpuMemoryFromName("NVIDIA Quadro P4000 8GB").has_value());  // a model it does not know
+  EXPECT_FALSE(gpuMemoryFromName("").has_value());
+  for (const GpuSpec& spec : gpuSpecs()) EXPECT_GT(spec.memoryGB, 0) << spec.model;
+}
+
 TEST(TopoSpecs, PcieAndNicRates) {
   EXPECT_EQ(pcieX16GBps(3), 16.0);
   EXPECT_EQ(pcieX16GBps(4), 32.0);

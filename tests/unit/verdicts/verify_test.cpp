@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -292,6 +293,14 @@ TEST(Verify, GpuCountAndModel) {
   EXPECT_EQ(find(v, "gpus_per_node")->status, CheckStatus::kFail);
   EXPECT_EQ(find(v, "gpu_model")->status, CheckStatus::kFail);
   EXPECT_EQ(find(v, "gpu_model")->measured, "NVIDIA A100-SXM4-80GB");
+  // whole words: a Grace Hopper superchip is not an H200, an A100-SXM4 is an A100
+  p.gpuModel = "H200";
+  EXPECT_EQ(find(verify(p, fileWith(1, 4, "FULL_NVSWITCH", "NVIDIA GH200 120GB"), false), "gpu_model")->status,
+            CheckStatus::kFail);
+  EXPECT_EQ(find(verify(p, fileWith(1, 4, "FULL_NVSWITCH", "NVIDIA H200"), false), "gpu_model")->status,
+            CheckStatus::kPass);
+  p.gpuModel = "a100";
+  EXPECT_EQ(find(verify(p, f, false), "gpu_model")->status, CheckStatus::kPass);
 }
 
 TEST(Verify, MissingMeasurementsFailUnlessAllowed) {
@@ -312,6 +321,110 @@ TEST(Verify, MissingMeasurementsFailUnlessAllowed) {
   const Verification allowed = verify(p, f, true);
   EXPECT_TRUE(allowed.pass);
   EXPECT_TRUE(allowed.reasons.empty());
+}
+
+// One server's file (a run on one node, a log of one server) has only a world scope, which is the
+// node's inside: its intra check is judged on it. On two nodes the world crosses the network and
+// answers nothing about a node's inside.
+TEST(Verify, OneNodesWorldIsItsInside) {
+  results::ResultsFile f = fileWith(1, 8);
+  f.scopes = {{"world", 1, "0-7", "active", ""}, {"intra", 1, "0-7", "waived", "same groups as scope world"}};
+  for (std::uint64_t s = kMiB; s <= 32 * kMiB; s *= 2) f.collectives.push_back(arRow("world", 0, "0-7", 8, s, 235));
+  Verification v = verify(intraOnly(184), f, false);
+  ASSERT_EQ(v.checks.size(), 1u);
+  EXPECT_EQ(v.checks[0].status, CheckStatus::kPass);
+  EXPECT_DOUBLE_EQ(*v.checks[0].measuredValue, 235);
+  EXPECT_NE(v.checks[0].detail.find("one node: its world scope is the node's inside"), std::string::npos)
+      << v.checks[0].detail;
+  EXPECT_EQ(verify(intraOnly(300), f, false).checks[0].status, CheckStatus::kFail);
+
+  results::ResultsFile two = fileWith(2, 4);
+  for (std::uint64_t s = kMiB; s <= 32 * kMiB; s *= 2) two.collectives.push_back(arRow("world", 0, "0-7", 8, s, 235));
+  v = verify(intraOnly(184), two, false);
+  ASSERT_EQ(v.checks.size(), 1u);
+  EXPECT_EQ(v.checks[0].status, CheckStatus::kMissing);
+  EXPECT_EQ(v.checks[0].subject, "all nodes");
+}
+
+// A check the file cannot answer is missing, never failed: a log carries no GPU links (its node is
+// UNCLASSIFIED) and may not name its GPUs; the verdict is then NOT JUDGED, not FAIL, and says how
+// many checks were judged.
+TEST(Verify, WhatTheFileCannotAnswerIsMissingNotFailed) {
+  results::ResultsFile f = fileWith(1, 8, "UNCLASSIFIED", "A100-SXM4-40GB");
+  f.provenance.importedFrom = R"(["a100.log"])";
+  for (std::uint64_t s = kMiB; s <= 32 * kMiB; s *= 2) f.collectives.push_back(arRow("world", 0, "0-7", 8, s, 235));
+  Profile p = intraOnly(184);
+  p.topologyClass = "FULL_NVSWITCH";
+  p.gpuModel = "A100";
+  p.minGpuMemoryGb = 40;
+  Verification v = verify(p, f, false);
+  EXPECT_EQ(find(v, "topology_class")->status, CheckStatus::kMissing);
+  EXPECT_NE(find(v, "topology_class")->detail.find("--topo FILE"), std::string::npos) << find(v, "topology_class")->detail;
+  EXPECT_EQ(find(v, "gpu_model")->status, CheckStatus::kPass);
+  EXPECT_EQ(find(v, "gpu_memory_gb")->status, CheckStatus::kMissing);
+  EXPECT_EQ(v.acceptance, results::Acceptance::kNotJudged);
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.passed, 2);
+  EXPECT_EQ(v.missing, 2);
+  EXPECT_EQ(v.failed, 0);
+  EXPECT_EQ(verificationToJson(v)["verdict"], "not_judged");
+  EXPECT_EQ(verificationToJson(v)["passed"], 2);
+  const std::string text = verificationText(v);
+  const std::string last = text.substr(text.rfind("VERDICT:"));
+  EXPECT_EQ(last.rfind("VERDICT: NOT JUDGED (2 of 4 checks judged: 2 passed, 0 failed; 2 missing: topology_class", 0), 0u)
+      << last;
+  EXPECT_EQ(results::acceptanceHeadline(verdictRecordOf(v)),
+            "ACCEPTANCE: NOT JUDGED against profile t: 2 of 4 checks missing (2 judged, 2 passed)");
+
+  // what the planner adds turns it into a verdict: the memory its GPU names tell, the class
+  for (auto& r : f.topology.ranks) r.gpuMemoryBytes = 40ull << 30;
+  f.topology.nodes[0].topologyClass = "FULL_NVSWITCH";
+  v = verify(p, f, false);
+  EXPECT_EQ(v.acceptance, results::Acceptance::kPass);
+  EXPECT_NE(find(v, "gpu_memory_gb")->detail.find("as its name in the log tells it"), std::string::npos);
+  // a failure outweighs anything missing
+  f.topology.nodes[0].topologyClass = "NVLINK_PAIRS";
+  for (auto& r : f.topology.ranks) r.gpuMemoryBytes = 0;
+  v = verify(p, f, false);
+  EXPECT_EQ(v.acceptance, results::Acceptance::kFail);
+  EXPECT_EQ(verificationText(v).substr(verificationText(v).rfind("VERDICT:")).rfind("VERDICT: FAIL (3 of 4 checks "
+                                                                                   "judged: 2 passed, 1 failed: "
+                                                                                   "topology_class",
+                                                                                   0),
+            0u);
+  // a run whose discovery could not classify a node says why, from its warnings
+  f.provenance.importedFrom.clear();
+  f.topology.nodes[0].topologyClass = "UNCLASSIFIED";
+  f.topology.nodes[0].topologyWarnings = "NVML not available";
+  v = verify(p, f, false);
+  EXPECT_EQ(find(v, "topology_class")->status, CheckStatus::kMissing);
+  EXPECT_NE(find(v, "topology_class")->detail.find("NVML not available"), std::string::npos);
+  // GPUs whose names were not recorded: the model is missing; ranks without a GPU still fail it
+  for (auto& r : f.topology.ranks) {
+    r.gpuName.clear();
+    r.gpuIndex = r.localRank;
+  }
+  EXPECT_EQ(find(verify(p, f, false), "gpu_model")->status, CheckStatus::kMissing);
+  for (auto& r : f.topology.ranks) r.gpuIndex = -1;
+  EXPECT_EQ(find(verify(p, f, false), "gpu_model")->status, CheckStatus::kFail);
+}
+
+// NCCL's Tree/NVLS can beat the line rate on two nodes: the caveat is said for a log as for a run.
+TEST(Verify, TwoNodeCaveatForLogsToo) {
+  results::ResultsFile f = fileWith(2, 4);
+  for (std::uint64_t s = kMiB; s <= 32 * kMiB; s *= 2) f.collectives.push_back(arRow("world", 0, "0-7", 8, s, 123));
+  Profile p;
+  p.minInterAllReduceBusbwPerNic = 20;
+  const auto caveat = [](const Verification& v) {
+    return std::any_of(v.notes.begin(), v.notes.end(), [](const std::string& n) { return n.find("Tree/NVLS") != std::string::npos; });
+  };
+  EXPECT_FALSE(caveat(verify(p, f, false)));  // host memory: Open MPI's algorithms
+  f.provenance.backend = "nccl-tests (imported)";
+  f.provenance.importedFrom = R"(["gh200.log"])";
+  EXPECT_TRUE(caveat(verify(p, f, false)));
+  f.provenance = {};
+  f.provenance.backend = "nccl";
+  EXPECT_TRUE(caveat(verify(p, f, false)));
 }
 
 TEST(Verify, PlateauBelowTheProfilesSizesIsNotMeasured) {
@@ -391,26 +504,36 @@ TEST(Verify, PairFractionPerLinkClassAndNodeMatrix) {
   EXPECT_EQ(verify(p, f, false).checks[0].status, CheckStatus::kMissing);
 }
 
-TEST(Verify, ScalingEfficiencyAtTheLargestGpuCount) {
+// 8 GPUs against 4 (the renter's guide), not against 2; one point alone is nothing to judge.
+TEST(Verify, ScalingEfficiencyEightAgainstFour) {
   results::ResultsFile f = fileWith(1, 8);
-  const auto point = [](const std::string& level, int n, double eff) {
+  const auto point = [](const std::string& level, int n, double busbw) {
     core::ScalingRecord r;
     r.level = level;
     r.n = n;
-    r.efficiency = eff;
-    r.busbw = 100 * eff;
+    r.busbw = busbw;
+    r.efficiency = busbw / 100;  // against the smallest (2 GPUs), as the run records it
     r.bytes = 8 * kMiB;
     return r;
   };
-  f.scaling = {point("gpus", 2, 1.0), point("gpus", 8, 0.6), point("gpus", 4, 0.95), point("nodes", 1, 1.0)};
+  f.scaling = {point("gpus", 2, 100), point("gpus", 8, 60), point("gpus", 4, 95), point("nodes", 1, 100)};
   Profile p;
   p.minScalingEfficiency = 0.8;
   Verification v = verify(p, f, false);
   ASSERT_EQ(v.checks.size(), 1u);
   EXPECT_EQ(v.checks[0].subject, "8 GPUs per node");
   EXPECT_EQ(v.checks[0].status, CheckStatus::kFail);
-  f.scaling[1].efficiency = 0.85;
+  EXPECT_NEAR(*v.checks[0].measuredValue, 60.0 / 95.0, 1e-12);
+  EXPECT_NE(v.checks[0].detail.find("60.000 GB/s on 8 GPUs / 95.000 GB/s on 4 GPUs"), std::string::npos)
+      << v.checks[0].detail;
+  f.scaling[1].busbw = 85;  // 0.89 of 4 GPUs' (0.85 of 2 GPUs')
   EXPECT_TRUE(verify(p, f, false).pass);
+  f.scaling.erase(f.scaling.begin() + 2);  // no 4-GPU point: against the smallest measured
+  EXPECT_NEAR(*verify(p, f, false).checks[0].measuredValue, 0.85, 1e-12);
+  f.scaling = {point("gpus", 2, 100)};
+  v = verify(p, f, false);
+  EXPECT_EQ(v.checks[0].status, CheckStatus::kMissing);
+  EXPECT_NE(v.checks[0].detail.find("one point only (2 GPUs)"), std::string::npos);
   f.scaling.clear();
   EXPECT_EQ(verify(p, f, false).checks[0].status, CheckStatus::kMissing);
 }
@@ -568,9 +691,14 @@ TEST(Verdict, RecordedAndReadBack) {
   std::fclose(out);
   const std::string shown(text, size);
   std::free(text);
+  // the verdict is the first line of show and the headline of the report
+  const std::string headline = "ACCEPTANCE: FAIL against profile hgx-h100-8: 3 of 12 checks failed, 9 passed, 0 missing";
+  EXPECT_EQ(shown.rfind("# " + headline + "\n#   a\n#   b\n", 0), 0u) << shown;
   EXPECT_NE(shown.find("# acceptance: FAIL against profile hgx-h100-8"), std::string::npos) << shown;
-  EXPECT_NE(shown.find("#   b\n"), std::string::npos);
-  EXPECT_NE(results::renderReport(file).find("Acceptance: <b>FAIL</b>"), std::string::npos);
+  const std::string html = results::renderReport(file);
+  const auto box = html.find("<div class=\"verdict v-fail\">" + headline + "</div>");
+  EXPECT_NE(box, std::string::npos);
+  EXPECT_LT(box, html.find("Findings: "));
   const auto unrecorded = results::toJson(results::readResults(FABRICMAP_TEST_TEMPLATES "/complete-copies-pairs.h5"));
   EXPECT_TRUE(unrecorded["acceptance"].is_null());
   std::filesystem::remove_all(dir);
