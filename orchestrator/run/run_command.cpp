@@ -19,6 +19,7 @@
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/analysis/matrices.h"
+#include "orchestrator/run/acceptance.h"
 #include "orchestrator/run/endpoints.h"
 #include "orchestrator/run/fabric_input.h"
 #include "orchestrator/run/nic_pinning.h"
@@ -407,8 +408,10 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     if (const auto stale = versionProblems(probes, topology); !stale.empty()) throw core::UsageError(stale.front());
     const worker::BackendChoice choice = worker::resolveBackend(config.backend, gpuShortage(topology, config));
     const std::string& backendName = choice.name;
+    const std::optional<Profile> accept = acceptanceProfile(rank, config);  // a bad profile: before anything
     if (config.preflight) return preflight(config, probes, topology, backendName);
     applyBackendDefaults(config, backendName);
+    if (accept) measureWhatItJudges(config, *accept, *choice.info);
     if (const std::string shortage = gpuShortage(topology, config);
         config.cudaPairs && !shortage.empty()) {
       throw core::UsageError("--pair-memory cuda needs one GPU per rank: " + shortage);
@@ -460,7 +463,8 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       for (const core::Finding& f : inventories.findings(topology)) sinks.each([&](core::RecordSink& s) { s.finding(f); });
     }
 
-    return measure(config, topology, plan, executor, sinks, resuming, inventories);
+    const int code = measure(config, topology, plan, executor, sinks, resuming, inventories);
+    return accept ? judgeRun(rank, config, *accept, code) : code;
   } catch (const core::UsageError& e) {
     // Usage errors are reached by every rank together (parsing and planning are deterministic,
     // rank-0-only checks are agreed by broadcast), so all ranks finalize and exit 2.

@@ -305,6 +305,12 @@ void parsePhases(const po::variables_map& vm, RunConfig& c) {
   c.training = asked("training");
   c.scaling = vm.count("scaling") > 0;
   parseStorage(vm, c);
+  if (vm.count("accept")) {
+    c.accept = vm["accept"].as<std::string>();
+    if (c.accept.empty()) throw core::UsageError("--accept needs a profile: a built-in name or a profile file");
+  }
+  c.allowMissing = vm.count("allow-missing") > 0;
+  if (c.allowMissing && c.accept.empty()) throw core::UsageError("--allow-missing goes with --accept PROFILE");
 }
 
 // GPU-pair copies, the pairwise streams and the thresholds they are judged by.

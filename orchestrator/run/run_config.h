@@ -111,6 +111,9 @@ struct RunConfig {
   bool storageWrite = false;           // write the run's own files first (and measure that)
   bool storageEveryRank = true;        // --storage-ranks all; false: node (each node's first rank)
   std::uint64_t storageBytes = 1ull << 30;  // per reading rank
+  // --accept PROFILE: the phases its checks judge, then the file judged against it (acceptance.h)
+  std::string accept;         // a built-in profile's name or a profile file; empty: no acceptance
+  bool allowMissing = false;  // --allow-missing: a check the file cannot answer does not fail it
 
   // which suite-derived sizes were given explicitly (backend defaults do not override them)
   bool maxBytesGiven = false;

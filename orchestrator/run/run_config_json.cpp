@@ -91,6 +91,10 @@ nlohmann::ordered_json toJson(const RunConfig& c) {
   if (c.lineRateFraction != 0.8) j["line_rate_fraction"] = c.lineRateFraction;
   if (c.sysfsRoot != "/sys") j["sysfs_root"] = c.sysfsRoot;
   if (!c.fabricFile.empty()) j["fabric"] = c.fabricFile;
+  if (!c.accept.empty()) {
+    j["accept"] = c.accept;
+    j["allow_missing"] = c.allowMissing;
+  }
   // a file measured with injected faults says so
   for (const core::Fault& f : c.faults) {
     std::string text = faultKindName(f.kind);

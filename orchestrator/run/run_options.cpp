@@ -145,6 +145,11 @@ void addPhaseOptions(po::options_description& d) {
      "--storage: all ranks read, or node (each node's first)")
     ("storage-bytes", po::value<std::string>()->default_value("1G"),
      "--storage: bytes each reading rank writes or reads")
+    ("accept", po::value<std::string>(),
+     "acceptance in one run: measure what this profile judges (a built-in such as hgx-h100-8, or a profile "
+     "file), then judge the file as `fabricmap verify` does, record the verdict in it and print it last; "
+     "exit 0 on PASS, 1 on FAIL or NOT JUDGED")
+    ("allow-missing", "--accept: a check the file cannot answer does not fail the verdict (PASS on what was judged)")
     ("preflight",
      "check before measuring anything, then stop: every rank runs the same fabricmap build, sees the "
      "expected GPUs (the same count on every node, one per rank on the nccl backend, --gpus-per-node), "
