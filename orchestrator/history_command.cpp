@@ -116,6 +116,7 @@ int historyCommand(const std::vector<std::string>& args) {
   std::vector<std::string> written;
   if (!baselinePath.empty()) written.push_back(writeBaseline(baselinePath, c.runs));
   const History h = buildHistory(std::move(c.runs), std::move(c.skipped));
+  for (const std::string& w : h.warnings) fmt::print(stderr, "fabricmap history: warning: {}\n", w);
   if (!html.empty()) {
     writeReplacing(html, historyToHtml(h));
     written.push_back(fmt::format("{}: history of {} runs", html, h.runs.size()));

@@ -1,6 +1,9 @@
 // Run history: per node and node pair across runs, and the baseline over the runs (history.h).
 #include "orchestrator/verdicts/history.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -78,15 +81,44 @@ void finish(SubjectHistory& s, const std::vector<HistoryRunInfo>& runs) {
   s.status = statusOf(s);
 }
 
+// A run's set of hosts: its `hostnames` attribute (the real hosts, also of emulated nodes), else
+// its node names (a file without the attribute).
+std::vector<std::string> hostsOf(const results::RunDigest& run) {
+  std::set<std::string> hosts;
+  std::string_view list = run.provenance.hostnames;
+  while (!list.empty()) {
+    const std::size_t comma = std::min(list.find(','), list.size());
+    std::string_view host = list.substr(0, comma);
+    while (!host.empty() && host.front() == ' ') host.remove_prefix(1);
+    while (!host.empty() && host.back() == ' ') host.remove_suffix(1);
+    if (!host.empty()) hosts.emplace(host);
+    list.remove_prefix(std::min(comma + 1, list.size()));
+  }
+  if (hosts.empty()) hosts.insert(run.nodes.begin(), run.nodes.end());
+  return {hosts.begin(), hosts.end()};
+}
+
 HistoryRunInfo infoOf(const results::RunDigest& run) {
   int blamed = 0;
   for (const core::Finding& f : run.findings) blamed += blames(f) && (f.nodeA >= 0 || f.nodeB >= 0) ? 1 : 0;
-  return {run.path,
-          run.provenance.createdUtc,
-          run.provenance.hostnames,
-          run.provenance.backend,
-          static_cast<int>(run.nodes.size()),
-          blamed};
+  return {run.path,          run.provenance.createdUtc,          run.provenance.hostnames,
+          run.provenance.backend, static_cast<int>(run.nodes.size()), blamed,
+          hostsOf(run),           0};
+}
+
+// The root of `i` in a union-find forest, halving the path as it goes.
+std::size_t rootOf(std::vector<std::size_t>& parent, std::size_t i) {
+  while (parent[i] != i) i = parent[i] = parent[parent[i]];
+  return i;
+}
+
+// "h0, h1, h2 and 5 more": a cluster's hosts in a line.
+std::string hostsText(const std::vector<std::string>& hosts) {
+  constexpr std::size_t kShown = 3;
+  const auto end = hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), kShown));
+  const std::vector<std::string> shown(hosts.begin(), end);
+  return fmt::format("{}{}", fmt::join(shown, ", "),
+                     hosts.size() > kShown ? fmt::format(" and {} more", hosts.size() - kShown) : "");
 }
 
 // Every node of a run that measured or blamed it, into `nodes` by name.
@@ -200,6 +232,47 @@ std::string sparkline(const std::vector<double>& values) {
   return out;
 }
 
+std::vector<HostCluster> clustersOf(std::vector<HistoryRunInfo>& runs) {
+  std::vector<std::size_t> parent(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) parent[i] = i;
+  std::map<std::string, std::size_t> firstRun;  // host -> the first run that had it
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const std::string& host : runs[i].hosts) {
+      const auto [it, added] = firstRun.emplace(host, i);
+      if (!added) parent[rootOf(parent, i)] = rootOf(parent, it->second);
+    }
+  }
+  std::vector<HostCluster> clusters;
+  std::map<std::size_t, int> index;  // root -> cluster, numbered by first run
+  std::vector<std::set<std::string>> hosts;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto [it, added] = index.emplace(rootOf(parent, i), static_cast<int>(clusters.size()));
+    if (added) {
+      clusters.emplace_back();
+      hosts.emplace_back();
+    }
+    runs[i].cluster = it->second;
+    clusters[static_cast<std::size_t>(it->second)].runs.push_back(static_cast<int>(i));
+    hosts[static_cast<std::size_t>(it->second)].insert(runs[i].hosts.begin(), runs[i].hosts.end());
+  }
+  for (std::size_t c = 0; c < clusters.size(); ++c) clusters[c].hosts.assign(hosts[c].begin(), hosts[c].end());
+  return clusters;
+}
+
+std::vector<std::string> clusterWarnings(const std::vector<HostCluster>& clusters) {
+  if (clusters.size() < 2) return {};
+  std::size_t runs = 0;
+  std::vector<std::string> parts;
+  for (std::size_t c = 0; c < clusters.size(); ++c) {
+    runs += clusters[c].runs.size();
+    parts.push_back(fmt::format("cluster {}: {} run{} on {}", c + 1, clusters[c].runs.size(),
+                                clusters[c].runs.size() == 1 ? "" : "s", hostsText(clusters[c].hosts)));
+  }
+  return {fmt::format("the {} runs mix {} clusters (host sets that share no host; {}): each node's history is its "
+                      "own, but the run counts and a baseline span them all; give one cluster's files",
+                      runs, clusters.size(), fmt::join(parts, "; "))};
+}
+
 History buildHistory(std::vector<results::RunDigest> runs, std::vector<SkippedFile> skipped) {
   std::sort(runs.begin(), runs.end(), [](const results::RunDigest& x, const results::RunDigest& y) {
     return std::tie(x.provenance.createdUtc, x.path) < std::tie(y.provenance.createdUtc, y.path);
@@ -222,6 +295,8 @@ History buildHistory(std::vector<results::RunDigest> runs, std::vector<SkippedFi
   }
   h.nodes = finished(nodes, h.runs);
   h.pairs = finished(pairs, h.runs);
+  h.clusters = clustersOf(h.runs);
+  h.warnings = clusterWarnings(h.clusters);
   return h;
 }
 

@@ -54,6 +54,18 @@ struct HistoryRunInfo {
   std::string backend;
   int nodes = 0;
   int blames = 0;  // warning and error findings that name a node
+  std::vector<std::string> hosts;  // its set of hosts, sorted (hostnames, else its node names)
+  int cluster = 0;                 // index into History::clusters
+};
+
+// Runs of one cluster: their host sets are joined by shared hosts (run A shares a host with B, B
+// with C). A cluster's runs use different nodes of it as allocations come and go, so runs on
+// different but overlapping host sets are one cluster; runs sharing no host with the others are
+// another, and history says so (it does not guess that two disjoint allocations are one machine
+// room, nor split them: each node's history is keyed by its own name either way).
+struct HostCluster {
+  std::vector<std::string> hosts;  // every host of its runs, sorted
+  std::vector<int> runs;           // indices into History::runs, oldest first
 };
 
 struct SkippedFile {
@@ -63,14 +75,22 @@ struct SkippedFile {
 
 struct History {
   std::vector<HistoryRunInfo> runs;  // oldest first
+  std::vector<HostCluster> clusters;  // by their first run
+  std::vector<std::string> warnings;  // the runs mix clusters: one line each, for stderr and JSON
   std::vector<SkippedFile> skipped;
   std::vector<SubjectHistory> nodes;  // by name
   std::vector<SubjectHistory> pairs;  // pairs blamed in at least one run, by name
 };
 
-// Runs in created_utc order (ties by path). A finding of severity warning or error blames the nodes
+// Runs in created_utc order (ties by path), keyed by their host sets into clusters (HostCluster),
+// with a warning when there are several. A finding of severity warning or error blames the nodes
 // its node_a/node_b name, and the pair when it names two.
 History buildHistory(std::vector<results::RunDigest> runs, std::vector<SkippedFile> skipped);
+
+// The clusters of runs whose host sets share hosts (HostCluster); sets each run's `cluster`.
+std::vector<HostCluster> clustersOf(std::vector<HistoryRunInfo>& runs);
+// The warning when `clusters` are several ("the 5 runs mix 2 clusters ..."); none for one.
+std::vector<std::string> clusterWarnings(const std::vector<HostCluster>& clusters);
 
 // A node's bandwidth in a run: the median of the finite cells of its row and column of the node
 // matrix (what it sent and received); NaN when none.

@@ -48,7 +48,9 @@ Json rulesToJson() {
           {"node_gbs", "median of the node's row and column of /matrix/node/bw (sent and received)"},
           {"pair_gbs", "the slower direction of the pair's two cells of /matrix/node/bw"},
           {"trend", "the last measured bandwidth / the median of the earlier ones"},
-          {"flapping", "blamed in a run and clean (seen, not blamed) in a later run"}};
+          {"flapping", "blamed in a run and clean (seen, not blamed) in a later run"},
+          {"clusters", "runs whose host sets share a host, directly or through other runs, are one cluster; several "
+                       "clusters are warned about, not split"}};
 }
 
 Json spreadToJson(const Spread& s) {
@@ -99,8 +101,12 @@ Json historyToJson(const History& h) {
                     {"hostnames", r.hostnames},
                     {"backend", r.backend},
                     {"nodes", r.nodes},
-                    {"blames", r.blames}});
+                    {"blames", r.blames},
+                    {"hosts", r.hosts},
+                    {"cluster", r.cluster}});
   }
+  Json clusters = Json::array();
+  for (const HostCluster& c : h.clusters) clusters.push_back({{"hosts", c.hosts}, {"runs", c.runs}});
   Json skipped = Json::array();
   for (const SkippedFile& s : h.skipped) skipped.push_back({{"file", s.path}, {"reason", s.reason}});
   Json nodes = Json::array();
@@ -113,6 +119,9 @@ Json historyToJson(const History& h) {
   out["rules"] = rulesToJson();
   out["nodes"] = std::move(nodes);
   out["pairs"] = std::move(pairs);
+  out["clusters"] = std::move(clusters);
+  out["mixed_clusters"] = h.clusters.size() > 1;
+  out["warnings"] = h.warnings;
   return out;
 }
 

@@ -15,7 +15,8 @@ constexpr std::size_t kConsoleRuns = 40;  // the console's sparkline shows the l
 constexpr const char* kRulesText =
     "# bandwidth: a node's median over its row and column of the node matrix, a pair's slower direction (GB/s);\n"
     "# blamed: named by a warning or error finding; trend: last / median of the earlier runs;\n"
-    "# flapping: blamed in a run and clean in a later one; newly_blamed: blamed in every run since its first blame\n";
+    "# flapping: blamed in a run and clean in a later one; newly_blamed: blamed in every run since its first blame\n"
+    "# clusters: runs whose host sets share a host (directly or through other runs) are one cluster\n";
 
 // Most blamed first, then by name: the subjects to look at lead the table.
 std::vector<const SubjectHistory*> byBlame(const std::vector<SubjectHistory>& subjects) {
@@ -120,12 +121,19 @@ std::string runsSection(const History& h) {
       h.runs.size(), rows, skipped.empty() ? "" : fmt::format("<h2>Skipped files</h2>\n<ul>\n{}</ul>\n", skipped));
 }
 
+std::string warningsHtml(const History& h) {
+  std::string out;
+  for (const std::string& w : h.warnings)
+    out += fmt::format("<p class=\"warning\">warning: {}</p>\n", results::htmlEscape(w));
+  return out;
+}
+
 constexpr const char* kStyle =
     "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
     "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:middle}"
     "tr.flapping td:first-child{border-left:4px solid #e69f00}tr.blamed td:first-child,"
     "tr.newly_blamed td:first-child{border-left:4px solid #c0392b}polyline{fill:none;stroke:#2c6fbb;stroke-width:1.5}"
-    "circle{fill:#2c6fbb}circle.blamed{fill:#c0392b}.note{color:#666}";
+    "circle{fill:#2c6fbb}circle.blamed{fill:#c0392b}.note{color:#666}.warning{color:#a04000;font-weight:600}";
 
 }  // namespace
 
@@ -133,7 +141,9 @@ std::string historyToText(const History& h) {
   std::string out = fmt::format("# fabricmap history: {} run{}", h.runs.size(), h.runs.size() == 1 ? "" : "s");
   if (!h.runs.empty()) out += fmt::format(", {} to {}", h.runs.front().createdUtc, h.runs.back().createdUtc);
   if (!h.skipped.empty()) out += fmt::format("; {} file{} skipped", h.skipped.size(), h.skipped.size() == 1 ? "" : "s");
+  if (h.clusters.size() > 1) out += fmt::format("; {} clusters (host sets sharing no host)", h.clusters.size());
   out += "\n#\n";
+  for (const std::string& w : h.warnings) out += fmt::format("# warning: {}\n#\n", w);
   out += subjectTable(h.nodes, "node");
   out += "#\n";
   out += h.pairs.empty() ? "# no node pair blamed in any run\n" : subjectTable(h.pairs, "node pair (blamed in a run)");
@@ -149,8 +159,8 @@ std::string historyToHtml(const History& h) {
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fabricmap history</title>"
       "<style>{}</style></head>\n<body>\n<h1>fabricmap history</h1>\n<p>{} runs{}; files skipped: {}</p>\n"
-      "{}{}{}<pre class=\"note\">{}</pre>\n</body></html>\n",
-      kStyle, h.runs.size(), span, h.skipped.size(), subjectSection(h.nodes, "Nodes", "node"),
+      "{}{}{}{}<pre class=\"note\">{}</pre>\n</body></html>\n",
+      kStyle, h.runs.size(), span, h.skipped.size(), warningsHtml(h), subjectSection(h.nodes, "Nodes", "node"),
       subjectSection(h.pairs, "Node pairs blamed in a run", "node pair"), runsSection(h),
       results::htmlEscape(kRulesText));
 }

@@ -4,6 +4,7 @@
 #include "orchestrator/verdicts/history.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -37,6 +38,9 @@ struct RunSpec {
   std::vector<core::Finding> findings;
   double interNode = 0;  // the class baseline the analysis judged inter_node against; 0: none
   std::vector<core::CollectiveRecord> rows;
+  std::string host = "h";  // nodes are <host>0, <host>1, ...
+  int firstNode = 0;       // numbered from this
+  bool hostnames = false;  // the provenance names them (else history takes the node names)
 };
 
 RunSpec at(const std::string& created, float bw = 10, double interNode = 0) {
@@ -70,13 +74,13 @@ core::CollectiveRecord row(const std::string& scope, int group, std::uint64_t by
   return r;
 }
 
-core::Topology topologyOf(int nodes) {
+core::Topology topologyOf(int nodes, const std::string& host = "h", int first = 0) {
   core::Topology t;
   for (int n = 0; n < nodes; ++n) {
     core::RankRecord r;
     r.rank = n;
     r.node = n;
-    r.hostname = fmt::format("h{}", n);
+    r.hostname = fmt::format("{}{}", host, first + n);
     t.ranks.push_back(r);
     core::NodeRecord node;
     node.node = n;
@@ -117,8 +121,14 @@ std::string write(const TempDir& dir, const std::string& name, const RunSpec& ru
   p.backend = "mpi";
   p.worldSize = run.nodes;
   p.nodeCount = run.nodes;
+  const core::Topology topology = topologyOf(run.nodes, run.host, run.firstNode);
+  if (run.hostnames) {
+    std::vector<std::string> names;
+    for (const core::NodeRecord& n : topology.nodes) names.push_back(n.hostname);
+    p.hostnames = fmt::format("{}", fmt::join(names, ","));
+  }
   results::H5Sink sink(path);
-  sink.begin(p, topologyOf(run.nodes), {});
+  sink.begin(p, topology, {});
   if (!run.rows.empty()) {
     core::StepRecord s;
     s.kind = core::StepKind::kCollective;
@@ -388,6 +398,73 @@ TEST(HistoryReader, DigestAgreesWithTheFullReader) {
   EXPECT_EQ(light.matrices.nodeBw.values.size(), full.matrices.nodeBw.values.size());
   EXPECT_EQ(classBandwidths(light.matrices), classBandwidths(full.matrices));
   EXPECT_TRUE(light.collectives.empty());
+}
+
+
+RunSpec on(const std::string& created, const std::string& host, int nodes, int first = 0) {
+  RunSpec r = at(created);
+  r.host = host;
+  r.nodes = nodes;
+  r.firstNode = first;
+  r.hostnames = true;
+  return r;
+}
+
+TEST(History, RunsOfOverlappingHostSetsAreOneCluster) {
+  TempDir dir;
+  // nid0-1, nid1-2, nid2-3: no two runs alike, every one sharing a host with the next
+  const auto runs = readAll({write(dir, "a.h5", on("2026-08-01T00:00:00Z", "nid", 2, 0)),
+                             write(dir, "b.h5", on("2026-08-02T00:00:00Z", "nid", 2, 1)),
+                             write(dir, "c.h5", on("2026-08-03T00:00:00Z", "nid", 2, 2))});
+  const History h = buildHistory(runs, {});
+  ASSERT_EQ(h.clusters.size(), 1u);
+  EXPECT_EQ(h.clusters[0].hosts, (std::vector<std::string>{"nid0", "nid1", "nid2", "nid3"}));
+  EXPECT_EQ(h.clusters[0].runs, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(h.runs[1].hosts, (std::vector<std::string>{"nid1", "nid2"}));
+  EXPECT_TRUE(h.warnings.empty());
+  EXPECT_EQ(historyToJson(h)["mixed_clusters"], false);
+}
+
+TEST(History, RunsOfTwoClustersAreWarnedAboutNotCountedAsOne) {
+  TempDir dir;
+  const std::vector<std::string> paths{write(dir, "a1.h5", on("2026-09-01T00:00:00Z", "a", 2)),
+                                       write(dir, "b1.h5", on("2026-09-02T00:00:00Z", "b", 3)),
+                                       write(dir, "a2.h5", on("2026-09-03T00:00:00Z", "a", 2))};
+  const History h = buildHistory(readAll(paths), {});
+  ASSERT_EQ(h.clusters.size(), 2u);
+  EXPECT_EQ(h.clusters[0].runs, (std::vector<int>{0, 2}));
+  EXPECT_EQ(h.clusters[1].hosts, (std::vector<std::string>{"b0", "b1", "b2"}));
+  EXPECT_EQ(h.runs[1].cluster, 1);
+  ASSERT_EQ(h.warnings.size(), 1u);
+  EXPECT_NE(h.warnings[0].find("the 3 runs mix 2 clusters"), std::string::npos) << h.warnings[0];
+  EXPECT_NE(h.warnings[0].find("cluster 1: 2 runs on a0, a1; cluster 2: 1 run on b0, b1, b2"), std::string::npos)
+      << h.warnings[0];
+  EXPECT_EQ(subject(h.nodes, "a0").runs.size(), 2u);  // a node's history stays its own
+  const auto j = historyToJson(h);
+  EXPECT_EQ(j["mixed_clusters"], true);
+  EXPECT_EQ(j["clusters"].size(), 2u);
+  EXPECT_EQ(j["runs"][1]["cluster"], 1);
+  EXPECT_EQ(j["runs"][1]["hosts"].size(), 3u);
+  EXPECT_EQ(j["warnings"][0], h.warnings[0]);
+  EXPECT_NE(historyToText(h).find("2 clusters (host sets sharing no host)"), std::string::npos);
+  EXPECT_NE(historyToHtml(h).find("warning: the 3 runs mix 2 clusters"), std::string::npos);
+  // the command says it on stderr, also with --json
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(historyCommand({dir.path().string(), "--json"}), 0);
+  testing::internal::GetCapturedStdout();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("fabricmap history: warning: the 3 runs mix 2 clusters"), std::string::npos) << err;
+}
+
+TEST(History, FilesWithoutHostnamesAreKeyedByTheirNodeNames) {
+  TempDir dir;
+  RunSpec x = at("2026-10-01T00:00:00Z");
+  RunSpec y = at("2026-10-02T00:00:00Z");
+  y.host = "z";
+  const History h = buildHistory(readAll({write(dir, "x.h5", x), write(dir, "y.h5", y)}), {});
+  EXPECT_EQ(h.runs[0].hosts, (std::vector<std::string>{"h0", "h1", "h2", "h3"}));
+  EXPECT_EQ(h.clusters.size(), 2u);
 }
 
 }  // namespace
