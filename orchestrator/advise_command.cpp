@@ -30,7 +30,7 @@ void printHeader(std::ostream& out, const AdviseConfig& c) {
   out << "# advise: " << adviseSubject(c) << "\n";
   out << fmt::format("# memory per GPU: model states as {} keeps them, activations per Korthikanti et al. 2022, "
                      "{:.1f} GiB reserve\n",
-                     frameworkName(c.framework), gib(c.reserveBytes));
+                     frameworkName(c.framework), gib(c.base.reserveBytes));
 }
 
 std::string choiceText(const MemoryChoice& m) {
@@ -50,6 +50,50 @@ void printServing(std::ostream& out, const AdviseConfig& c, const Advice& a) {
   if (!a.best.empty()) out << fmt::format("# vllm for #1: {}\n", a.best.front().flags);
 }
 
+// The ranking: priced layouts only, fastest first, with the step MFU and the compute share.
+void printRanked(std::ostream& out, const AdviseConfig& c, const Advice& a) {
+  out << fmt::format("# ranked by step time: {} priced layout{}{} (MFU%: step MFU, the model FLOPs utilization of "
+                     "the whole step = compute% x --mfu {:.2f}, less recomputed FLOPs; compute%: the step's share in "
+                     "compute)\n",
+                     a.rankedLayouts, a.rankedLayouts == 1 ? "" : "s",
+                     a.best.size() < a.rankedLayouts ? fmt::format(", the fastest {} shown", a.best.size()) : "",
+                     c.base.mfu);
+  out << fmt::format("# {:>2} {:<22} {:>3} {:>2} {:>3} {:>5} {:<9} {:>7} {:>9} {:>6} {:>8} {:>10} {:>8} {:>10}\n", "",
+                     "layout", "mb", "v", "sp", "zero", "recompute", "GiB/GPU", "step s", "MFU%", "compute%",
+                     "tokens/s", "days", "cost");
+  int rank = 0;
+  for (const Candidate& k : a.best) {
+    const Prediction& p = *k.prediction;
+    out << fmt::format("  {:>2} {} {:>7.1f} {:>9} {:>6.1f} {:>8.1f} {:>10} {:>8} {:>10}\n", ++rank,
+                       choiceText(k.choice), gib(k.memory.total()), number(p.stepSeconds), *p.stepMfu * 100,
+                       *p.utilization * 100, number(p.tokensPerSecond, "{:.0f}"), number(p.days, "{:.1f}"),
+                       p.cost ? fmt::format("{:.0f}", *p.cost) : "-");
+  }
+  out << fmt::format("# {} for #1: {}\n", frameworkName(c.framework), a.best.front().flags);
+}
+
+// What fits but is not priced: said plainly when nothing is, listed without a rank, with why and
+// what to measure.
+void printUnpriced(std::ostream& out, const Advice& a) {
+  if (a.best.empty()) {
+    out << "# " << nothingPriced(a) << "\n";
+  } else {
+    out << fmt::format("# {} more layout{} fit but {} not priced, so not ranked\n", a.unpricedLayouts,
+                       a.unpricedLayouts == 1 ? "" : "s", a.unpricedLayouts == 1 ? "is" : "are");
+  }
+  for (const std::string& why : a.whyUnpriced) out << "#   not priced: " << why << "\n";
+  if (a.unpriced.empty()) return;
+  out << fmt::format("# fits by memory only (unranked, in layout order: not a recommendation){}\n",
+                     a.unpriced.size() < a.unpricedLayouts
+                         ? fmt::format(", {} of {} shown", a.unpriced.size(), a.unpricedLayouts)
+                         : "");
+  out << fmt::format("#    {:<22} {:>3} {:>2} {:>3} {:>5} {:<9} {:>7}\n", "layout", "mb", "v", "sp", "zero", "recompute",
+                     "GiB/GPU");
+  for (const Candidate& k : a.unpriced) {
+    out << fmt::format("     {} {:>7.1f}\n", choiceText(k.choice), gib(k.memory.total()));
+  }
+}
+
 void printAdvice(std::ostream& out, const AdviseConfig& c, const Advice& a) {
   out << fmt::format("#\n# file {}: {} GPUs, {} per node, {:.1f} GiB each ({})\n", a.file, a.gpus, a.gpusPerNode,
                      gib(a.gpuMemoryBytes), a.memorySource);
@@ -60,20 +104,14 @@ void printAdvice(std::ostream& out, const AdviseConfig& c, const Advice& a) {
     return;
   }
   if (c.framework == Framework::kVllm) return printServing(out, c, a);
-  out << fmt::format("# {:>2} {:<22} {:>3} {:>2} {:>3} {:>5} {:<9} {:>7} {:>9} {:>6} {:>10} {:>8} {:>10}\n", "",
-                     "layout", "mb", "v", "sp", "zero", "recompute", "GiB/GPU", "step s", "util%", "tokens/s", "days",
-                     "cost");
-  int rank = 0;
-  for (const Candidate& k : a.best) {
-    const Prediction* p = k.prediction ? &*k.prediction : nullptr;
-    out << fmt::format("  {:>2} {} {:>7.1f} {:>9} {:>6} {:>10} {:>8} {:>10}\n", ++rank, choiceText(k.choice),
-                       gib(k.memory.total()), p ? number(p->stepSeconds) : "-",
-                       p && p->utilization ? fmt::format("{:.1f}", *p->utilization * 100) : "-",
-                       p ? number(p->tokensPerSecond, "{:.0f}") : "-", p ? number(p->days, "{:.1f}") : "-",
-                       p && p->cost ? fmt::format("{:.0f}", *p->cost) : "-");
-    if (!k.unpriced.empty() && c.framework != Framework::kVllm) out << "       not priced: " << k.unpriced << "\n";
+  if (a.optionsUnmeasured > 0) {
+    out << fmt::format("# searched without sequence parallelism and ZeRO (the distributed optimizer): {} of the "
+                       "fitting choices need all_gather and reduce_scatter, which the file did not measure\n",
+                       a.optionsUnmeasured);
   }
-  if (!a.best.empty()) out << fmt::format("# {} for #1: {}\n", frameworkName(c.framework), a.best.front().flags);
+  if (!a.best.empty()) printRanked(out, c, a);
+  if (a.unpricedLayouts > 0) printUnpriced(out, a);
+  for (const std::string& more : a.toPriceMore) out << "# to price more: " << more << "\n";
   if (a.storage) {
     for (const std::string& sentence : storageSentences(c, *a.storage)) out << "# storage: " << sentence << "\n";
   }
@@ -82,7 +120,7 @@ void printAdvice(std::ostream& out, const AdviseConfig& c, const Advice& a) {
 void printProviders(std::ostream& out, const AdviseConfig& c, const std::vector<Advice>& advice) {
   out << fmt::format("#\n# best layout per file, {} first\n", c.base.pricePerGpuHour ? "cheapest" : "fewest GPU-hours");
   for (const Advice* a : providersRanked(advice)) {
-    if (a->best.empty() || !a->best.front().prediction) {
+    if (a->best.empty()) {
       out << fmt::format("  {:<40} {}\n", a->file, a->doesNotFit.empty() ? "no priced layout" : "does not fit");
       continue;
     }
@@ -99,14 +137,13 @@ void printProviders(std::ostream& out, const AdviseConfig& c, const std::vector<
 void addAdviseOptions(boost::program_options::options_description& opts) {
   namespace po = boost::program_options;
   addModelOptions(opts);
+  addGpuMemoryOptions(opts);
   // clang-format off
   opts.add_options()
     ("framework", po::value<std::string>()->default_value("megatron"),
      "megatron (distributed optimizer, sequence parallelism, selective/full recomputation), deepspeed (ZeRO "
      "0-3, full recomputation) or vllm (serving: weights and KV cache)")
     ("gpus", po::value<int>(), "lay the model out on this many GPUs (default: every rank the file measured)")
-    ("gpu-memory", po::value<std::string>(), "memory per GPU (80G; default: the smallest NVML total in the file)")
-    ("reserve", po::value<std::string>()->default_value("4G"), "memory per GPU kept for CUDA, NCCL and the allocator")
     ("top", po::value<int>()->default_value(10), "layouts shown per file")
     ("bytes-per-token", po::value<double>()->default_value(4), "tokenized data read per token (int32 ids: 4, uint16: 2), "
                                                                "against the file's storage feed");
@@ -121,11 +158,7 @@ AdviseConfig adviseConfigFrom(const boost::program_options::variables_map& vm) {
     c.gpus = vm["gpus"].as<int>();
     if (c.gpus < 1) throw core::UsageError("--gpus must be at least 1");
   }
-  if (vm.count("gpu-memory")) {
-    c.gpuMemoryBytes = static_cast<double>(core::parseBytes(vm["gpu-memory"].as<std::string>(), "--gpu-memory"));
-    if (*c.gpuMemoryBytes <= 0) throw core::UsageError("--gpu-memory must be positive");
-  }
-  c.reserveBytes = static_cast<double>(core::parseBytes(vm["reserve"].as<std::string>(), "--reserve"));
+  readGpuMemoryOptions(vm, c.base);
   c.top = vm["top"].as<int>();
   c.bytesPerToken = vm["bytes-per-token"].as<double>();
   if (!(c.bytesPerToken > 0)) throw core::UsageError("--bytes-per-token must be positive");

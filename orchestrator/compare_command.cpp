@@ -1,5 +1,6 @@
-// `fabricmap compare A.h5 B.h5 ... [--label L ...] [--tolerance T] [--model M --layout ...] [--json]`:
-// runs or providers side by side, figures beyond the tolerance from the first file marked.
+// `fabricmap compare A.h5 B.h5 ... [--label L ...] [--tolerance T] [--model M --layout ...]
+// [--price FILE=USD ... | --providers FILE] [--json]`: runs or providers side by side, figures
+// beyond the tolerance from the first file marked, each priced at its own offer.
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
@@ -10,6 +11,7 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
 #include "orchestrator/verdicts/compare.h"
+#include "orchestrator/verdicts/providers.h"
 #include "orchestrator/predict_options.h"
 #include "results/h5_reader.h"
 
@@ -19,7 +21,29 @@ namespace {
 constexpr const char* kCompareUsage =
     "usage: fabricmap compare A.h5 B.h5 ... [--label NAME ...] [--tolerance 0.1] [--json]\n"
     "       fabricmap compare A.h5 ... --baseline history.json: the files against a run history's baseline\n"
-    "                         [--model M --layout tp=T,pp=P,dp=D ...: the predicted step of each file]";
+    "                         [--model M --layout tp=T,pp=P,dp=D ...: the predicted step of each file]\n"
+    "                         [--price A.h5=2.5 ... | --providers providers.txt | --price-per-gpu-hour 2.5: cost]";
+
+// Each file's price and GPU memory: --price FILE=USD, a --providers file, --price-per-gpu-hour.
+std::vector<Offer> offersOf(const boost::program_options::variables_map& vm, const std::vector<std::string>& paths,
+                            const std::vector<std::string>& labels) {
+  std::vector<ComparedFile> files;
+  for (std::size_t i = 0; i < paths.size(); ++i) files.push_back({paths[i], labels[i]});
+  std::vector<PriceArgument> prices;
+  if (vm.count("price")) {
+    for (const std::string& p : vm["price"].as<std::vector<std::string>>()) prices.push_back(parsePriceArgument(p));
+  }
+  std::optional<Providers> providers;
+  if (vm.count("providers")) providers = readProvidersFile(vm["providers"].as<std::string>());
+  std::optional<double> everyFile;
+  if (vm.count("price-per-gpu-hour")) {
+    everyFile = vm["price-per-gpu-hour"].as<double>();
+    if (!(std::isfinite(*everyFile) && *everyFile >= 0))
+      throw core::UsageError(fmt::format("--price-per-gpu-hour must be 0 or more, got {}", *everyFile));
+  }
+  return offersFor(files, providers ? &*providers : nullptr, prices, everyFile);
+}
+
 }  // namespace
 
 int compareCommand(const std::vector<std::string>& args) {
@@ -30,7 +54,13 @@ int compareCommand(const std::vector<std::string>& args) {
       "tolerance", po::value<double>()->default_value(0.1),
       "relative difference from the first file beyond which a figure is marked (0.1 = 10%)")(
       "baseline", po::value<std::string>(),
-      "a run history's baseline (fabricmap history --write-baseline) as the first column, the reference");
+      "a run history's baseline (fabricmap history --write-baseline) as the first column, the reference")(
+      "price", po::value<std::vector<std::string>>(),
+      "FILE=USD: the price of one GPU-hour of that file's offer (FILE: as given, its file name or its --label); "
+      "repeat per file; over --providers and --price-per-gpu-hour")(
+      "providers", po::value<std::string>(),
+      "a providers file: one line per file or label, its USD per GPU-hour and optionally its GPU memory in GB "
+      "(README.md)");
   po::options_description model("prediction (optional; the options of fabricmap predict)");
   addPredictOptions(model);
   opts.add(model);
@@ -53,10 +83,12 @@ int compareCommand(const std::vector<std::string>& args) {
   if (!(tolerance >= 0) || !std::isfinite(tolerance))
     throw core::UsageError(fmt::format("--tolerance must be 0 or more, got {}", tolerance));
 
+  const std::vector<Offer> offers = offersOf(vm, paths, labels);
   std::vector<FileSummary> summaries;
   if (vm.count("baseline")) summaries.push_back(summarizeBaseline(readBaseline(vm["baseline"].as<std::string>())));
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    summaries.push_back(summarize(results::readResults(paths[i]), labels[i], prediction ? &*prediction : nullptr));
+    summaries.push_back(
+        summarize(results::readResults(paths[i]), labels[i], prediction ? &*prediction : nullptr, offers[i]));
   }
   const Comparison comparison = compare(std::move(summaries), tolerance);
   if (vm.count("json")) {

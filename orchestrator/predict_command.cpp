@@ -14,6 +14,7 @@
 #include "core/units.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
+#include "orchestrator/verdicts/memory_model.h"
 #include "orchestrator/verdicts/predict.h"
 #include "orchestrator/predict_options.h"
 #include "results/h5_reader.h"
@@ -72,9 +73,48 @@ void printHeader(std::ostream& out, const PredictConfig& c) {
                      core::formatBytes(c.bucketBytes), c.overlap * 100);
 }
 
+double gib(double bytes) { return bytes / (1ull << 30); }
+
+// The memory check, first thing under the file: a layout that does not fit says so before any
+// figure of it is read.
+void printMemory(std::ostream& out, const Prediction& p) {
+  const MemoryEstimate& m = p.memory;
+  const std::string parts =
+      fmt::format("weights {:.1f} + gradients {:.1f} + optimizer {:.1f} + activations {:.1f} + reserve {:.1f} GiB",
+                  gib(m.weights), gib(m.gradients), gib(m.optimizer), gib(m.activations), gib(m.reserve));
+  const std::optional<bool> fits = p.fitsMemory();
+  if (!fits) {
+    out << fmt::format("# memory per GPU: {:.1f} GiB needed, not checked: the GPU's memory is unknown (a host-memory "
+                       "run, or a log whose GPU names do not tell it; give --gpu-memory 80G)\n",
+                       gib(m.total()));
+  } else if (*fits) {
+    out << fmt::format("# memory per GPU: {:.1f} GiB needed of {:.1f} GiB ({}): fits\n", gib(m.total()),
+                       gib(*p.gpuMemoryBytes), p.gpuMemorySource);
+  } else {
+    out << fmt::format("# {}: the step, days and cost below are of a layout that cannot run\n", p.doesNotFit());
+    out << "#   less memory: --recompute selective|full, --sequence-parallel, --dp-mode zero, more --tp or --pp; "
+           "fabricmap advise searches them\n";
+  }
+  out << fmt::format("#   {} ({})\n", parts, p.memoryModel);
+}
+
+// The step's headline: the step MFU and the compute share, each named for what it is.
+void printUtilization(std::ostream& out, const PredictConfig& c, const Prediction& p) {
+  const double recomputed = recomputeFactor(c.model, c.seq, c.recompute);
+  out << fmt::format("#   step MFU         {:>11.1f} %   model FLOPs utilization of the whole step: compute share "
+                     "{:.1f} % x --mfu {:.2f}{}\n",
+                     *p.stepMfu * 100, *p.utilization * 100, c.mfu,
+                     recomputed != 1 ? fmt::format(" / {:.3g} (recomputed FLOPs are not model FLOPs)", recomputed) : "");
+  out << fmt::format("#   compute share    {:>11.1f} %   of the step spent in the model's compute (the rest: {}exposed "
+                     "communication); not an MFU\n",
+                     *p.utilization * 100, c.layout.pp > 1 ? "pipeline bubble, " : "");
+}
+
 void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
-  out << fmt::format("#\n# file {}: {} ranks, {} per node; peak {} TFLOP/s ({}), MFU {:.2f}\n#\n", p.file, p.fileRanks,
-                     p.ranksPerNode, number(p.peakTflops), p.peakSource, c.mfu);
+  out << fmt::format("#\n# file {}: {} ranks, {} per node; peak {} TFLOP/s ({}), MFU of the compute alone {:.2f}\n",
+                     p.file, p.fileRanks, p.ranksPerNode, number(p.peakTflops), p.peakSource, c.mfu);
+  printMemory(out, p);
+  out << "#\n";
   out << fmt::format("# {:<7} {:<26} {:>5} {:>6} {:>21} {:>10} {:>11} {:>15} {:>11} {:>11}\n", "traffic", "op", "group",
                      "scope", "bytes/message", "msgs/step", "bytes/step", "busbw (GB/s)", "time (s)", "exposed (s)");
   for (const TrafficResult& t : p.traffic) {
@@ -103,9 +143,11 @@ void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
     if (t.interference) out << fmt::format("#     interference {}\n", t.interferenceSource);
   }
   out << "#\n# summary\n";
+  const double recomputed = recomputeFactor(c.model, c.seq, c.recompute);
   out << fmt::format(
-      "#   compute          {:>12} s   6 x {} params x {} tokens / ({} GPUs x {} TFLOP/s x MFU {:.2f})\n",
+      "#   compute          {:>12} s   6 x {} params x {} tokens{} / ({} GPUs x {} TFLOP/s x MFU {:.2f})\n",
       number(p.computeSeconds), core::formatCount(c.model.activeParams()), core::formatCount(static_cast<double>(c.globalBatch) * c.seq),
+      recomputed != 1 ? fmt::format(" x {:.3g} ({} recomputation)", recomputed, recomputeName(c.recompute)) : "",
       c.layout.worldSize(), number(p.peakTflops), c.mfu);
   if (c.layout.pp > 1) {
     out << fmt::format("#   pipeline bubble  {:>12} s   compute x (pp - 1) / (micro-batches{}) = {} / ({}{}) (1F1B)\n",
@@ -126,20 +168,23 @@ void printOne(std::ostream& out, const PredictConfig& c, const Prediction& p) {
                        number(p.exposedSeconds), parts.empty() ? "" : ": ", fmt::join(parts, " + "));
     out << fmt::format("#   step time        {:>12} s   compute + {}exposed communication\n", number(p.stepSeconds),
                        c.layout.pp > 1 ? "pipeline bubble + " : "");
-    out << fmt::format("#   GPU utilization  {:>11.1f} %   compute / step (MFU over the whole step {:.1f} %)\n",
-                       *p.utilization * 100, *p.utilization * c.mfu * 100);
+    printUtilization(out, c, p);
     out << fmt::format("#   throughput       {:>12} tokens/s\n", number(p.tokensPerSecond));
     out << fmt::format(
-        "#   to train {} tokens: {} steps, {} days, {} GPU-hours{}\n", core::formatCount(c.tokens), number(p.steps), number(p.days),
+        "#   to train {} tokens: {} steps, {} days, {} GPU-hours{}{}\n", core::formatCount(c.tokens), number(p.steps), number(p.days),
         number(p.gpuHours),
-        p.cost ? fmt::format(", cost {} at {}/GPU-hour", number(p.cost), number(*c.pricePerGpuHour)) : "");
+        p.cost ? fmt::format(", cost {} at {}/GPU-hour", number(p.cost), number(*c.pricePerGpuHour)) : "",
+        p.fitsMemory() == false ? " (NOT ACHIEVABLE: the layout does not fit the GPU's memory)" : "");
   }
   for (const std::string& note : p.notes) out << "# note: " << note << "\n";
 }
 
 // Several files: a column per file, a row per figure; sources and reasons after the table.
-void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vector<Prediction>& ps) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+using Rows = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+// predict's side-by-side rows: a label and one cell per file.
+Rows sideBySideRows(const PredictConfig& c, const std::vector<Prediction>& ps) {
+  Rows rows;
   const auto row = [&](std::string label, auto figure) {
     std::vector<std::string> cells;
     for (const Prediction& p : ps) cells.push_back(figure(p));
@@ -167,14 +212,55 @@ void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vecto
   if (c.layout.pp > 1) row("pipeline bubble s", [](const Prediction& p) { return number(p.bubbleSeconds); });
   row("communication exposed s", [](const Prediction& p) { return number(p.exposedSeconds); });
   row("step time s", [](const Prediction& p) { return number(p.stepSeconds); });
-  row("GPU utilization %", [](const Prediction& p) {
+  row("step MFU %", [](const Prediction& p) {
+    return p.stepMfu ? fmt::format("{:.1f}", *p.stepMfu * 100) : std::string("unknown");
+  });
+  row("compute share of step %", [](const Prediction& p) {
     return p.utilization ? fmt::format("{:.1f}", *p.utilization * 100) : std::string("unknown");
   });
   row("tokens/s", [](const Prediction& p) { return number(p.tokensPerSecond); });
-  row(fmt::format("days for {} tokens", core::formatCount(c.tokens)), [](const Prediction& p) { return number(p.days); });
-  row("GPU-hours", [](const Prediction& p) { return number(p.gpuHours); });
-  if (c.pricePerGpuHour) row("cost", [](const Prediction& p) { return number(p.cost); });
+  // a layout that does not fit has no achievable days or cost: its cells say so
+  const auto achievable = [](const Prediction& p, const std::optional<double>& v) {
+    return number(v) + (p.fitsMemory() == false ? " (does not fit)" : "");
+  };
+  row(fmt::format("days for {} tokens", core::formatCount(c.tokens)),
+      [&](const Prediction& p) { return achievable(p, p.days); });
+  row("GPU-hours", [&](const Prediction& p) { return achievable(p, p.gpuHours); });
+  if (c.pricePerGpuHour) row("cost", [&](const Prediction& p) { return achievable(p, p.cost); });
+  row("memory per GPU GiB", [](const Prediction& p) { return fmt::format("{:.1f}", gib(p.memory.total())); });
+  row("fits GPU memory", [](const Prediction& p) {
+    const std::optional<bool> fits = p.fitsMemory();
+    return !fits ? std::string("not checked") : *fits ? fmt::format("yes, of {:.1f} GiB", gib(*p.gpuMemoryBytes))
+                                                      : fmt::format("NO, of {:.1f} GiB", gib(*p.gpuMemoryBytes));
+  });
 
+  return rows;
+}
+
+// How each file's figures were obtained, below the table.
+void printSources(std::ostream& out, const std::vector<Prediction>& ps) {
+  out << "#\n# how each figure was obtained:\n";
+  for (const Prediction& p : ps) {
+    out << fmt::format("#   {}: peak {} TFLOP/s ({})\n", p.file, number(p.peakTflops), p.peakSource);
+    if (!p.doesNotFit().empty()) out << fmt::format("#     {}\n", p.doesNotFit());
+    out << fmt::format("#     memory per GPU: {} ({})\n",
+                       p.gpuMemoryBytes ? "of " + p.gpuMemorySource : std::string("not checked, the GPU's memory unknown"),
+                       p.memoryModel);
+    for (const TrafficResult& t : p.traffic) {
+      if (t.status == "none") continue;
+      for (const LegResult& leg : t.legs) {
+        out << fmt::format("#     {} {}: {}\n", t.traffic.type, core::traits(leg.leg.op).name,
+                           leg.busbw ? leg.source : "unknown: " + leg.reason);
+      }
+      if (t.interference) out << fmt::format("#     {} interference {}\n", t.traffic.type, t.interferenceSource);
+    }
+    if (!p.unknownReason.empty()) out << fmt::format("#     {}\n", p.unknownReason);
+    for (const std::string& note : p.notes) out << "#     note: " << note << "\n";
+  }
+}
+
+void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vector<Prediction>& ps) {
+  const Rows rows = sideBySideRows(c, ps);
   std::size_t labelWidth = 0;
   for (const auto& [label, cells] : rows) labelWidth = std::max(labelWidth, label.size());
   std::vector<std::size_t> widths;
@@ -191,20 +277,7 @@ void printSideBySide(std::ostream& out, const PredictConfig& c, const std::vecto
     for (std::size_t f = 0; f < ps.size(); ++f) out << fmt::format("  {:>{}}", cells[f], widths[f]);
     out << "\n";
   }
-  out << "#\n# how each figure was obtained:\n";
-  for (const Prediction& p : ps) {
-    out << fmt::format("#   {}: peak {} TFLOP/s ({})\n", p.file, number(p.peakTflops), p.peakSource);
-    for (const TrafficResult& t : p.traffic) {
-      if (t.status == "none") continue;
-      for (const LegResult& leg : t.legs) {
-        out << fmt::format("#     {} {}: {}\n", t.traffic.type, core::traits(leg.leg.op).name,
-                           leg.busbw ? leg.source : "unknown: " + leg.reason);
-      }
-      if (t.interference) out << fmt::format("#     {} interference {}\n", t.traffic.type, t.interferenceSource);
-    }
-    if (!p.unknownReason.empty()) out << fmt::format("#     {}\n", p.unknownReason);
-    for (const std::string& note : p.notes) out << "#     note: " << note << "\n";
-  }
+  printSources(out, ps);
 }
 
 }  // namespace
@@ -229,17 +302,37 @@ void addModelOptions(boost::program_options::options_description& opts) {
                                               "training's gradients in fp32 unless --grad-reduce-in-bf16)")
     ("bucket-bytes", po::value<std::string>()->default_value("25M"), "gradient bucket size (K/M/G = 1024^n)")
     ("overlap", po::value<double>()->default_value(0.0), "share of DP communication hidden behind compute, 0..1")
-    ("mfu", po::value<double>()->default_value(0.4), "model FLOPs utilization of the compute alone, 0..1 (the "
-                                                      "pipeline bubble and exposed communication are added to it)")
+    ("mfu", po::value<double>()->default_value(0.4), "FLOPs utilization of the compute alone (recomputed FLOPs "
+                                                      "included), 0..1; the pipeline bubble and exposed communication "
+                                                      "are added to it, and the step MFU is reported")
     ("peak-tflops", po::value<double>(), "peak dense TFLOP/s per GPU (default: the GPU model recorded in the file)")
     ("price-per-gpu-hour", po::value<double>(), "price of one GPU-hour: the training cost is reported")
     ("tokens", po::value<std::string>()->default_value("1T"), "tokens to train (1T, 300B, 2e12)");
   // clang-format on
 }
 
+void addGpuMemoryOptions(boost::program_options::options_description& opts) {
+  namespace po = boost::program_options;
+  // clang-format off
+  opts.add_options()
+    ("gpu-memory", po::value<std::string>(), "memory per GPU (80G; default: the smallest NVML total in the file, or "
+                                             "what an imported log's GPU names tell)")
+    ("reserve", po::value<std::string>()->default_value("4G"), "memory per GPU kept for CUDA, NCCL and the allocator");
+  // clang-format on
+}
+
+void readGpuMemoryOptions(const boost::program_options::variables_map& vm, PredictConfig& c) {
+  if (vm.count("gpu-memory")) {
+    c.gpuMemoryBytes = static_cast<double>(core::parseBytes(vm["gpu-memory"].as<std::string>(), "--gpu-memory"));
+    if (*c.gpuMemoryBytes <= 0) throw core::UsageError("--gpu-memory must be positive");
+  }
+  if (vm.count("reserve")) c.reserveBytes = static_cast<double>(core::parseBytes(vm["reserve"].as<std::string>(), "--reserve"));
+}
+
 void addPredictOptions(boost::program_options::options_description& opts) {
   namespace po = boost::program_options;
   addModelOptions(opts);
+  addGpuMemoryOptions(opts);
   // clang-format off
   opts.add_options()
     ("micro-batch", po::value<int>(), "sequences per micro-batch (default 1)")
@@ -253,7 +346,10 @@ void addPredictOptions(boost::program_options::options_description& opts) {
      "allreduce (DDP), zero (distributed optimizer, ZeRO-1/2: reduce_scatter + all_gather) or zero3 "
      "(parameters all-gathered again for the backward pass)")
     ("virtual-stages", po::value<int>()->default_value(1), "interleaved 1F1B: model chunks per pipeline stage (v); "
-                                                           "the bubble shrinks v times, PP messages grow v times");
+                                                           "the bubble shrinks v times, PP messages grow v times")
+    ("recompute", po::value<std::string>()->default_value("none"),
+     "activation recomputation: none, selective (the attention's softmax and dropout; what FlashAttention-style "
+     "kernels keep) or full (each layer's forward again: compute x 4/3); checked against the GPU memory");
   // clang-format on
 }
 
@@ -333,6 +429,8 @@ PredictConfig predictConfigFrom(const boost::program_options::variables_map& vm)
   else
     throw core::UsageError(fmt::format("unknown --dp-mode '{}' (allreduce, zero or zero3)", mode));
   c.virtualStages = vm["virtual-stages"].as<int>();
+  c.recompute = parseRecompute(vm["recompute"].as<std::string>());
+  readGpuMemoryOptions(vm, c);
   validate(c);
   return c;
 }

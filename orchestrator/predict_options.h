@@ -13,8 +13,12 @@ namespace fabricmap::orchestrator {
 // Adds --model, --params ..., --seq, --global-batch and the step options: what a prediction needs
 // besides a layout (shared with `advise`, which searches the layouts itself).
 void addModelOptions(boost::program_options::options_description& opts);
-// Adds the model options, then --micro-batch, --tp/--pp/--dp/--ep, --layout and the layout's
-// options (not --json, --help or the files).
+// Adds --gpu-memory and --reserve: the GPU memory a layout is checked against (predict, advise).
+void addGpuMemoryOptions(boost::program_options::options_description& opts);
+// Reads them into `c` (gpuMemoryBytes, reserveBytes); throws UsageError naming a bad size.
+void readGpuMemoryOptions(const boost::program_options::variables_map& vm, PredictConfig& c);
+// Adds the model options and the GPU memory options, then --micro-batch, --tp/--pp/--dp/--ep,
+// --layout and the layout's options, --recompute (not --json, --help or the files).
 void addPredictOptions(boost::program_options::options_description& opts);
 // Whether a model was named (--model, or any of --params/--layers/--hidden).
 bool predictionRequested(const boost::program_options::variables_map& vm);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <functional>
 #include <memory>
@@ -13,12 +14,16 @@
 #include <fmt/ranges.h>
 
 #include "core/units.h"
+#include "results/busbw_peak.h"
 #include "results/culprits.h"
 #include "results/inventory_text.h"
 #include "results/schema.h"
 
 namespace fabricmap::results {
 namespace {
+
+// The key of a scope and op's in-place peaks beside its out-of-place ones ("world all_reduce").
+constexpr const char* kInPlacePeakKey = " in-place";
 
 std::string timeText(double us) { return us < 1e4 ? fmt::format("{:.2f}", us) : fmt::format("{:.0f}", us); }
 
@@ -215,8 +220,9 @@ void ConsoleSink::collectiveStep(const core::StepRecord& step, const std::vector
     checked_ = checked_ || r.checked;
   }
 
-  // Peaks per (scope, op) and group.
-  const std::string peakKey = step.scope + " " + step.op;
+  // Peaks per (scope, op) and group, as every view states them (results/busbw_peak.h): out-of-place,
+  // wrong results left out; the in-place figure under its own key, printed beside it.
+  const std::string peakKey = step.scope + " " + step.op + (step.inPlace ? kInPlacePeakKey : "");
   auto it = std::find_if(peaks_.begin(), peaks_.end(),
                          [&](const auto& p) { return p.first == peakKey; });
   if (it == peaks_.end()) {
@@ -224,6 +230,7 @@ void ConsoleSink::collectiveStep(const core::StepRecord& step, const std::vector
     it = std::prev(peaks_.end());
   }
   for (const auto& r : rows) {
+    if (!countsTowardPeak(r)) continue;
     Peak& peak = it->second[r.group];
     if (r.busbw > peak.busbw) peak = {r.busbw, r.bytes};
   }
@@ -480,22 +487,37 @@ void ConsoleSink::finish(bool complete) {
   flushPending();
   // findings the analysis did not summarise: a run without pairs or copies, a hang at its end
   if (!runFindings_.empty()) printCulprits(std::exchange(runFindings_, {}), false);
-  if (!peaks_.empty()) fmt::print(out_, "#\n# Peak bus bandwidth per scope and op (GB/s, from the mean time):\n");
-  for (const auto& [key, groups] : peaks_) {
-    if (groups.empty()) continue;
+  // One group: its peak and size; several: the median over groups (the peak) and their range.
+  const auto peakText = [](const std::map<int, Peak>& groups, int width) {
     auto lo = groups.begin();
     auto hi = groups.begin();
+    std::vector<double> perGroup;
     for (auto g = groups.begin(); g != groups.end(); ++g) {
       if (g->second.busbw < lo->second.busbw) lo = g;
       if (g->second.busbw > hi->second.busbw) hi = g;
+      perGroup.push_back(g->second.busbw);
     }
-    if (groups.size() == 1) {
-      fmt::print(out_, "#   {:<28} {:>9.2f} at {}\n", key, hi->second.busbw,
-                 core::formatBytes(hi->second.bytes));
-    } else {
-      fmt::print(out_, "#   {:<28} {:>9.2f} (group {}) .. {:.2f} (group {}) over {} groups\n", key,
-                 lo->second.busbw, lo->first, hi->second.busbw, hi->first, groups.size());
-    }
+    if (groups.size() == 1)
+      return fmt::format("{:>{}.2f} at {}", hi->second.busbw, width, core::formatBytes(hi->second.bytes));
+    return fmt::format("{:>{}.2f} median of {} groups ({:.2f} group {} .. {:.2f} group {})", core::median(perGroup),
+                       width, groups.size(), lo->second.busbw, lo->first, hi->second.busbw, hi->first);
+  };
+  if (!peaks_.empty())
+    fmt::print(out_, "#\n# Peak bus bandwidth per scope and op (GB/s, out-of-place: per group the largest busbw "
+                     "over the sizes, from the mean time, wrong results left out; in-place beside it):\n");
+  for (const auto& [key, groups] : peaks_) {
+    const bool inPlaceKey = key.ends_with(kInPlacePeakKey);
+    const std::string name = inPlaceKey ? key.substr(0, key.size() - std::strlen(kInPlacePeakKey)) : key;
+    const auto partner = std::find_if(peaks_.begin(), peaks_.end(), [&](const auto& p) {
+      return p.first == (inPlaceKey ? name : key + kInPlacePeakKey);
+    });
+    if (inPlaceKey && partner != peaks_.end()) continue;  // printed beside its out-of-place figure
+    const std::map<int, Peak> none;
+    const std::map<int, Peak>& outOfPlace = inPlaceKey ? none : groups;
+    const std::map<int, Peak>& inPlace = inPlaceKey ? groups : partner != peaks_.end() ? partner->second : none;
+    if (outOfPlace.empty() && inPlace.empty()) continue;
+    fmt::print(out_, "#   {:<28} {}{}\n", name, outOfPlace.empty() ? fmt::format("{:>9}", "-") : peakText(outOfPlace, 9),
+               inPlace.empty() ? "" : "; in-place " + peakText(inPlace, 0));
   }
   if (checked_ || wrong_ > 0) {
     fmt::print(out_, "# Out of bounds values : {} {}\n", wrong_, wrong_ == 0 ? "OK" : "FAILED");

@@ -21,6 +21,7 @@
 
 #include "core/stats.h"
 #include "core/units.h"
+#include "results/busbw_peak.h"
 #include "results/culprits.h"
 #include "results/inventory_text.h"
 
@@ -1045,8 +1046,7 @@ using Placements = std::map<bool, std::map<std::uint64_t, std::map<int, const co
 void renderCurve(Out out, const CurveKey& key, const Placements& placements) {
   std::vector<Series> series;
   std::vector<std::tuple<double, double, std::string>> dots;
-  double peak = 0;
-  std::uint64_t peakBytes = 0;
+  std::map<bool, BusbwPeakAccumulator> peaks;  // per placement, as every view states it (busbw_peak.h)
   std::uint64_t wrong = 0;
   std::set<int> groups;
   for (const auto& [inPlace, sizes] : placements) {
@@ -1063,14 +1063,11 @@ void renderCurve(Out out, const CurveKey& key, const Placements& placements) {
         alg.push_back(r->algbw);
         times.push_back(r->timeUs.mean);
         wrong += r->wrong;
+        peaks[inPlace].add(*r);
         perGroup[g].points.emplace_back(static_cast<double>(bytes), r->busbw);
       }
       const double m = core::median(bus);
       med.points.emplace_back(static_cast<double>(bytes), m);
-      if (m > peak) {
-        peak = m;
-        peakBytes = bytes;
-      }
       const auto [lo, hi] = std::minmax_element(bus.begin(), bus.end());
       std::string tip = fmt::format("{} {} {}, {}: busbw {} GB/s, algbw {} GB/s, time {} us", key.op, key.scope,
                                     core::formatBytes(bytes), inPlace ? "in-place" : "out-of-place", bwText(m),
@@ -1089,8 +1086,15 @@ void renderCurve(Out out, const CurveKey& key, const Placements& placements) {
     }
     series.push_back(std::move(med));
   }
+  const auto peakText = [&](bool inPlace) -> std::string {
+    const BusbwPeak p = peaks[inPlace].peak();
+    if (!std::isfinite(p.busbw)) return "-";
+    // two decimals, as nccl-tests prints busbw: the figure show and compare state
+    return p.groups == 1 ? fmt::format("{:.2f} GB/s at {}", p.busbw, core::formatBytes(p.bytes))
+                         : fmt::format("{:.2f} GB/s (median of {} groups' peaks)", p.busbw, p.groups);
+  };
   const std::string caption =
-      fmt::format("peak busbw <b>{} GB/s</b> at {}; {}{}", bwText(peak), core::formatBytes(peakBytes),
+      fmt::format("peak busbw out-of-place <b>{}</b>, in-place {}; {}{}", peakText(false), peakText(true),
                   plural(groups.size(), "group", "groups"),
                   wrong > 0 ? fmt::format("; <span class=\"sev-error\">{} wrong elements</span>", wrong) : "");
   renderChart(out, key, series, dots, caption);

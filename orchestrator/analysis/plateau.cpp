@@ -51,15 +51,12 @@ std::optional<Plateau> plateauOf(const std::vector<core::CollectiveRecord>& rows
   p.sizes = static_cast<int>(plateau.size());
   std::map<int, std::vector<double>> perGroup;
   std::map<int, const core::CollectiveRecord*> groupRow;
-  std::map<std::uint64_t, std::vector<double>> perSize;
   for (const core::CollectiveRecord* r : usable) {
-    perSize[r->bytes].push_back(r->busbwMedian);
     p.nranks = std::max(p.nranks, r->nranks);
     if (!inPlateau.count(r->bytes)) continue;
     perGroup[r->group].push_back(r->busbwMedian);
     groupRow.emplace(r->group, r);
   }
-  for (const auto& [size, values] : perSize) p.peak = std::max(p.peak, core::median(values));
   std::vector<double> groupFigures;
   for (const auto& [group, values] : perGroup) {
     GroupPlateau g;

@@ -34,8 +34,7 @@ struct Plateau {
   std::uint64_t fromBytes = 0;  // the plateau sizes measured: fromBytes..toBytes
   std::uint64_t toBytes = 0;
   int sizes = 0;
-  double busbw = 0;  // GB/s, median over groups of each group's plateau
-  double peak = 0;   // GB/s, the highest of the per-size medians over groups (any size)
+  double busbw = 0;  // GB/s, median over groups of each group's plateau (the peak: results/busbw_peak.h)
   std::vector<GroupPlateau> groups;  // by group index; groups without a plateau row are absent
 };
 

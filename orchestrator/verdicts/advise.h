@@ -2,7 +2,9 @@
 // measured (tp x pp x dp, x ep for MoE; sequence parallelism, ZeRO stage or distributed optimizer,
 // activation recomputation, micro-batch size), each checked against the GPUs' memory
 // (memory_model.h) and, when it fits, priced by predict's step model on the file's curves; ranked
-// by step time. Pure code: the command reads the files and prints.
+// by step time. Only priced layouts are ranked: what fits but cannot be priced from the file (its
+// ops or scopes not measured) is listed apart, unranked, with why and what to measure. Pure code:
+// the command reads the files and prints.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,11 +19,11 @@
 namespace fabricmap::orchestrator {
 
 struct AdviseConfig {
-  PredictConfig base;  // the model, sequence, batch, dtypes, MFU, peak, tokens, price; not its layout
+  // the model, sequence, batch, dtypes, MFU, peak, tokens, price, the GPU memory (unset: the file's,
+  // memory_model.h gpuMemoryOf) and reserve; not its layout or memory options, which advise searches
+  PredictConfig base;
   Framework framework = Framework::kMegatron;
-  int gpus = 0;                          // 0: every rank the file measured
-  std::optional<double> gpuMemoryBytes;  // per GPU; unset: the smallest total NVML reported in the file
-  double reserveBytes = 4e9;             // CUDA context, NCCL and allocator headroom per GPU
+  int gpus = 0;  // 0: every rank the file measured
   int top = 10;
   double bytesPerToken = 4;  // of the tokenized data the loader reads (int32 ids; uint16 is 2)
 };
@@ -40,10 +42,13 @@ PredictConfig predictConfigFor(const AdviseConfig& config, const MemoryChoice& c
 struct Candidate {
   MemoryChoice choice;
   MemoryEstimate memory;  // vLLM: with one sequence's KV cache
-  std::optional<Prediction> prediction;  // unset: not a training step (vLLM) or not priceable
-  std::string unpriced;                  // why not priced
-  std::string flags;                     // the framework's own options for it
-  int sequences = 0;  // vLLM: sequences of --seq tokens whose KV cache fits beside the weights
+  // unset: not a training step (vLLM), or not predicted (its memory option needs ops the file did
+  // not measure, or the prediction was refused); set without a step time: its traffic not priced
+  std::optional<Prediction> prediction;
+  std::string unpriced;  // why not priced
+  std::string flags;     // the framework's own options for it
+  int sequences = 0;     // vLLM: sequences of --seq tokens whose KV cache fits beside the weights
+  bool priced() const { return prediction && prediction->stepSeconds; }
 };
 
 // The storage feed a file measured (/storage, the job's rows) against what the fastest layout
@@ -66,8 +71,21 @@ struct Advice {
   std::string memorySource;
   std::size_t considered = 0;  // choices enumerated
   std::size_t fitting = 0;     // of them, fitting the memory
-  std::vector<Candidate> best;  // the fastest fitting choice of each layout and micro-batch, fastest first
-  std::string doesNotFit;       // when nothing fits: how much memory or how many GPUs would
+  // of those, the ones whose memory option (sequence parallelism, ZeRO, the distributed optimizer)
+  // needs all_gather and reduce_scatter curves the file lacks: not priced, the search keeps to the rest
+  std::size_t optionsUnmeasured = 0;
+  // Training: the fastest priced choice of each layout and micro-batch, fastest first (the ranking;
+  // only priced layouts are in it). vLLM: each layout's replicas, fewest GPUs first.
+  std::vector<Candidate> best;
+  std::size_t rankedLayouts = 0;  // all of the ranking, before --top
+  // Training layouts (tp, pp, dp, ep) that fit but could not be priced, one choice each (one whose
+  // traffic was counted first, then the least recomputation, the least memory), in layout order:
+  // unranked; at most --top less the ranked ones (--top when none is ranked).
+  std::vector<Candidate> unpriced;
+  std::size_t unpricedLayouts = 0;       // all of them, before --top
+  std::vector<std::string> whyUnpriced;  // the distinct reasons, the first few
+  std::vector<std::string> toPriceMore;  // what to measure so that more is priced, in words
+  std::string doesNotFit;                // when nothing fits: how much memory or how many GPUs would
   std::optional<StorageFeed> storage;  // when the file measured the storage feed
   std::vector<std::string> notes;
 };
@@ -76,6 +94,10 @@ Advice advise(const AdviseConfig& config, const results::ResultsFile& file);
 
 // Megatron-LM's arguments, a DeepSpeed configuration fragment, or vLLM's arguments for a choice.
 std::string frameworkFlags(const AdviseConfig& config, const MemoryChoice& choice);
+
+// The sentence that heads a list of layouts that fit but none of which is priced: said plainly, never
+// a ranking ("no layout priced: none of the 12 layouts that fit ...").
+std::string nothingPriced(const Advice& advice);
 
 // The files by their best layout: cheapest first where a price was given, else fewest GPU-seconds
 // per step; files where nothing fits or nothing could be priced last.

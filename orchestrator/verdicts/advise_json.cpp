@@ -48,7 +48,8 @@ nlohmann::ordered_json memoryJson(const MemoryEstimate& e) {
 // A number, or null when unknown.
 nlohmann::ordered_json orNull(const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nullptr; }
 
-nlohmann::ordered_json candidateJson(const Candidate& k) {
+// One layout; `rank` its place in the ranking, 0 for one listed unranked (not priced).
+nlohmann::ordered_json candidateJson(const Candidate& k, int rank) {
   const MemoryChoice& m = k.choice;
   nlohmann::ordered_json j;
   j["layout"] = {{"tp", m.layout.tp}, {"pp", m.layout.pp}, {"dp", m.layout.dp}, {"ep", m.layout.ep}};
@@ -60,7 +61,10 @@ nlohmann::ordered_json candidateJson(const Candidate& k) {
   j["memory_bytes"] = memoryJson(k.memory);
   const Prediction* p = k.prediction ? &*k.prediction : nullptr;
   j["step_seconds"] = p ? orNull(p->stepSeconds) : nullptr;
-  j["utilization"] = p ? orNull(p->utilization) : nullptr;
+  j["rank"] = rank > 0 ? nlohmann::ordered_json(rank) : nullptr;
+  j["utilization"] = p ? orNull(p->utilization) : nullptr;  // the compute share, under its first name
+  j["compute_share"] = p ? orNull(p->utilization) : nullptr;
+  j["step_mfu"] = p ? orNull(p->stepMfu) : nullptr;
   j["tokens_per_second"] = p ? orNull(p->tokensPerSecond) : nullptr;
   j["days"] = p ? orNull(p->days) : nullptr;
   j["gpu_hours"] = p ? orNull(p->gpuHours) : nullptr;
@@ -82,7 +86,9 @@ nlohmann::ordered_json storageJson(const StorageFeed& s) {
 
 nlohmann::ordered_json adviceJson(const Advice& a) {
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
-  for (const Candidate& k : a.best) layouts.push_back(candidateJson(k));
+  int rank = 0;
+  for (const Candidate& k : a.best) layouts.push_back(candidateJson(k, ++rank));
+  for (const Candidate& k : a.unpriced) layouts.push_back(candidateJson(k, 0));
   return {{"file", a.file},
           {"gpus", a.gpus},
           {"gpus_per_node", a.gpusPerNode},
@@ -90,6 +96,12 @@ nlohmann::ordered_json adviceJson(const Advice& a) {
           {"gpu_memory_source", a.memorySource},
           {"considered", a.considered},
           {"fitting", a.fitting},
+          {"options_unmeasured", a.optionsUnmeasured},
+          {"ranked", a.rankedLayouts},
+          {"unpriced_layouts", a.unpricedLayouts},
+          {"nothing_priced", a.best.empty() && a.unpricedLayouts > 0 ? nothingPriced(a) : ""},
+          {"why_unpriced", a.whyUnpriced},
+          {"to_price_more", a.toPriceMore},
           {"layouts", layouts},
           {"does_not_fit", a.doesNotFit},
           {"storage", a.storage ? storageJson(*a.storage) : nlohmann::ordered_json(nullptr)},
@@ -116,14 +128,15 @@ nlohmann::ordered_json adviceToJson(const AdviseConfig& c, const std::vector<Adv
   j["seq"] = c.base.seq;
   j["global_batch"] = c.base.globalBatch;
   j["framework"] = frameworkName(c.framework);
-  j["reserve_bytes"] = c.reserveBytes;
+  j["mfu"] = c.base.mfu;
+  j["reserve_bytes"] = c.base.reserveBytes;
   j["tokens"] = c.base.tokens;
   j["price_per_gpu_hour"] = c.base.pricePerGpuHour ? nlohmann::ordered_json(*c.base.pricePerGpuHour) : nullptr;
   j["files"] = nlohmann::ordered_json::array();
   for (const Advice& a : advice) j["files"].push_back(adviceJson(a));
   j["providers"] = nlohmann::ordered_json::array();
   for (const Advice* a : providersRanked(advice)) {
-    j["providers"].push_back({{"file", a->file}, {"best", a->best.empty() ? nullptr : candidateJson(a->best.front())},
+    j["providers"].push_back({{"file", a->file}, {"best", a->best.empty() ? nullptr : candidateJson(a->best.front(), 1)},
                               {"does_not_fit", a->doesNotFit}});
   }
   return j;
@@ -133,7 +146,7 @@ std::vector<const Advice*> providersRanked(const std::vector<Advice>& advice) {
   std::vector<const Advice*> out;
   for (const Advice& a : advice) out.push_back(&a);
   const auto key = [](const Advice* a) {
-    if (a->best.empty() || !a->best.front().prediction) return std::make_pair(2, 0.0);
+    if (a->best.empty() || !a->best.front().priced()) return std::make_pair(2, 0.0);
     const Prediction& p = *a->best.front().prediction;
     if (p.cost) return std::make_pair(0, *p.cost);
     return std::make_pair(1, p.stepSeconds.value_or(1e300) * a->gpus);  // GPU-seconds per step

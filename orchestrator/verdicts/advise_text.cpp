@@ -17,35 +17,47 @@ std::string cellOf(const std::optional<double>& v, const char* format) {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
 }
 
-std::string trainingRow(int rank, const Candidate& k) {
-  const MemoryChoice& m = k.choice;
-  const Prediction* p = k.prediction ? &*k.prediction : nullptr;
-  const auto num = [&](const std::optional<double>& v, const char* format) {
-    return p ? cellOf(v, format) : std::string("-");
-  };
-  std::string row = fmt::format(
-      "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td>"
-      "<td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-      "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-      rank, htmlEscape(core::formatLayout(m.layout)), m.microBatch, m.virtualStages, m.sequenceParallel ? "on" : "-",
-      m.zeroStage, recomputeName(m.recompute), gib(k.memory.total()), num(p ? p->stepSeconds : std::nullopt, "{:.3g}"),
-      p && p->utilization ? fmt::format("{:.1f}", *p->utilization * 100) : "-",
-      num(p ? p->tokensPerSecond : std::nullopt, "{:.0f}"), num(p ? p->days : std::nullopt, "{:.1f}"),
-      num(p ? p->cost : std::nullopt, "{:.0f}"));
-  if (!k.unpriced.empty()) {
-    row += fmt::format("<tr><td></td><td colspan=\"12\" class=\"note\">not priced: {}</td></tr>\n",
-                       htmlEscape(k.unpriced));
-  }
-  return row;
+std::string percent(const std::optional<double>& share) {
+  return share ? fmt::format("{:.1f} %", *share * 100) : std::string("-");
 }
 
+std::string trainingRow(int rank, const Candidate& k) {
+  const MemoryChoice& m = k.choice;
+  const Prediction& p = *k.prediction;
+  return fmt::format(
+      "<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td>"
+      "<td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+      "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+      rank, htmlEscape(core::formatLayout(m.layout)), m.microBatch, m.virtualStages, m.sequenceParallel ? "on" : "-",
+      m.zeroStage, recomputeName(m.recompute), gib(k.memory.total()), cellOf(p.stepSeconds, "{:.3g}"),
+      percent(p.stepMfu), percent(p.utilization), cellOf(p.tokensPerSecond, "{:.0f}"),
+      cellOf(p.days, "{:.1f}"), cellOf(p.cost, "{:.0f}"));
+}
+
+// The ranking: priced layouts only.
 std::string trainingTable(const Advice& a) {
   std::string html =
       "<table><tr><th>#</th><th>layout</th><th>micro-batch</th><th>virtual stages</th><th>sequence parallel</th>"
-      "<th>ZeRO / dist. optimizer</th><th>recompute</th><th>GiB per GPU</th><th>step (s)</th><th>utilization %</th>"
+      "<th>ZeRO / dist. optimizer</th><th>recompute</th><th>GiB per GPU</th><th>step (s)</th>"
+      "<th>step MFU (model FLOPs utilization of the whole step)</th><th>compute share of the step</th>"
       "<th>tokens/s</th><th>days</th><th>cost</th></tr>\n";
   int rank = 0;
   for (const Candidate& k : a.best) html += trainingRow(++rank, k);
+  return html + "</table>\n";
+}
+
+// What fits but is not priced: no rank, the reasons, what to measure.
+std::string unpricedTable(const Advice& a) {
+  std::string html = "<table><tr><th>layout (unranked)</th><th>micro-batch</th><th>virtual stages</th>"
+                     "<th>sequence parallel</th><th>ZeRO / dist. optimizer</th><th>recompute</th><th>GiB per GPU</th>"
+                     "</tr>\n";
+  for (const Candidate& k : a.unpriced) {
+    const MemoryChoice& m = k.choice;
+    html += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}"
+                        "</td><td>{}</td><td class=\"n\">{:.1f}</td></tr>\n",
+                        htmlEscape(core::formatLayout(m.layout)), m.microBatch, m.virtualStages,
+                        m.sequenceParallel ? "on" : "-", m.zeroStage, recomputeName(m.recompute), gib(k.memory.total()));
+  }
   return html + "</table>\n";
 }
 
@@ -62,6 +74,22 @@ std::string servingTable(const AdviseConfig& c, const Advice& a) {
 }
 
 std::string paragraph(const std::string& text) { return "<p class=\"note\">" + htmlEscape(text) + "</p>\n"; }
+
+std::string unpricedSection(const Advice& a) {
+  std::string html =
+      a.best.empty()
+          ? "<div class=\"verdict v-warn\">" + htmlEscape(nothingPriced(a)) + "</div>\n"
+          : paragraph(fmt::format("{} more layout(s) fit but are not priced, so not ranked.", a.unpricedLayouts));
+  for (const std::string& why : a.whyUnpriced) html += paragraph("not priced: " + why);
+  if (!a.unpriced.empty()) {
+    html += paragraph(fmt::format("Fits by memory only (unranked, in layout order: not a recommendation){}:",
+                                  a.unpriced.size() < a.unpricedLayouts
+                                      ? fmt::format(", {} of {} shown", a.unpriced.size(), a.unpricedLayouts)
+                                      : ""));
+    html += unpricedTable(a);
+  }
+  return html;
+}
 
 }  // namespace
 
@@ -90,12 +118,24 @@ std::string adviceToHtml(const AdviseConfig& c, const Advice& a) {
   std::string html = paragraph(fmt::format("{}; {} GPUs, {} per node, {:.1f} GiB each ({}), {:.1f} GiB kept as reserve; "
                                            "{} layouts and memory choices considered, {} fit.",
                                            adviseSubject(c), a.gpus, a.gpusPerNode, gib(a.gpuMemoryBytes),
-                                           a.memorySource, gib(c.reserveBytes), a.considered, a.fitting));
+                                           a.memorySource, gib(c.base.reserveBytes), a.considered, a.fitting));
   for (const std::string& note : a.notes) html += paragraph("note: " + note);
   if (!a.doesNotFit.empty()) {
     return html + "<div class=\"verdict v-fail\">Does not fit: " + htmlEscape(a.doesNotFit) + "</div>\n";
   }
-  html += c.framework == Framework::kVllm ? servingTable(c, a) : trainingTable(a);
+  if (a.optionsUnmeasured > 0) {
+    html += paragraph(fmt::format("Searched without sequence parallelism and ZeRO (the distributed optimizer): {} of "
+                                  "the fitting choices need all_gather and reduce_scatter, which the file did not "
+                                  "measure.",
+                                  a.optionsUnmeasured));
+  }
+  if (c.framework == Framework::kVllm) {
+    html += servingTable(c, a);
+  } else if (!a.best.empty()) {
+    html += trainingTable(a);
+  }
+  if (a.unpricedLayouts > 0) html += unpricedSection(a);
+  for (const std::string& more : a.toPriceMore) html += paragraph("To price more: " + more);
   if (!a.best.empty()) {
     html += fmt::format("<h3>{} options for #1</h3><pre>{}</pre>\n", frameworkName(c.framework),
                         htmlEscape(a.best.front().flags));

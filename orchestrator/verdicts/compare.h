@@ -1,7 +1,9 @@
 // Side-by-side comparison of results files (`fabricmap compare`): runs or providers summarized in
-// the same terms (topology, collective plateaus, pairwise spread, findings, a predicted training
-// step), and every figure that differs from the first file's beyond a tolerance marked. Pure code:
-// the command reads the files and prints.
+// the same terms (topology, collective peaks and plateaus, scaling across one-node files, pairwise
+// spread, findings, a predicted training step priced at each file's own offer), every figure that
+// differs from the first file's beyond a tolerance marked, and a caveat on each row whose files
+// measured different things (a one-node world against a network, other sizes). Pure code: the
+// command reads the files and prints.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,8 @@
 #include "orchestrator/analysis/plateau.h"
 #include "orchestrator/verdicts/history.h"
 #include "orchestrator/verdicts/predict.h"
+#include "orchestrator/verdicts/providers.h"
+#include "results/busbw_peak.h"
 #include "results/h5_reader.h"
 
 namespace fabricmap::orchestrator {
@@ -43,15 +47,10 @@ struct PairSummary {
   std::vector<WorstLink> worst;  // the lowest three, lowest first
 };
 
-// nccl-tests' peak as its users read it off the table: per group the highest busbw over its rows
-// (from the mean time: the figure nccl-tests prints, and `fabricmap run` in the same table), with
-// out-of-place and in-place apart and rows with wrong results left out; over a scope's groups, the
-// median. An imported log is one group, so this is the log's own largest busbw per placement.
-struct PlacementPeak {
-  double busbw = std::numeric_limits<double>::quiet_NaN();  // GB/s; NaN: no usable row
-  std::uint64_t bytes = 0;  // the size of the peak row when the scope has one group; 0 with several
-  int groups = 0;           // groups with a usable row
-};
+// The peak: one definition for every view (results/busbw_peak.h, SCHEMA.md "Peak busbw"): per
+// group the highest busbw over its sizes (from the mean time, as nccl-tests prints it),
+// out-of-place and in-place apart, rows with wrong results left out; the median over groups.
+using PlacementPeak = results::BusbwPeak;
 struct CollectivePeak {
   std::string scope;
   std::string op;
@@ -67,6 +66,10 @@ struct FileSummary {
   std::string path;
   std::string backend;
   bool complete = false;
+  // every rank on one node: its world scope is the node's inside (NVLink or PCIe, no network), and
+  // answers for its intra scope too (scope_model.h)
+  bool oneNode = false;
+  bool intraFromWorld = false;  // its intra figures are its world rows (it measured no intra itself)
   int ranks = 0;
   int nodeCount = 0;
   int ranksPerNode = 0;
@@ -82,9 +85,20 @@ struct FileSummary {
   std::map<std::string, int> findings;   // severity -> count (error, warning, info always present)
   std::optional<Prediction> prediction;
   std::string predictionError;  // why no prediction when one was asked for
+  std::optional<double> pricePerGpuHour;  // USD, the offer's (providers.h)
+  std::string priceFrom;
+  std::optional<double> gpuMemoryBytes;  // per GPU: the offer's, else the smallest the file records
+  std::string memoryFrom;
+  // with a model: what the layout needs per GPU (memory_model.h, as predict and advise count it)
+  std::optional<double> memoryNeededBytes;
+  std::string memoryModel;  // what that counts, for people
 };
 
-FileSummary summarize(const results::ResultsFile& file, std::string label, const PredictConfig* predictConfig);
+// A file's figures in compare's terms. A one-node file's world rows answer for its intra scope too
+// (judgedCollectives). `offer` sets the price its prediction's cost uses (over the config's) and
+// its GPU memory where given.
+FileSummary summarize(const results::ResultsFile& file, std::string label, const PredictConfig* predictConfig,
+                      const Offer& offer = {});
 
 // A run history's baseline as compare's column: its medians (history.h baselineAsFile).
 FileSummary summarizeBaseline(const Baseline& baseline);
@@ -103,6 +117,10 @@ struct CompareRow {
   std::string unit;     // "GB/s", "s", "" ...
   bool compared = true;  // false: context (structure), never marked
   std::vector<CompareCell> cells;
+  // why the files' figures on this row may not measure the same thing (a one-node world against a
+  // multi-node one, different node counts or group sizes, plateaus or sweeps over other sizes,
+  // scaling measured on other hosts); empty when they do
+  std::vector<std::string> caveats;
 };
 
 struct Comparison {
@@ -110,6 +128,12 @@ struct Comparison {
   std::vector<FileSummary> files;
   std::vector<CompareRow> rows;
 };
+
+// Scaling across files (`scaling.<op>.efficiency`): each one-node file's world busbw plateau over
+// that of the one-node file with the fewest GPUs of the same GPU model measuring the op; nccl-tests'
+// busbw stays constant under perfect scaling, so 1.0 is linear (verify's profiles ask 0.8).
+inline constexpr std::string_view kScalingRule =
+    "one-node files of one GPU model: world busbw plateau / that of the file with the fewest GPUs (1.0: linear)";
 
 // Throws UsageError for a tolerance that is negative or not finite, or no files.
 Comparison compare(std::vector<FileSummary> files, double tolerance);

@@ -2,10 +2,13 @@
 #include "orchestrator/verdicts/memory_model.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -80,6 +83,13 @@ std::string_view recomputeName(Recompute r) {
   return "?";
 }
 
+Recompute parseRecompute(std::string_view text) {
+  for (const auto& [value, name] : kRecomputes) {
+    if (name == text) return value;
+  }
+  throw core::UsageError(fmt::format("unknown --recompute '{}' (none, selective or full)", text));
+}
+
 std::string choiceProblem(Framework framework, const MemoryChoice& c) {
   if (c.sequenceParallel && c.layout.tp < 2) return "sequence parallelism needs tensor parallelism";
   if (c.zeroStage < 0 || c.zeroStage > 3) return fmt::format("ZeRO stage {} does not exist", c.zeroStage);
@@ -145,6 +155,87 @@ MemoryEstimate memoryPerGpu(Framework framework, const ModelSpec& m, int seq, co
   }
   e.reserve = reserveBytes;
   return e;
+}
+
+MemoryChoice memoryChoiceOf(const PredictConfig& c) {
+  return {.layout = c.layout,
+          .sequenceParallel = c.sequenceParallel,
+          .zeroStage = modelStatesOf(c).zeroStage,
+          .recompute = c.recompute,
+          .microBatch = c.microBatch,
+          .microBatches = microBatchesPerStep(c),
+          .virtualStages = c.virtualStages};
+}
+
+MemoryEstimate memoryPerGpu(const PredictConfig& c) {
+  return memoryPerGpu(modelStatesOf(c).framework, c.model, c.seq, memoryChoiceOf(c), c.reserveBytes);
+}
+
+namespace {
+
+// The model states' bytes per parameter in words, as perParameter counts them.
+std::string statesText(const ModelStates& s) {
+  if (s.framework == Framework::kMegatron) {
+    return s.zeroStage >= 1 ? "Megatron-LM's distributed optimizer (2 B weights, 4 B fp32 gradients, 12/dp B "
+                              "optimizer states per parameter)"
+                            : "Megatron-LM's model states (2 B weights, 4 B fp32 gradients, 12 B optimizer states "
+                              "per parameter)";
+  }
+  if (s.framework == Framework::kVllm) return "vLLM's 16-bit weights";
+  static constexpr std::array<std::string_view, 4> kStages = {
+      "2 + 2 + 12 B", "2 + 2 + 12/dp B", "2 + 2/dp + 12/dp B", "2/dp + 2/dp + 12/dp B"};
+  return fmt::format("DeepSpeed ZeRO-{} ({} per parameter: weights, gradients, optimizer states)", s.zeroStage,
+                     kStages.at(static_cast<std::size_t>(std::clamp(s.zeroStage, 0, 3))));
+}
+
+}  // namespace
+
+std::string memoryModelText(const PredictConfig& c) {
+  const std::string_view recompute = c.recompute == Recompute::kFull        ? "full recomputation"
+                                     : c.recompute == Recompute::kSelective ? "selective recomputation"
+                                                                            : "no recomputation";
+  return fmt::format("{}, activations with {}{} (Korthikanti et al. 2022), {:.1f} GiB reserve",
+                     statesText(modelStatesOf(c)), recompute, c.sequenceParallel ? " and sequence parallelism" : "",
+                     c.reserveBytes / (1ull << 30));
+}
+
+namespace {
+
+// The smallest positive figure of `values`, with how many there were.
+std::pair<double, std::size_t> smallestOf(const std::vector<std::uint64_t>& values) {
+  double smallest = 0;
+  std::size_t count = 0;
+  for (const std::uint64_t v : values) {
+    if (v == 0) continue;
+    smallest = count == 0 ? static_cast<double>(v) : std::min(smallest, static_cast<double>(v));
+    ++count;
+  }
+  return {smallest, count};
+}
+
+}  // namespace
+
+std::optional<GpuMemory> gpuMemoryOf(const results::ResultsFile& file) {
+  std::vector<std::uint64_t> inventory;
+  for (const core::GpuInventoryRecord& g : file.topology.inventory.gpus) inventory.push_back(g.memoryBytes);
+  if (const auto [bytes, gpus] = smallestOf(inventory); gpus > 0) {
+    return GpuMemory{bytes, fmt::format("the smallest of {} GPU(s) in the file (NVML total)", gpus)};
+  }
+  // No inventory (an imported log, an older file): the ranks' own GPU figures. An imported log
+  // prints GPU names only, so its figures are what the names tell (topologies/specs.h).
+  std::vector<std::uint64_t> ranks;
+  std::set<std::string> names;
+  for (const core::RankRecord& r : file.topology.ranks) {
+    ranks.push_back(r.gpuMemoryBytes);
+    if (r.gpuMemoryBytes > 0) names.insert(r.gpuName);
+  }
+  const auto [bytes, count] = smallestOf(ranks);
+  if (count == 0) return std::nullopt;
+  if (!file.imported.empty()) {
+    return GpuMemory{bytes, fmt::format("the smallest of {} rank(s)' GPUs, from the imported log's GPU name{} ({})",
+                                        count, names.size() == 1 ? "" : "s", fmt::join(names, ", "))};
+  }
+  return GpuMemory{bytes, fmt::format("the smallest of {} rank(s)' GPUs in the file (NVML total)", count)};
 }
 
 }  // namespace fabricmap::orchestrator

@@ -26,6 +26,7 @@
 // vocabulary in the model figures), framework buffers beyond the fixed reserve.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,12 +35,13 @@
 
 namespace fabricmap::orchestrator {
 
-enum class Framework { kMegatron, kDeepSpeed, kVllm };
+// Framework, Recompute, ModelStates and MemoryEstimate are declared in predict.h: a prediction
+// checks its layout's memory.
 std::string_view frameworkName(Framework f);  // "megatron", "deepspeed", "vllm"
 Framework parseFramework(std::string_view text);  // throws UsageError
 
-enum class Recompute { kNone, kSelective, kFull };
 std::string_view recomputeName(Recompute r);  // "none", "selective", "full"
+Recompute parseRecompute(std::string_view text);  // throws UsageError
 
 // One way to run a model: its layout and the memory choices the frameworks offer.
 struct MemoryChoice {
@@ -57,16 +59,6 @@ struct MemoryChoice {
 // tensor parallelism, ...); empty when it is.
 std::string choiceProblem(Framework framework, const MemoryChoice& choice);
 
-// Bytes per GPU, the most loaded pipeline stage.
-struct MemoryEstimate {
-  double weights = 0;
-  double gradients = 0;
-  double optimizer = 0;    // fp32 master weights, momentum, variance
-  double activations = 0;  // training; vLLM: the KV cache
-  double reserve = 0;      // CUDA context, NCCL buffers, allocator slack (fixed)
-  double total() const { return weights + gradients + optimizer + activations + reserve; }
-};
-
 // Activation bytes of one layer and one micro-batch (the formulas above, dense).
 double activationBytesPerLayer(const ModelSpec& model, int seq, const MemoryChoice& choice);
 
@@ -77,5 +69,22 @@ double recomputeFactor(const ModelSpec& model, int seq, Recompute recompute);
 
 MemoryEstimate memoryPerGpu(Framework framework, const ModelSpec& model, int seq, const MemoryChoice& choice,
                             double reserveBytes);
+
+// A prediction's layout as a memory choice (its model states modelStatesOf), and its memory.
+MemoryChoice memoryChoiceOf(const PredictConfig& c);
+MemoryEstimate memoryPerGpu(const PredictConfig& c);
+// What that estimate counts, for people: "Megatron-LM's model states (2 B weights, 4 B fp32
+// gradients, 12 B optimizer states per parameter), activations with selective recomputation, 4.0
+// GiB reserve".
+std::string memoryModelText(const PredictConfig& c);
+
+// A GPU's memory as a results file records it: the smallest NVML total of its GPUs' inventory, else
+// the smallest of its ranks' GPUs (NVML's, or what an imported log's GPU names tell); nothing for a
+// host-memory run, or a log whose GPU names do not tell it.
+struct GpuMemory {
+  double bytes = 0;
+  std::string source;  // "the smallest of 8 GPU(s) in the file (NVML total)", ...
+};
+std::optional<GpuMemory> gpuMemoryOf(const results::ResultsFile& file);
 
 }  // namespace fabricmap::orchestrator

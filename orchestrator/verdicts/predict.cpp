@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "orchestrator/verdicts/memory_model.h"
 #include "orchestrator/verdicts/scope_model.h"
 #include "topologies/specs.h"
 
@@ -133,6 +134,38 @@ std::string_view dpModeName(DpMode mode) {
 
 int microBatchesPerStep(const PredictConfig& c) { return c.globalBatch / (c.microBatch * c.layout.dp); }
 
+ModelStates modelStatesOf(const PredictConfig& c) {
+  if (c.modelStates) return *c.modelStates;
+  switch (c.dpMode) {
+    case DpMode::kZero: return {Framework::kMegatron, 1};
+    case DpMode::kZero3: return {Framework::kDeepSpeed, 3};
+    case DpMode::kAllReduce: break;
+  }
+  return {Framework::kMegatron, 0};
+}
+
+namespace {
+
+// The gradient exchange a ZeRO stage makes (stage 1 and 2 alike: reduce_scatter, then all_gather).
+DpMode dpModeOfStage(int stage) {
+  return stage >= 3 ? DpMode::kZero3 : stage >= 1 ? DpMode::kZero : DpMode::kAllReduce;
+}
+
+// The memory check's inputs: sizes that are sizes, model states that exchange what dpMode prices.
+void validateMemory(const PredictConfig& c) {
+  const auto fail = [](const std::string& m) { throw core::UsageError(m); };
+  if (!(std::isfinite(c.reserveBytes) && c.reserveBytes >= 0)) fail("--reserve must not be negative");
+  if (c.gpuMemoryBytes && !(std::isfinite(*c.gpuMemoryBytes) && *c.gpuMemoryBytes > 0)) {
+    fail("--gpu-memory must be positive");
+  }
+  if (c.modelStates && dpModeOfStage(c.modelStates->zeroStage) != c.dpMode) {
+    fail(fmt::format("ZeRO stage {} exchanges gradients as dp-mode {}, not {}", c.modelStates->zeroStage,
+                     dpModeName(dpModeOfStage(c.modelStates->zeroStage)), dpModeName(c.dpMode)));
+  }
+}
+
+}  // namespace
+
 void validate(const PredictConfig& c) {
   const auto fail = [](const std::string& m) { throw core::UsageError(m); };
   const ModelSpec& m = c.model;
@@ -201,6 +234,65 @@ void validate(const PredictConfig& c) {
   if (c.pricePerGpuHour && !(std::isfinite(*c.pricePerGpuHour) && *c.pricePerGpuHour >= 0)) {
     fail("--price-per-gpu-hour must not be negative");
   }
+  validateMemory(c);
+}
+
+std::set<core::Op> measuredOps(const results::ResultsFile& file) {
+  std::set<core::Op> ops;
+  for (const core::CollectiveRecord& r : file.collectives) {
+    if (r.bytes == 0 || (r.checked && r.wrong > 0) || !(std::isfinite(r.busbwMedian) && r.busbwMedian > 0)) continue;
+    if (const auto op = core::parseOp(r.op)) ops.insert(*op);
+  }
+  return ops;
+}
+
+namespace {
+
+struct PricedOnRow {
+  PricedOn what;
+  std::string_view feature;  // what needs the ops, as the sentence starts
+  std::vector<core::Op> ops;
+};
+const std::vector<PricedOnRow>& pricedOnTable() {
+  static const std::vector<PricedOnRow> table = {
+      {PricedOn::kAllReduce, "tensor parallelism without sequence parallelism and data parallelism (DDP) need",
+       {core::Op::kAllReduce}},
+      {PricedOn::kGatherScatter, "sequence parallelism and ZeRO (any stage, Megatron-LM's distributed optimizer) need",
+       {core::Op::kAllGather, core::Op::kReduceScatter}},
+      {PricedOn::kSendRecv, "pipeline parallelism needs", {core::Op::kSendRecv}},
+      {PricedOn::kAllToAll, "expert parallelism needs", {core::Op::kAllToAll}},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::string unmeasuredNeed(PricedOn what, const std::set<core::Op>& measured, std::string_view file) {
+  for (const PricedOnRow& row : pricedOnTable()) {
+    if (row.what != what) continue;
+    std::vector<std::string> names;
+    std::vector<std::string> binaries;
+    for (const core::Op op : row.ops) {
+      names.emplace_back(core::traits(op).name);
+      binaries.push_back(names.back() + "_perf");
+    }
+    const bool lacking = std::any_of(row.ops.begin(), row.ops.end(), [&](core::Op op) { return !measured.count(op); });
+    if (!lacking) return {};
+    return fmt::format("{} {} curves, which {} did not measure: run with --ops {} or import those nccl-tests logs ({})",
+                       row.feature, fmt::join(names, " and "), file, fmt::join(names, ","), fmt::join(binaries, ", "));
+  }
+  return {};
+}
+
+std::optional<bool> Prediction::fitsMemory() const {
+  return gpuMemoryBytes ? std::optional<bool>(memory.total() <= *gpuMemoryBytes) : std::nullopt;
+}
+
+std::string Prediction::doesNotFit() const {
+  if (fitsMemory().value_or(true)) return {};
+  constexpr double kGiB = 1ull << 30;
+  return fmt::format("DOES NOT FIT: needs {:.1f} GiB per GPU of {:.1f} GiB ({})", memory.total() / kGiB,
+                     *gpuMemoryBytes / kGiB, gpuMemorySource);
 }
 
 std::optional<Curve> curveOf(const std::vector<core::CollectiveRecord>& rows, std::string_view scope, core::Op op,
@@ -316,6 +408,13 @@ std::string describeCurve(const Curve& curve) {
 // Why a scope/op has no curve in the file, in the file's terms.
 std::string whyNotMeasured(const results::ResultsFile& file, const std::string& scope, core::Op op) {
   const std::string what = fmt::format("{} {} not measured in {}", scope, core::traits(op).name, file.path);
+  if (const std::string_view answering = answeringScope(file, scope); answering != scope) {
+    std::set<std::string> ops;
+    for (const core::CollectiveRecord& r : file.collectives) {
+      if (r.scope == answering) ops.insert(r.op);
+    }
+    return fmt::format("{} ({}; it measured: {})", what, kIntraFromWorld, fmt::join(ops, ", "));
+  }
   for (const core::ScopeRecord& s : file.scopes) {
     if (s.scope != scope) continue;
     if (s.status == "waived") return fmt::format("{} (scope {} waived: {})", what, scope, s.reason);
@@ -432,6 +531,8 @@ void setStepTime(const PredictConfig& c, const std::vector<std::string>& unknown
     p.exposedSeconds = exposed;
     p.stepSeconds = p.computeSeconds + p.bubbleSeconds + exposed;
     p.utilization = p.computeSeconds / *p.stepSeconds;
+    // recomputed activations are FLOPs the GPU runs, not model FLOPs (Chowdhery et al. 2022's MFU)
+    p.stepMfu = *p.utilization * c.mfu / recomputeFactor(c.model, c.seq, c.recompute);
     p.tokensPerSecond = tokensPerStep / *p.stepSeconds;
     p.days = p.steps * *p.stepSeconds / 86400.0;
     p.gpuHours = p.steps * *p.stepSeconds * gpus / 3600.0;
@@ -443,7 +544,78 @@ void setStepTime(const PredictConfig& c, const std::vector<std::string>& unknown
 
 }  // namespace
 
-Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
+namespace {
+
+// One traffic type priced leg by leg. A file measured on one node says nothing of the network: its
+// world scope is the node's inside (scope_model.h), so groups that span nodes stay unknown on it
+// rather than priced at NVLink's rate.
+TrafficResult priceTraffic(const PredictConfig& c, const results::ResultsFile& file, Traffic traffic,
+                           int ranksPerNode) {
+  TrafficResult t;
+  t.traffic = std::move(traffic);
+  if (!t.traffic.none.empty()) {
+    t.status = "none";
+    t.reason = t.traffic.none;
+    return t;
+  }
+  t.scope = scopeFor(groupsFor(c.layout, t.traffic.type), ranksPerNode);
+  if (t.scope != "intra" && isOneNode(file.topology)) {
+    t.status = "unknown";
+    t.reason = fmt::format("its groups span nodes, and {} measured one node, whose world scope is the node's inside: "
+                           "measure across nodes, or import a log of several nodes",
+                           file.path);
+    return t;
+  }
+  double seconds = 0;
+  for (const TrafficLeg& leg : t.traffic.legs) {
+    LegResult r = priceLeg(c, file, t, leg);
+    if (r.seconds) seconds += *r.seconds;
+    if (!r.reason.empty() && t.reason.empty()) t.reason = r.reason;
+    t.legs.push_back(std::move(r));
+  }
+  if (!t.reason.empty()) {
+    t.status = "unknown";
+    return t;
+  }
+  t.status = "ok";
+  applyInterference(file, t);
+  t.seconds = seconds * t.interference.value_or(1.0);
+  t.exposedSeconds = *t.seconds * (t.traffic.overlappable ? 1.0 - c.overlap : 1.0);
+  return t;
+}
+
+// The layout's memory per GPU, checked against the GPU's where it is known.
+void checkMemory(const PredictConfig& c, const results::ResultsFile& file, Prediction& p) {
+  p.memory = memoryPerGpu(c);
+  p.memoryModel = memoryModelText(c);
+  if (c.gpuMemoryBytes) {
+    p.gpuMemoryBytes = c.gpuMemoryBytes;
+    p.gpuMemorySource = "--gpu-memory";
+  } else if (const auto recorded = gpuMemoryOf(file)) {
+    p.gpuMemoryBytes = recorded->bytes;
+    p.gpuMemorySource = recorded->source;
+  }
+}
+
+// What this file cannot price, in words a planner can act on: the ops a kind of parallelism the
+// layout uses needs, and always those of sequence parallelism and ZeRO, the first memory savers.
+void noteUnmeasured(const PredictConfig& c, const results::ResultsFile& file, Prediction& p) {
+  const std::set<core::Op> measured = measuredOps(file);
+  const core::Layout& l = c.layout;
+  const bool allReduce = (l.tp > 1 && !c.sequenceParallel) || (l.dp > 1 && c.dpMode == DpMode::kAllReduce);
+  const std::vector<std::pair<PricedOn, bool>> used = {{PricedOn::kAllReduce, allReduce},
+                                                       {PricedOn::kGatherScatter, true},
+                                                       {PricedOn::kSendRecv, l.pp > 1},
+                                                       {PricedOn::kAllToAll, l.ep > 1}};
+  for (const auto& [what, uses] : used) {
+    if (!uses) continue;
+    if (std::string need = unmeasuredNeed(what, measured, file.path); !need.empty()) p.notes.push_back(std::move(need));
+  }
+}
+
+}  // namespace
+
+Prediction predictStep(const PredictConfig& c, const results::ResultsFile& file) {
   Prediction p;
   p.file = file.path;
   p.fileRanks = static_cast<int>(file.topology.ranks.size());
@@ -453,47 +625,16 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
   const int gpus = c.layout.worldSize();
 
   setPeak(c, file, p);
-  int needed = 0;
-  int known = 0;
   std::vector<std::string> unknown;
   for (Traffic& traffic : trafficOf(c)) {
-    TrafficResult t;
-    t.traffic = std::move(traffic);
-    if (!t.traffic.none.empty()) {
-      t.status = "none";
-      t.reason = t.traffic.none;
-      p.traffic.push_back(std::move(t));
-      continue;
-    }
-    ++needed;
-    t.scope = scopeFor(groupsFor(c.layout, t.traffic.type), p.ranksPerNode);
-    double seconds = 0;
-    for (const TrafficLeg& leg : t.traffic.legs) {
-      LegResult r = priceLeg(c, file, t, leg);
-      if (r.seconds) seconds += *r.seconds;
-      if (!r.reason.empty() && t.reason.empty()) t.reason = r.reason;
-      t.legs.push_back(std::move(r));
-    }
-    if (!t.reason.empty()) {
-      t.status = "unknown";
-      unknown.push_back(fmt::format("{}: {}", t.traffic.type, t.reason));
-    } else {
-      t.status = "ok";
-      ++known;
-      applyInterference(file, t);
-      t.seconds = seconds * t.interference.value_or(1.0);
-      t.exposedSeconds = *t.seconds * (t.traffic.overlappable ? 1.0 - c.overlap : 1.0);
-    }
+    TrafficResult t = priceTraffic(c, file, std::move(traffic), p.ranksPerNode);
+    if (t.status == "unknown") unknown.push_back(fmt::format("{}: {}", t.traffic.type, t.reason));
     p.traffic.push_back(std::move(t));
-  }
-  if (needed > 0 && known == 0) {
-    throw core::UsageError(fmt::format("{}: nothing of this layout's traffic can be predicted from it: {}", file.path,
-                                       fmt::join(unknown, "; ")));
   }
 
   const double tokensPerStep = static_cast<double>(c.globalBatch) * c.seq;
-  p.computeSeconds =
-      6.0 * c.model.activeParams() * tokensPerStep * c.recomputeFactor / (gpus * p.peakTflops * 1e12 * c.mfu);
+  p.computeSeconds = 6.0 * c.model.activeParams() * tokensPerStep * recomputeFactor(c.model, c.seq, c.recompute) /
+                     (gpus * p.peakTflops * 1e12 * c.mfu);
   // 1F1B (Narayanan et al., SC'21): each stage idles (pp - 1) micro-batch slots of its m per step,
   // 1/v of that with v interleaved model chunks per stage
   p.bubbleSeconds = p.computeSeconds * (c.layout.pp - 1) /
@@ -510,7 +651,24 @@ Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
                     "at the busbw of the measured groups",
                     gpus, p.fileRanks));
   }
+  noteUnmeasured(c, file, p);
   setStepTime(c, unknown, p);
+  checkMemory(c, file, p);
+  return p;
+}
+
+Prediction predict(const PredictConfig& c, const results::ResultsFile& file) {
+  Prediction p = predictStep(c, file);
+  std::vector<std::string> unknown;
+  bool anyKnown = false;
+  for (const TrafficResult& t : p.traffic) {
+    anyKnown = anyKnown || t.status == "ok";
+    if (t.status == "unknown") unknown.push_back(fmt::format("{}: {}", t.traffic.type, t.reason));
+  }
+  if (!anyKnown && !unknown.empty()) {
+    throw core::UsageError(fmt::format("{}: nothing of this layout's traffic can be predicted from it: {}", file.path,
+                                       fmt::join(unknown, "; ")));
+  }
   return p;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,29 @@ std::optional<ModelPreset> findPreset(std::string_view name);
 enum class DpMode { kAllReduce, kZero, kZero3 };
 std::string_view dpModeName(DpMode mode);  // "allreduce", "zero", "zero3"
 
+// The memory side of a layout, declared here because a prediction checks it (memory_model.h counts
+// the bytes and names these): whose model states (Megatron-LM, DeepSpeed; vLLM serves), and which
+// activations are recomputed in the backward pass instead of kept.
+enum class Framework { kMegatron, kDeepSpeed, kVllm };
+enum class Recompute { kNone, kSelective, kFull };
+
+// How a layout keeps its model states: the framework and its ZeRO stage (Megatron-LM: 1 is its
+// distributed optimizer). A stage of 1 or more exchanges gradients as DpMode::kZero (3: kZero3).
+struct ModelStates {
+  Framework framework = Framework::kMegatron;
+  int zeroStage = 0;
+};
+
+// Bytes per GPU, the most loaded pipeline stage (memory_model.h).
+struct MemoryEstimate {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;    // fp32 master weights, momentum, variance
+  double activations = 0;  // training; vLLM: the KV cache
+  double reserve = 0;      // CUDA context, NCCL buffers, allocator slack (fixed)
+  double total() const { return weights + gradients + optimizer + activations + reserve; }
+};
+
 struct PredictConfig {
   ModelSpec model;
   std::string modelSource = "custom";  // where the model's figures come from (a preset's source)
@@ -65,9 +89,13 @@ struct PredictConfig {
   double overlap = 0;  // share of DP (and expert-DP) communication hidden behind compute
   double mfu = 0.4;      // of the model's own compute: no communication, no pipeline bubble
   int virtualStages = 1;  // interleaved 1F1B: model chunks per pipeline stage (Megatron-LM's v)
-  // compute beyond the model's own: recomputed activations (1: none; full recomputation runs the
-  // forward pass twice, 4/3)
-  double recomputeFactor = 1;
+  // activations recomputed: less memory kept, more compute (full recomputation runs the forward
+  // pass twice: x 4/3; memory_model.h recomputeFactor)
+  Recompute recompute = Recompute::kNone;
+  // whose model states the memory check counts; unset: what dpMode implies (modelStatesOf)
+  std::optional<ModelStates> modelStates;
+  std::optional<double> gpuMemoryBytes;  // per GPU; unset: the file's (memory_model.h gpuMemoryOf)
+  double reserveBytes = 4e9;             // CUDA context, NCCL and allocator headroom per GPU
   std::optional<double> peakTflops;  // per GPU; unset: from the GPU model recorded in the file
   double tokens = 1e12;              // tokens to train, for days, GPU-hours and cost
   std::optional<double> pricePerGpuHour;
@@ -80,10 +108,29 @@ int dtypeBytes(std::string_view dtype);
 // cannot be split over, fractions out of range.
 void validate(const PredictConfig& c);
 int microBatchesPerStep(const PredictConfig& c);  // global batch / (micro-batch x dp)
+// The model states a prediction's memory check counts: the configuration's own, else what its
+// DpMode implies of Megatron-LM, the step model's framework (allreduce: plain, zero: its
+// distributed optimizer), and for zero3, which Megatron-LM lacks, DeepSpeed's ZeRO-3.
+ModelStates modelStatesOf(const PredictConfig& c);
 
 // "1T", "300B", "1.5e12", "7B": counts with decimal suffixes K M B (or G) T. Throws UsageError
 // naming `what`.
 double parseCount(std::string_view text, std::string_view what);
+
+// The collectives a results file measured: ops with a usable row (bytes, a positive busbw, no
+// wrong results) in any scope.
+std::set<core::Op> measuredOps(const results::ResultsFile& file);
+
+// What each kind of parallelism is priced on: tensor (without sequence parallelism) and data
+// parallelism (DDP) on all_reduce; sequence parallelism and ZeRO (every stage, Megatron-LM's
+// distributed optimizer) on all_gather and reduce_scatter; pipelines on sendrecv; experts on
+// alltoall.
+enum class PricedOn { kAllReduce, kGatherScatter, kSendRecv, kAllToAll };
+// The sentence a planner needs when `file` lacks what `what` is priced on: "sequence parallelism
+// and ZeRO need all_gather and reduce_scatter curves, which FILE did not measure: run with --ops
+// all_gather,reduce_scatter or import those nccl-tests logs (all_gather_perf, reduce_scatter_perf)";
+// empty when every op was measured.
+std::string unmeasuredNeed(PricedOn what, const std::set<core::Op>& measured, std::string_view file);
 
 // One op of a traffic type's message: an all_reduce, or one half of a pair (all_gather +
 // reduce_scatter). `bytes` is counted as nccl-tests counts it (algbw = bytes / time).
@@ -175,14 +222,30 @@ struct Prediction {
   std::optional<double> commSeconds;     // all traffic, nothing hidden
   std::optional<double> exposedSeconds;  // what adds to compute
   std::optional<double> stepSeconds;
-  std::optional<double> utilization;  // compute / step (bubble and exposed communication idle the GPU)
+  // compute / step: the share of the step the GPUs spend in the model's compute (the bubble and
+  // exposed communication idle them). Not an MFU: the step's MFU is stepMfu.
+  std::optional<double> utilization;
+  // The model FLOPs utilization of the whole step: compute share x --mfu, less the recomputed share
+  // of the compute (recomputed FLOPs are run, not model FLOPs): / the recomputation's factor.
+  std::optional<double> stepMfu;
   std::optional<double> tokensPerSecond;
   double steps = 0;  // steps to train --tokens tokens
   std::optional<double> days;
   std::optional<double> gpuHours;
   std::optional<double> cost;
   std::string unknownReason;  // why the step time is unknown
+  // Memory per GPU of the layout (memory_model.h, the model states of modelStatesOf), checked
+  // against the GPU's memory where known (--gpu-memory, else the file's); unknown: not checked.
+  MemoryEstimate memory;
+  std::string memoryModel;  // what the estimate counts, for people
+  std::optional<double> gpuMemoryBytes;
+  std::string gpuMemorySource;
   std::vector<std::string> notes;
+
+  // Whether the layout fits the GPU's memory; unset when the GPU's memory is unknown.
+  std::optional<bool> fitsMemory() const;
+  // "DOES NOT FIT: needs 41.2 GiB per GPU of 40.0 GiB (...)"; empty when it fits or was not checked.
+  std::string doesNotFit() const;
 };
 
 // The peak dense 16-bit tensor TFLOP/s of a GPU by its device name; nullopt when unknown.
@@ -196,8 +259,13 @@ std::optional<PeakFigure> peakTflopsOf(std::string_view gpuName);
 int ranksPerNodeOf(const core::Topology& topology);
 
 // The prediction for one results file. Throws UsageError when the peak is neither given nor known
-// from the file's GPUs, or when the file measured nothing any needed traffic could use.
+// from the file's GPUs, or when the file measured nothing any needed traffic could use. A layout
+// that does not fit the GPU's memory is predicted all the same, flagged (fitsMemory, doesNotFit):
+// its communication is worth reading, its days and cost are not achievable.
 Prediction predict(const PredictConfig& c, const results::ResultsFile& file);
+// As predict, but a layout none of whose traffic the file measured comes back with every reason
+// and no step time instead of being refused: advise lists such layouts unpriced.
+Prediction predictStep(const PredictConfig& c, const results::ResultsFile& file);
 
 // `fabricmap predict --json` (README.md documents it).
 nlohmann::ordered_json predictionsToJson(const PredictConfig& c, const std::vector<Prediction>& predictions);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/ops.h"
+#include "orchestrator/verdicts/memory_model.h"
 #include "orchestrator/verdicts/predict.h"
 
 namespace fabricmap::orchestrator {
@@ -49,7 +50,17 @@ Json configToJson(const PredictConfig& c) {
           {"mfu", c.mfu},
           {"peak_tflops", orNull(c.peakTflops)},
           {"tokens", c.tokens},
-          {"price_per_gpu_hour", orNull(c.pricePerGpuHour)}};
+          {"price_per_gpu_hour", orNull(c.pricePerGpuHour)},
+          {"recompute", recomputeName(c.recompute)},
+          {"model_states", {{"framework", frameworkName(modelStatesOf(c).framework)},
+                            {"zero_stage", modelStatesOf(c).zeroStage}}},
+          {"gpu_memory_bytes", orNull(c.gpuMemoryBytes)},
+          {"reserve_bytes", c.reserveBytes}};
+}
+
+Json memoryToJson(const MemoryEstimate& e) {
+  return {{"weights", e.weights},         {"gradients", e.gradients}, {"optimizer", e.optimizer},
+          {"activations", e.activations}, {"reserve", e.reserve},     {"total", e.total()}};
 }
 
 Json trafficToJson(const TrafficResult& t) {
@@ -82,7 +93,7 @@ Json trafficToJson(const TrafficResult& t) {
           {"reason", t.reason}};
 }
 
-Json predictionToJson(const PredictConfig& c, const Prediction& p) {
+Json predictionToJson(const Prediction& p) {
   Json f;
   f["file"] = p.file;
   f["ranks_per_node"] = p.ranksPerNode;
@@ -97,14 +108,22 @@ Json predictionToJson(const PredictConfig& c, const Prediction& p) {
   f["comm_seconds"] = orNull(p.commSeconds);
   f["comm_exposed_seconds"] = orNull(p.exposedSeconds);
   f["step_seconds"] = orNull(p.stepSeconds);
-  f["gpu_utilization"] = orNull(p.utilization);
-  f["step_mfu"] = p.utilization ? Json(*p.utilization * c.mfu) : Json(nullptr);
+  f["gpu_utilization"] = orNull(p.utilization);  // the compute share, under its first name
+  f["compute_share"] = orNull(p.utilization);
+  f["step_mfu"] = orNull(p.stepMfu);
   f["tokens_per_second"] = orNull(p.tokensPerSecond);
   f["steps"] = p.steps;
   f["days"] = orNull(p.days);
   f["gpu_hours"] = orNull(p.gpuHours);
   f["cost"] = orNull(p.cost);
   f["unknown_reason"] = p.unknownReason;
+  f["memory_bytes"] = memoryToJson(p.memory);
+  f["memory_model"] = p.memoryModel;
+  f["gpu_memory_bytes"] = orNull(p.gpuMemoryBytes);
+  f["gpu_memory_source"] = p.gpuMemorySource;
+  const std::optional<bool> fits = p.fitsMemory();
+  f["fits_memory"] = fits ? Json(*fits) : Json(nullptr);
+  f["does_not_fit"] = p.doesNotFit();
   f["notes"] = p.notes;
   return f;
 }
@@ -116,7 +135,7 @@ nlohmann::ordered_json predictionsToJson(const PredictConfig& c, const std::vect
   j["model"] = modelToJson(c);
   j["config"] = configToJson(c);
   j["predictions"] = Json::array();
-  for (const Prediction& p : predictions) j["predictions"].push_back(predictionToJson(c, p));
+  for (const Prediction& p : predictions) j["predictions"].push_back(predictionToJson(p));
   return j;
 }
 

@@ -201,8 +201,14 @@ def case_predict(args, tmp):
           f"step = compute + bubble + exposed: {pr.get('step_seconds')}")
     check(pr.get("cost") is not None and math.isclose(pr["cost"], 2.5 * pr["gpu_hours"], rel_tol=1e-9), "cost")
     text_run = predict(*base)
-    check(text_run.returncode == 0 and "interpolated (log-log)" in text_run.stdout and "GPU utilization" in text_run.stdout
-          and "pipeline bubble" in text_run.stdout, f"predict text: {text_run.stdout}")
+    check(text_run.returncode == 0 and "interpolated (log-log)" in text_run.stdout and "pipeline bubble" in text_run.stdout
+          and "#   step MFU " in text_run.stdout and "#   compute share " in text_run.stdout
+          and "GPU utilization" not in text_run.stdout, f"predict text: {text_run.stdout}")
+    # a host-memory run records no GPU memory: the layout's memory is computed, not checked
+    check(pr.get("fits_memory", 0) is None and pr.get("memory_bytes", {}).get("total", 0) > 0
+          and "not checked" in text_run.stdout, f"predict memory on a host run: {pr.get('fits_memory', 'absent')}")
+    check(math.isclose(pr.get("compute_share", -1), pr["gpu_utilization"])
+          and math.isclose(pr["step_mfu"], pr["compute_share"] * cfg["mfu"], rel_tol=1e-9), "step MFU = share x mfu")
     # two providers side by side
     both = subprocess.run([args.fabricmap, "predict", out, out] + base, capture_output=True, text=True, timeout=60)
     check(both.returncode == 0 and both.stdout.count(out) >= 3 and "step time s" in both.stdout,
@@ -229,6 +235,7 @@ def case_predict(args, tmp):
     ok, lines = one_error_line(missing)
     check(missing.returncode == 2 and ok, f"predict of a missing file: exit {missing.returncode} {lines}")
     check_advise(args, out)
+    check_advice_on_logs(args, tmp)
 
 
 def check_advise(args, out):
@@ -262,6 +269,94 @@ def check_advise(args, out):
     ok, lines = one_error_line(bad)
     check(bad.returncode == 2 and ok and "--gpu-memory" in lines[0], f"advise without GPU memory: {bad.returncode} {lines}")
     check_report_advice(args, out, base, layouts[0])
+
+
+def check_advice_on_logs(args, tmp):
+    """A capacity planner's case: providers' nccl-tests logs of all_reduce only, imported. One A100
+    server (40 GiB from its GPU names) is judged as its inside; what does not fit is flagged; only
+    what the file can price is ranked, and what it cannot is said, with what to measure."""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "nccl-tests")
+    a100 = os.path.join(tmp, "a100-log.h5")
+    gh200 = os.path.join(tmp, "gh200-log.h5")
+
+    def fm(*argv):
+        return subprocess.run([args.fabricmap] + list(argv), capture_output=True, text=True, timeout=120)
+
+    for log, out in (("a100-sxm4-8gpu-allreduce-superbench-testdata.txt", a100),
+                     ("gh200-2node-8gpu-allreduce-slingshot-cscs-alps.txt", gh200)):
+        p = fm("import", "nccl-tests", os.path.join(data, log), "-o", out, "--force")
+        check(p.returncode == 0, f"import {log}: exit {p.returncode} {p.stderr}")
+    llama = ["--model", "llama-7b", "--global-batch", "64"]
+
+    # predict on the one server: tensor parallelism priced on its world rows, memory checked (fits)
+    p = fm("predict", a100, *llama, "--tp", "8", "--json")
+    pr = json.loads(p.stdout)["predictions"][0] if p.returncode == 0 else {}
+    tp = (pr.get("traffic") or [{}])[0]
+    check(p.returncode == 0 and tp.get("status") == "ok"
+          and "one node: its world scope is the node's inside" in tp["legs"][0]["source"],
+          f"predict a100 tp: {p.returncode} {p.stderr} {tp}")
+    check(pr.get("gpu_memory_bytes") == 40 << 30 and pr.get("fits_memory") is True
+          and "GPU name" in pr.get("gpu_memory_source", ""), f"predict a100 memory: {pr.get('gpu_memory_source')}")
+    check(math.isclose(pr.get("step_mfu", -1), pr.get("compute_share", 0) * 0.4, rel_tol=1e-9),
+          f"step MFU {pr.get('step_mfu')} of share {pr.get('compute_share')}")
+    full = fm("predict", a100, *llama, "--tp", "8", "--recompute", "full", "--json")
+    fr = json.loads(full.stdout)["predictions"][0] if full.returncode == 0 else {}
+    check(full.returncode == 0 and fr["memory_bytes"]["total"] < pr["memory_bytes"]["total"]
+          and math.isclose(fr["compute_seconds"], pr["compute_seconds"] * 4 / 3, rel_tol=1e-9),
+          "--recompute full: less memory, 4/3 the compute")
+    # GPT-3 as pure data parallelism on 8 x 40 GiB: priced, but flagged as not fitting; never silent
+    p = fm("predict", a100, "--model", "gpt3-175b", "--dp", "8", "--price-per-gpu-hour", "2")
+    lines = p.stdout.splitlines()
+    check(p.returncode == 0 and any(l.startswith("# DOES NOT FIT: needs ") and "GiB per GPU of 40.0 GiB" in l
+                                    for l in lines)
+          and any("days" in l and "(NOT ACHIEVABLE" in l for l in lines), f"predict gpt3 dp=8: {p.stdout}")
+    check("--ops all_gather,reduce_scatter or import those nccl-tests logs" in p.stdout,
+          "predict names what sequence parallelism and ZeRO need")
+    j = fm("predict", a100, "--model", "gpt3-175b", "--dp", "8", "--json")
+    jr = json.loads(j.stdout)["predictions"][0] if j.returncode == 0 else {}
+    check(jr.get("fits_memory") is False and jr.get("does_not_fit", "").startswith("DOES NOT FIT"),
+          f"predict gpt3 --json: {jr.get('fits_memory')} {jr.get('does_not_fit')}")
+    # two nodes of GH200 (the name counts the CPU's memory: none known): data parallelism across the
+    # nodes priced on the world rows, memory not checked
+    p = fm("predict", gh200, *llama, "--dp", "8", "--json")
+    gr = json.loads(p.stdout)["predictions"][0] if p.returncode == 0 else {}
+    check(p.returncode == 0 and gr["fits_memory"] is None and gr["traffic"][2]["status"] == "ok"
+          and gr["traffic"][2]["scope"] == "world", f"predict gh200: {p.returncode} {p.stderr}")
+
+    # advise on the one server: ranked among what all_reduce prices, and says what the rest needs
+    a = fm("advise", a100, *llama)
+    check(a.returncode == 0 and "#  1 " not in a.stdout and "\n   1 tp=" in a.stdout
+          and "# megatron for #1: --tensor-model-parallel-size" in a.stdout
+          and "# searched without sequence parallelism and ZeRO" in a.stdout
+          and "# to price more: sequence parallelism and ZeRO" in a.stdout, f"advise a100: {a.stdout}{a.stderr}")
+    j = fm("advise", a100, *llama, "--json")
+    f = json.loads(j.stdout)["files"][0] if j.returncode == 0 else {"layouts": []}
+    ranked = [x for x in f["layouts"] if x["rank"] is not None]
+    check(ranked and [x["rank"] for x in ranked] == list(range(1, len(ranked) + 1))
+          and all(not x["sequence_parallel"] and x["zero_stage"] == 0 and x["step_seconds"] for x in ranked)
+          and all(x["step_seconds"] is None for x in f["layouts"] if x["rank"] is None)
+          and f.get("options_unmeasured", 0) > 0 and f.get("gpu_memory_bytes") == 40 << 30,
+          f"advise a100 --json: {f.get('layouts')[:2]}")
+    # GPT-3 on 1024 GPUs from one server's log: nothing priced, said plainly, no #1
+    a = fm("advise", a100, "--model", "gpt3-175b", "--gpus", "1024")
+    check(a.returncode == 0 and "# no layout priced: none of the" in a.stdout and "#1" not in a.stdout
+          and "fits by memory only (unranked" in a.stdout and "groups across nodes need curves measured across nodes"
+          in a.stdout and "pipeline parallelism needs sendrecv curves" in a.stdout, f"advise gpt3 1024: {a.stdout}")
+    j = fm("advise", a100, "--model", "gpt3-175b", "--gpus", "1024", "--json")
+    f = json.loads(j.stdout)["files"][0] if j.returncode == 0 else {}
+    check(f.get("ranked") == 0 and f.get("nothing_priced", "").startswith("no layout priced")
+          and f.get("layouts") and all(x["rank"] is None for x in f["layouts"]), f"advise gpt3 1024 --json: {f}")
+    # the GH200 log tells no GPU memory: declared, or refused with the way out
+    bad = fm("advise", gh200, *llama)
+    ok, lines = one_error_line(bad)
+    check(bad.returncode == 2 and ok and "--gpu-memory" in lines[0], f"advise gh200 without memory: {lines}")
+    small = ["--params", "1.3B", "--layers", "24", "--hidden", "2048", "--heads", "16", "--global-batch", "64"]
+    a = fm("advise", gh200, *small, "--gpu-memory", "96G", "--json")
+    f = json.loads(a.stdout)["files"][0] if a.returncode == 0 else {"layouts": [{}]}
+    first = f["layouts"][0]
+    check(a.returncode == 0 and first.get("rank") == 1 and first["layout"] == {"tp": 1, "pp": 1, "dp": 8, "ep": 1}
+          and any("tp: intra all_reduce not measured" in w for w in f["why_unpriced"]),
+          f"advise gh200: {a.returncode} {a.stderr} {first} {f.get('why_unpriced')}")
 
 
 def check_report_advice(args, out, base, first):
@@ -481,3 +576,147 @@ def case_verify(args, tmp):
     bad = fm("compare", big, notes)
     ok, lines = one_error_line(bad)
     check(bad.returncode == 2 and ok, f"compare of an unusable file: exit {bad.returncode} {lines}")
+
+
+def four_gpu_variant(a100_log):
+    """The A100 log as a 4-GPU run of the same server would print it. DERIVED, not measured: ranks
+    4-7 dropped, every time x 0.84 and algbw/busbw recomputed from it (busbw = algbw x 2(n-1)/n), so
+    the 4-GPU busbw is 1/0.84 x 1.5/1.75 = 1.02 x the 8-GPU one: 8 vs 4 GPUs scale at 0.98."""
+    out = []
+    for line in a100_log.splitlines():
+        fields = line.split()
+        if line.startswith("#   Rank") and int(fields[2]) >= 4:
+            continue
+        if line.startswith("# nThread"):
+            line = line.replace("nGpus 8", "nGpus 4")
+        if fields and fields[0].isdigit() and len(fields) == 12:
+            size = int(fields[0])
+            for t in (4, 8):  # out-of-place and in-place: time algbw busbw error
+                us = float(fields[t]) * 0.84
+                algbw = size / us / 1e3
+                fields[t:t + 3] = [f"{us:.2f}", f"{algbw:.2f}", f"{algbw * 1.5:.2f}"]
+            line = " ".join(f"{v:>12}" for v in fields)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def case_compare_logs(args, tmp):
+    """A capacity planner's comparison of real nccl-tests logs (tests/data/nccl-tests): an 8-GPU A100
+    server, two GH200 nodes of four, and a 4-GPU variant of the A100 log. `compare` prices each at its
+    own offer (a providers file, --price), predicts the same model on each (days, cost), says beside
+    each row what its files measured differently, and reports 8-vs-4-GPU scaling; `show`, the report
+    and `compare` state one peak; `history` warns when the files are two clusters."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    data = os.path.join(here, "..", "data", "nccl-tests")
+    providers = os.path.join(here, "..", "data", "providers", "a100-gh200.txt")
+
+    def fm(*argv):
+        return subprocess.run([args.fabricmap] + list(argv), capture_output=True, text=True, timeout=120)
+
+    with open(os.path.join(data, "a100-sxm4-8gpu-allreduce-superbench-testdata.txt")) as f:
+        four_log = os.path.join(tmp, "a100-4gpu-allreduce-derived.txt")
+        with open(four_log, "w") as g:
+            g.write(four_gpu_variant(f.read()))
+    a100, gh200, a100_4 = (os.path.join(tmp, n) for n in ("a100.h5", "gh200.h5", "a100-4.h5"))
+    for log, out in (("a100-sxm4-8gpu-allreduce-superbench-testdata.txt", a100),
+                     ("gh200-2node-8gpu-allreduce-slingshot-cscs-alps.txt", gh200), (four_log, a100_4)):
+        p = fm("import", "nccl-tests", os.path.join(data, log), "-o", out)
+        check(p.returncode == 0, f"import {log}: exit {p.returncode} {p.stderr}")
+
+    # one peak: show, the report and compare state the out-of-place figure (GH200: in-place is higher)
+    s = fm("show", gh200)
+    check(s.returncode == 0 and "122.57 at 128 MiB; in-place 123.11 at 128 MiB" in s.stdout,
+          f"show's peak: {[l for l in s.stdout.splitlines() if 'all_reduce' in l and 'at' in l][-1:]}")
+    html = os.path.join(tmp, "gh200.html")
+    r = fm("report", gh200, "-o", html)
+    check(r.returncode == 0, f"report exit {r.returncode} {r.stderr}")
+    if r.returncode == 0:
+        with open(html) as f:
+            page = f.read()
+        check("peak busbw out-of-place <b>122.57 GB/s at 128 MiB</b>, in-place 123.11 GB/s at 128 MiB" in page,
+              "the report's peak caption")
+
+    model = ["--model", "llama-7b", "--layout", "tp=8", "--global-batch", "64"]
+    c = fm("compare", a100, gh200, a100_4, "--label", "a100", "--label", "gh200", "--label", "a100-4",
+           "--providers", providers, "--price", "a100-4=1.10", *model, "--json")
+    check(c.returncode == 0, f"compare exit {c.returncode}: {c.stderr}")
+    if c.returncode != 0:
+        return
+    doc = json.loads(c.stdout)
+    rows = {r["key"]: r for r in doc["rows"]}
+
+    def values(key):
+        return [v["value"] for v in rows.get(key, {"values": [{}, {}, {}]})["values"]]
+
+    def caveats(key):
+        return " | ".join(rows.get(key, {}).get("caveats", []))
+
+    files = doc["files"]
+    check([f["price_per_gpu_hour"] for f in files] == [1.29, 2.49, 1.10]
+          and [f["price_from"] for f in files] == [f"{providers}:4", f"{providers}:5", "--price"],
+          f"prices {[(f['price_per_gpu_hour'], f['price_from']) for f in files]}")
+    check(files[1]["gpu_memory_bytes"] == 96 * 2**30 and files[0]["one_node"] and not files[1]["one_node"],
+          "the providers' GPU memory, one node or not")
+    check(values("collectives.world.all_reduce.peak_busbw")[:2] == [235.26, 122.57], "compare's peaks")
+    # days and cost of the same model, each at its file's own price; the 4-GPU file cannot hold
+    # tp=8 groups and says why
+    days, hours, cost = values("prediction.days"), values("prediction.gpu_hours"), values("prediction.cost")
+    check(all(isinstance(v, float) and v > 0 for v in days[:2] + hours[:2] + cost[:2]),
+          f"days {days} hours {hours} cost {cost}")
+    check(values("prediction.step_seconds")[2] == "unknown" and "measured one node" in files[2]["prediction_error"],
+          f"a100-4's prediction: {files[2]['prediction_error']}")
+    if all(isinstance(v, float) for v in days[:2] + hours[:2] + cost[:2]):
+        for d, h, k, f in zip(days[:2], hours[:2], cost[:2], files):
+            check(math.isclose(k, h * f["price_per_gpu_hour"], rel_tol=1e-9) and math.isclose(d, h / 8 / 24, rel_tol=1e-9),
+                  f"{f['label']}: cost {k} = {h} GPU-hours x {f['price_per_gpu_hour']}, {d} days")
+        check(files[0]["prediction"]["days"] == days[0], "the file's prediction has its days")
+    check(values("prediction.fits") == ["yes", "yes", "yes"], f"fits {values('prediction.fits')}")
+    # caveats beside the rows that compare different things
+    world = caveats("collectives.world.all_reduce.plateau_busbw")
+    check("world scope: one node: NVLink/PCIe inside it, no network (a100, a100-4); 2 nodes: across the network (gh200)"
+          in world and "plateau over 2 GiB..8 GiB (a100, a100-4); 32 MiB..128 MiB (gh200)" in world
+          and "groups of 8 ranks (a100, gh200); 4 ranks (a100-4)" in world, f"world plateau caveats: {world}")
+    check("sweep up to 8 GiB (a100, a100-4); 128 MiB (gh200)" in caveats("collectives.world.all_reduce.peak_busbw"),
+          "peak caveat")
+    check(caveats("collectives.intra.all_reduce.plateau_busbw") == "groups of 8 ranks (a100); 4 ranks (a100-4)",
+          f"intra caveats: {caveats('collectives.intra.all_reduce.plateau_busbw')}")
+    check(caveats("files.ranks") == "", "no caveat on context rows")
+    # 8 vs 4 GPUs of the A100 server: busbw plateau of the larger / of the smaller
+    scaling = values("scaling.all_reduce.efficiency")
+    plateau = values("collectives.world.all_reduce.plateau_busbw")
+    check(scaling[1] is None and scaling[2] == 1.0 and isinstance(scaling[0], float)
+          and math.isclose(scaling[0], plateau[0] / plateau[2], rel_tol=1e-9) and 0.97 < scaling[0] < 0.99,
+          f"scaling {scaling}, plateaus {plateau}")
+    t = fm("compare", a100, gh200, a100_4, "--label", "a100", "--label", "gh200", "--label", "a100-4",
+           "--providers", providers, "--price", "a100-4=1.10", *model)
+    check(t.returncode == 0 and "  ! world scope: one node" in t.stdout and "scaling all_reduce" in t.stdout
+          and "(8/4 GPUs)" in t.stdout and "# gh200: price 2.49 USD per GPU-hour from" in t.stdout,
+          f"compare text: {t.stdout[-1500:]}")
+    print(t.stdout)
+
+    # bad offers: one message naming the file and line, exit 2
+    bad = os.path.join(tmp, "bad-providers.txt")
+    with open(bad, "w") as f:
+        f.write("a100 1.29 40G\ngh200.h5 two-fifty\n")
+    stray = os.path.join(tmp, "stray-providers.txt")
+    with open(stray, "w") as f:
+        f.write("a100 1.29\nlambda 1.10\n")
+    for extra, want in ((["--providers", bad], bad + ":2: price per GPU-hour: 'two-fifty' is not a number"),
+                        (["--providers", stray], stray + ":2: 'lambda' is none of the compared files"),
+                        (["--providers", os.path.join(tmp, "absent.txt")], "absent.txt"),
+                        (["--price", "lambda=1"], "'lambda' is none of the compared files"),
+                        (["--price", "a100"], "expected FILE=USD")):
+        p = fm("compare", a100, gh200, "--label", "a100", "--label", "gh200", *extra)
+        ok, lines = one_error_line(p)
+        check(p.returncode == 2 and ok and want in lines[0], f"compare {extra}: exit {p.returncode} {lines}")
+
+    # history: the A100 server's two files are one cluster; with the GH200 nodes, two, and it says so
+    h = fm("history", a100, a100_4, "--json")
+    check(h.returncode == 0 and "warning" not in h.stderr and json.loads(h.stdout)["mixed_clusters"] is False,
+          f"history of one server: {h.returncode} {h.stderr}")
+    h = fm("history", a100, gh200, a100_4, "--json")
+    doc = json.loads(h.stdout) if h.returncode == 0 else {}
+    check(h.returncode == 0 and "fabricmap history: warning: the 3 runs mix 2 clusters" in h.stderr
+          and doc.get("mixed_clusters") is True and len(doc.get("clusters", [])) == 2
+          and doc["warnings"] and sorted(len(c["runs"]) for c in doc["clusters"]) == [1, 2],
+          f"history of two clusters: {h.returncode} {h.stderr} {doc.get('clusters')}")

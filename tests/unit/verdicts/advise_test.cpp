@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
+#include "orchestrator/verdicts/scope_model.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -190,11 +194,168 @@ TEST(Advise, GpuMemoryFromTheFileOrDeclared) {
   c.base.seq = 4096;
   c.base.globalBatch = 64;
   EXPECT_THROW(advise(c, file), core::UsageError);
-  c.gpuMemoryBytes = 80e9;
+  c.base.gpuMemoryBytes = 80e9;
   c.base.peakTflops = 312;
   const Advice a = advise(c, file);
   EXPECT_EQ(a.memorySource, "--gpu-memory");
   EXPECT_FALSE(a.best.empty());
+  // no inventory, but the ranks' GPUs carry their memory (NVML's, or an imported log's names')
+  c.base.gpuMemoryBytes.reset();
+  for (core::RankRecord& r : file.topology.ranks) r.gpuMemoryBytes = std::uint64_t{40} << 30;
+  const Advice ranks = advise(c, file);
+  EXPECT_EQ(ranks.gpuMemoryBytes, 40.0 * (1 << 30));
+  EXPECT_NE(ranks.memorySource.find("rank(s)' GPUs"), std::string::npos) << ranks.memorySource;
+}
+
+// The file with only the rows of `ops` kept.
+results::ResultsFile onlyOps(results::ResultsFile f, const std::set<std::string>& ops) {
+  std::erase_if(f.collectives, [&](const core::CollectiveRecord& r) { return !ops.count(r.op); });
+  return f;
+}
+
+bool says(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != l.npos; });
+}
+
+// A provider measured all_reduce (and sendrecv) only: the search keeps to what it can price, DDP
+// and tensor parallelism by all_reduce, and says what the rest would need measured. With every op
+// measured the same cluster's best layouts shard the optimizer or the sequence.
+TEST(Advise, AllReduceOnlyPricesWithoutSequenceParallelismOrZeroAndSaysWhatTheyNeed) {
+  const results::ResultsFile full = cluster(128, 230, 23, 80, "NVIDIA A100-SXM4-80GB");
+  const Advice everything = advise(gpt3(), full);
+  ASSERT_FALSE(everything.best.empty());
+  EXPECT_TRUE(std::any_of(everything.best.begin(), everything.best.end(), [](const Candidate& k) {
+    return k.choice.sequenceParallel || k.choice.zeroStage > 0;
+  }));
+  EXPECT_EQ(everything.optionsUnmeasured, 0u);
+
+  const Advice a = advise(gpt3(), onlyOps(full, {"all_reduce", "sendrecv"}));
+  ASSERT_FALSE(a.best.empty()) << a.whyUnpriced.size();
+  for (const Candidate& k : a.best) {
+    EXPECT_FALSE(k.choice.sequenceParallel) << core::formatLayout(k.choice.layout);
+    EXPECT_EQ(k.choice.zeroStage, 0) << core::formatLayout(k.choice.layout);
+    for (const TrafficResult& t : k.prediction->traffic) {
+      for (const LegResult& leg : t.legs) EXPECT_TRUE(leg.leg.op == Op::kAllReduce || leg.leg.op == Op::kSendRecv);
+    }
+  }
+  EXPECT_EQ(a.best.front().choice.layout.tp, 8);
+  EXPECT_GT(a.optionsUnmeasured, 0u);
+  EXPECT_TRUE(says(a.toPriceMore, "sequence parallelism and ZeRO (any stage, Megatron-LM's distributed optimizer) "
+                                  "need all_gather and reduce_scatter curves, which dgx.h5 did not measure: run with "
+                                  "--ops all_gather,reduce_scatter or import those nccl-tests logs"));
+  EXPECT_FALSE(says(a.toPriceMore, "sendrecv"));
+  const auto j = adviceToJson(gpt3(), {a});
+  EXPECT_EQ(j["files"][0]["options_unmeasured"], a.optionsUnmeasured);
+  EXPECT_EQ(j["files"][0]["layouts"][0]["rank"], 1);
+  EXPECT_EQ(j["files"][0]["nothing_priced"], "");
+}
+
+// An 8-GPU server's nccl-tests log, imported: world all_reduce only, 40 GiB from the GPU names.
+results::ResultsFile oneServerLog() {
+  results::ResultsFile f = onlyOps(cluster(1, 230, 23, 40, "NVIDIA A100-SXM4-40GB"), {"all_reduce"});
+  std::erase_if(f.collectives, [](const core::CollectiveRecord& r) { return r.scope != "world"; });
+  f.scopes = {{"world", 1, "", "active", ""}};
+  f.topology.inventory.gpus.clear();
+  for (core::RankRecord& r : f.topology.ranks) r.gpuMemoryBytes = std::uint64_t{40} << 30;
+  f.imported.emplace_back();
+  return f;
+}
+
+// GPT-3 on 1024 GPUs from one server's all_reduce log: nothing can be priced (the network was never
+// measured, nor pipelines). That is said plainly; what fits is listed without a rank, one row per
+// layout in layout order, with why and what to measure; nothing is called #1.
+TEST(Advise, NothingPricedIsSaidPlainlyAndListedUnranked) {
+  AdviseConfig c = gpt3();
+  c.gpus = 1024;
+  const Advice a = advise(c, oneServerLog());
+  EXPECT_TRUE(a.best.empty());
+  EXPECT_TRUE(a.doesNotFit.empty());
+  ASSERT_FALSE(a.unpriced.empty());
+  EXPECT_EQ(a.unpriced.size(), std::min<std::size_t>(a.unpricedLayouts, 10));
+  std::set<std::tuple<int, int, int, int>> layouts;
+  for (const Candidate& k : a.unpriced) {
+    EXPECT_FALSE(k.priced());
+    EXPECT_NE(k.unpriced, "");
+    EXPECT_LE(k.memory.total(), a.gpuMemoryBytes);
+    EXPECT_TRUE(layouts.emplace(k.choice.layout.tp, k.choice.layout.pp, k.choice.layout.dp, k.choice.layout.ep).second)
+        << "one row per layout";
+  }
+  EXPECT_TRUE(std::is_sorted(a.unpriced.begin(), a.unpriced.end(), [](const Candidate& x, const Candidate& y) {
+    return std::tie(x.choice.layout.tp, x.choice.layout.pp) < std::tie(y.choice.layout.tp, y.choice.layout.pp);
+  }));
+  EXPECT_EQ(nothingPriced(a).rfind("no layout priced: none of the ", 0), 0u) << nothingPriced(a);
+  EXPECT_TRUE(says(a.whyUnpriced, "its groups span nodes, and dgx.h5 measured one node")) << a.whyUnpriced.front();
+  EXPECT_TRUE(says(a.toPriceMore, "pipeline parallelism needs sendrecv curves"));
+  EXPECT_TRUE(says(a.toPriceMore, "groups across nodes need curves measured across nodes"));
+  EXPECT_TRUE(says(a.toPriceMore, "--ops all_gather,reduce_scatter"));
+
+  const std::string html = adviceToHtml(c, a);
+  EXPECT_EQ(html.find("#1"), std::string::npos) << html;
+  EXPECT_NE(html.find("no layout priced"), std::string::npos);
+  EXPECT_NE(html.find("<th>layout (unranked)</th>"), std::string::npos);
+  const auto j = adviceToJson(c, {a});
+  const auto& file = j["files"][0];
+  EXPECT_EQ(file["ranked"], 0);
+  EXPECT_EQ(file["nothing_priced"], nothingPriced(a));
+  ASSERT_EQ(file["layouts"].size(), a.unpriced.size());
+  for (const auto& layout : file["layouts"]) EXPECT_TRUE(layout["rank"].is_null());
+  EXPECT_TRUE(j["providers"][0]["best"].is_null());
+}
+
+// A layout that fits without recomputation is shown so, unpriced, not with the least-memory
+// extreme (full recomputation) that the old tie on memory put first.
+TEST(Advise, AnUnpricedLayoutIsShownWithWhatAPlannerWouldRun) {
+  AdviseConfig c;
+  c.base.model = findPreset("llama-7b")->model;
+  c.base.seq = 4096;
+  c.base.globalBatch = 64;
+  c.gpus = 16;  // two servers: data parallelism across them is unpriced from one server's log
+  c.top = 100;
+  const Advice a = advise(c, oneServerLog());
+  const auto tp8 = std::find_if(a.unpriced.begin(), a.unpriced.end(), [](const Candidate& k) {
+    return k.choice.layout.tp == 8 && k.choice.layout.pp == 1;
+  });
+  ASSERT_NE(tp8, a.unpriced.end());
+  EXPECT_EQ(tp8->choice.recompute, Recompute::kNone);
+  EXPECT_FALSE(tp8->choice.sequenceParallel);
+  EXPECT_EQ(tp8->choice.zeroStage, 0);
+}
+
+// One server's log, for the server itself: its world rows are its inside, so tensor and data
+// parallelism inside it are priced; the same rows on two nodes of four are not the inside, and
+// tensor parallelism inside each node stays unpriced.
+TEST(Advise, OneServersLogIsJudgedAsTheServersInside) {
+  AdviseConfig c;
+  c.base.model = findPreset("llama-7b")->model;
+  c.base.seq = 4096;
+  c.base.globalBatch = 64;
+  const results::ResultsFile log = oneServerLog();
+  const Advice a = advise(c, log);
+  ASSERT_FALSE(a.best.empty()) << (a.whyUnpriced.empty() ? "" : a.whyUnpriced.front());
+  EXPECT_EQ(a.gpus, 8);
+  EXPECT_EQ(a.gpuMemoryBytes, 40.0 * (1 << 30));
+  EXPECT_NE(a.memorySource.find("from the imported log's GPU name"), std::string::npos) << a.memorySource;
+  const Candidate& first = a.best.front();
+  EXPECT_NE(first.prediction->traffic[0].legs.at(0).source.find(kIntraFromWorld), std::string::npos);
+  // advise counted the memory the prediction checks
+  for (const Candidate& k : a.best) {
+    EXPECT_DOUBLE_EQ(k.prediction->memory.total(), k.memory.total());
+    EXPECT_EQ(k.prediction->fitsMemory(), true);
+  }
+  results::ResultsFile two = log;
+  for (core::RankRecord& r : two.topology.ranks) r.node = r.rank / 4;
+  c.top = 1000;
+  const Advice split = advise(c, two);
+  EXPECT_TRUE(std::none_of(split.best.begin(), split.best.end(),
+                           [](const Candidate& k) { return k.choice.layout.tp > 1; }));
+  const auto tensor = std::find_if(split.unpriced.begin(), split.unpriced.end(), [](const Candidate& k) {
+    return k.choice.layout.tp > 1 && k.prediction;
+  });
+  ASSERT_NE(tensor, split.unpriced.end());
+  EXPECT_NE(tensor->prediction->traffic[0].reason.find("intra all_reduce not measured in dgx.h5 (the run had scopes: "
+                                                       "world)"),
+            std::string::npos)
+      << tensor->prediction->traffic[0].reason;
 }
 
 // DeepSpeed's configuration fragment and vLLM's arguments; serving ranks by GPUs per replica.

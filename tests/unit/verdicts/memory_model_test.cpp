@@ -173,6 +173,78 @@ TEST(MemoryModel, WhatEachFrameworkOffers) {
   EXPECT_EQ(parseFramework("deepspeed"), Framework::kDeepSpeed);
   EXPECT_THROW(parseFramework("jax"), core::UsageError);
   EXPECT_EQ(recomputeName(Recompute::kSelective), "selective");
+  EXPECT_EQ(parseRecompute("full"), Recompute::kFull);
+  EXPECT_THROW(parseRecompute("some"), core::UsageError);
+}
+
+// A prediction's layout is counted as the memory choice its options make: Megatron-LM's states
+// (the distributed optimizer for dp-mode zero), DeepSpeed's ZeRO-3 for zero3, its recomputation.
+TEST(MemoryModel, APredictionsLayoutAsAMemoryChoice) {
+  PredictConfig c;
+  c.model = {.name = "m", .params = 8e9, .layers = 32, .hidden = 4096, .heads = 32};
+  c.seq = 2048;
+  c.globalBatch = 64;
+  c.layout = {.tp = 2, .pp = 2, .dp = 4};
+  c.microBatch = 2;
+  c.recompute = Recompute::kSelective;
+  c.reserveBytes = 1e9;
+  const MemoryChoice m = memoryChoiceOf(c);
+  EXPECT_EQ(m.microBatches, 8);  // 64 / (2 x 4)
+  EXPECT_EQ(m.zeroStage, 0);
+  EXPECT_EQ(m.recompute, Recompute::kSelective);
+  // 8e9 / (2 x 2) = 2e9 parameters per GPU x (2 + 4 + 12) B
+  const MemoryEstimate plain = memoryPerGpu(c);
+  EXPECT_NEAR(plain.weights + plain.gradients + plain.optimizer, 2e9 * 18, 1);
+  EXPECT_EQ(plain.reserve, 1e9);
+  c.dpMode = DpMode::kZero;  // the distributed optimizer: 2 + 4 + 12/4
+  const MemoryEstimate sharded = memoryPerGpu(c);
+  EXPECT_NEAR(sharded.weights + sharded.gradients + sharded.optimizer, 2e9 * 9, 1);
+  EXPECT_NE(memoryModelText(c).find("distributed optimizer"), std::string::npos) << memoryModelText(c);
+  c.dpMode = DpMode::kZero3;  // DeepSpeed ZeRO-3: 16/4
+  const MemoryEstimate zero3 = memoryPerGpu(c);
+  EXPECT_NEAR(zero3.weights + zero3.gradients + zero3.optimizer, 2e9 * 4, 1);
+  EXPECT_NE(memoryModelText(c).find("DeepSpeed ZeRO-3"), std::string::npos) << memoryModelText(c);
+  // advise's own choice wins over what the dp-mode implies (DeepSpeed ZeRO-2: 2 + 14/4)
+  c.dpMode = DpMode::kZero;
+  c.modelStates = ModelStates{Framework::kDeepSpeed, 2};
+  const MemoryEstimate zero2 = memoryPerGpu(c);
+  EXPECT_NEAR(zero2.weights + zero2.gradients + zero2.optimizer, 2e9 * 5.5, 1);
+  EXPECT_EQ(zero2.activations, plain.activations);
+}
+
+results::ResultsFile rankedGpus(const std::vector<std::uint64_t>& memory, const std::string& name) {
+  results::ResultsFile f;
+  f.path = "f.h5";
+  for (std::size_t r = 0; r < memory.size(); ++r) {
+    core::RankRecord rank;
+    rank.rank = static_cast<int>(r);
+    rank.gpuName = name;
+    rank.gpuMemoryBytes = memory[r];
+    f.topology.ranks.push_back(rank);
+  }
+  return f;
+}
+
+// The GPU memory a file records: NVML's inventory first, else the ranks' figures (an imported
+// log's come from its GPU names, and say so); nothing for a host-memory run.
+TEST(MemoryModel, GpuMemoryAsTheFileRecordsIt) {
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  results::ResultsFile f = rankedGpus({80 * kGiB, 40 * kGiB, 0, 80 * kGiB}, "A100-SXM4-40GB");
+  auto memory = gpuMemoryOf(f);
+  ASSERT_TRUE(memory);
+  EXPECT_EQ(memory->bytes, 40.0 * kGiB);  // the smallest, the unknown one left out
+  EXPECT_NE(memory->source.find("3 rank(s)' GPUs in the file (NVML total)"), std::string::npos) << memory->source;
+  f.imported.emplace_back();
+  memory = gpuMemoryOf(f);
+  EXPECT_NE(memory->source.find("from the imported log's GPU name (A100-SXM4-40GB)"), std::string::npos)
+      << memory->source;
+  core::GpuInventoryRecord g;
+  g.memoryBytes = 79 * kGiB;
+  f.topology.inventory.gpus = {g, g};
+  memory = gpuMemoryOf(f);
+  EXPECT_EQ(memory->bytes, 79.0 * kGiB);
+  EXPECT_NE(memory->source.find("2 GPU(s) in the file (NVML total)"), std::string::npos) << memory->source;
+  EXPECT_FALSE(gpuMemoryOf(rankedGpus({0, 0}, "")));
 }
 
 }  // namespace

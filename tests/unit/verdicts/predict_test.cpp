@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/verdicts/scope_model.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -419,6 +422,156 @@ TEST(PredictUnknown, MissingScopeOrSizeIsUnknownWithTheReason) {
   EXPECT_TRUE(predict(one, f).stepSeconds);
 }
 
+// A provider's nccl-tests log of one 8-GPU server, imported: world all_reduce rows only, GPU memory
+// from the GPU names (40 GiB), no NVML inventory.
+results::ResultsFile oneNodeLog() {
+  results::ResultsFile f = fileWith(8, 8, "NVIDIA A100-SXM4-40GB");
+  f.scopes = {{"world", 1, "", "active", ""}};
+  for (core::RankRecord& r : f.topology.ranks) r.gpuMemoryBytes = std::uint64_t{40} << 30;
+  f.imported.emplace_back();
+  for (std::uint64_t bytes = 1 << 20; bytes <= (std::uint64_t{1} << 30); bytes *= 2) {
+    f.collectives.push_back(row("world", Op::kAllReduce, 0, 8, bytes, 150));
+  }
+  return f;
+}
+
+PredictConfig llamaOnOneNode(const std::string& layout) {
+  PredictConfig c = presetConfig("llama-7b", layout);
+  c.globalBatch = 64;
+  validate(c);
+  return c;
+}
+
+// One node's world rows are its inside: tensor parallelism inside it is priced on them, groups that
+// span nodes are not (they would cross a network the file never measured). The same rows on two
+// nodes are a network's, and price a group across them.
+TEST(PredictOneNode, WorldAnswersInsideTheNodeNeverAcrossNodes) {
+  const results::ResultsFile f = oneNodeLog();
+  const Prediction inside = predict(llamaOnOneNode("tp=8"), f);
+  ASSERT_EQ(inside.traffic[0].status, "ok") << inside.traffic[0].reason;
+  EXPECT_EQ(inside.traffic[0].scope, "intra");
+  EXPECT_NE(inside.traffic[0].legs[0].source.find(kIntraFromWorld), std::string::npos)
+      << inside.traffic[0].legs[0].source;
+  const Prediction across = predict(llamaOnOneNode("tp=8,dp=2"), f);
+  EXPECT_EQ(across.traffic[2].status, "unknown");
+  EXPECT_NE(across.traffic[2].reason.find("its groups span nodes, and test.h5 measured one node"), std::string::npos)
+      << across.traffic[2].reason;
+  EXPECT_FALSE(across.stepSeconds);
+  // sendrecv of the inside: named as the node's world, which measured all_reduce only
+  const Prediction piped = predict(llamaOnOneNode("tp=4,pp=2"), f);
+  EXPECT_NE(piped.traffic[1].reason.find("intra sendrecv not measured in test.h5 (one node: its world scope is the "
+                                         "node's inside; it measured: all_reduce)"),
+            std::string::npos)
+      << piped.traffic[1].reason;
+
+  results::ResultsFile two = f;
+  for (core::RankRecord& r : two.topology.ranks) r.node = r.rank / 4;
+  const Prediction network = predict(llamaOnOneNode("dp=8"), two);
+  EXPECT_EQ(network.traffic[2].status, "ok") << network.traffic[2].reason;
+  EXPECT_EQ(network.traffic[2].scope, "world");
+  EXPECT_EQ(predict(llamaOnOneNode("dp=8"), f).traffic[2].scope, "intra");
+}
+
+// The layout's memory is checked against the GPU's whenever the GPU's is known: a layout that does
+// not fit is predicted all the same (its communication is worth reading) and flagged, in words and
+// in JSON; without a known GPU memory it is said to be unchecked.
+TEST(PredictMemory, ALayoutThatDoesNotFitIsFlagged) {
+  const results::ResultsFile f = oneNodeLog();
+  const PredictConfig pure = presetConfig("gpt3-175b", "dp=8");
+  const Prediction p = predict(pure, f);
+  ASSERT_TRUE(p.stepSeconds) << p.unknownReason;
+  ASSERT_TRUE(p.gpuMemoryBytes);
+  EXPECT_EQ(*p.gpuMemoryBytes, 40.0 * (1 << 30));
+  EXPECT_EQ(p.fitsMemory(), false);
+  EXPECT_GT(p.memory.total(), 175e9 * 18);  // every parameter's states on each GPU
+  EXPECT_EQ(p.doesNotFit().rfind("DOES NOT FIT: needs ", 0), 0u) << p.doesNotFit();
+  EXPECT_NE(p.doesNotFit().find(" GiB per GPU of 40.0 GiB (the smallest of 8 rank(s)' GPUs, from the imported log's "
+                                "GPU name"),
+            std::string::npos)
+      << p.doesNotFit();
+  auto j = predictionsToJson(pure, {p})["predictions"][0];
+  EXPECT_EQ(j["fits_memory"], false);
+  EXPECT_EQ(j["does_not_fit"], p.doesNotFit());
+  EXPECT_DOUBLE_EQ(j["memory_bytes"]["total"].get<double>(), p.memory.total());
+  EXPECT_TRUE(j["days"].is_number());  // kept, flagged by fits_memory
+
+  PredictConfig small = llamaOnOneNode("tp=8");
+  const Prediction fits = predict(small, f);
+  EXPECT_EQ(fits.fitsMemory(), true);
+  EXPECT_EQ(fits.doesNotFit(), "");
+  EXPECT_EQ(predictionsToJson(small, {fits})["predictions"][0]["fits_memory"], true);
+  small.gpuMemoryBytes = 16.0 * (1 << 30);  // --gpu-memory over the file's
+  const Prediction declared = predict(small, f);
+  EXPECT_EQ(declared.fitsMemory(), false);
+  EXPECT_EQ(declared.gpuMemorySource, "--gpu-memory");
+
+  // a host-memory run records no GPU memory: computed, not checked
+  const Prediction host = predict(smallConfig(), smallFile());
+  EXPECT_GT(host.memory.total(), 0);
+  EXPECT_FALSE(host.fitsMemory());
+  EXPECT_EQ(host.doesNotFit(), "");
+  EXPECT_TRUE(predictionsToJson(smallConfig(), {host})["predictions"][0]["fits_memory"].is_null());
+}
+
+// Recomputation trades compute for memory; the step MFU counts model FLOPs only, so recomputed
+// ones lower it, while the compute share (the old "GPU utilization") counts them as busy time.
+TEST(PredictRecompute, FullRecomputationCostsComputeSavesActivationsAndIsNoModelFlops) {
+  const results::ResultsFile f = oneNodeLog();
+  PredictConfig c = llamaOnOneNode("tp=8");
+  const Prediction kept = predict(c, f);
+  EXPECT_NEAR(*kept.stepMfu, *kept.utilization * 0.4, 1e-12);
+  c.recompute = Recompute::kFull;
+  const Prediction full = predict(c, f);
+  EXPECT_NEAR(full.computeSeconds, kept.computeSeconds * 4 / 3, 1e-9);
+  // only each layer's input kept, 2 B x s x h per layer, 32 layers, one micro-batch in flight
+  EXPECT_NEAR(full.memory.activations, 2.0 * 4096 * 4096 * 32, 1);
+  EXPECT_LT(full.memory.total(), kept.memory.total());
+  EXPECT_NEAR(*full.stepMfu, *full.utilization * 0.4 * 3 / 4, 1e-12);
+  const auto j = predictionsToJson(c, {full});
+  EXPECT_EQ(j["config"]["recompute"], "full");
+  const auto& pj = j["predictions"][0];
+  EXPECT_DOUBLE_EQ(pj["compute_share"].get<double>(), *full.utilization);
+  EXPECT_DOUBLE_EQ(pj["gpu_utilization"].get<double>(), *full.utilization);
+  EXPECT_DOUBLE_EQ(pj["step_mfu"].get<double>(), *full.stepMfu);
+}
+
+// A file without all_gather and reduce_scatter says what a sequence-parallel or ZeRO figure needs,
+// and a pipeline without sendrecv what it needs; a file that has them says nothing of them.
+TEST(PredictNotes, WhatTheFileLacksAndHowToMeasureIt) {
+  results::ResultsFile f = oneNodeLog();
+  const auto noted = [](const Prediction& p, const std::string& text) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return n.find(text) != n.npos; });
+  };
+  const Prediction plain = predict(llamaOnOneNode("tp=8"), f);
+  EXPECT_TRUE(noted(plain, "sequence parallelism and ZeRO (any stage, Megatron-LM's distributed optimizer) need "
+                           "all_gather and reduce_scatter curves, which test.h5 did not measure: run with --ops "
+                           "all_gather,reduce_scatter or import those nccl-tests logs"));
+  EXPECT_FALSE(noted(plain, "sendrecv"));
+  EXPECT_TRUE(noted(predict(llamaOnOneNode("tp=4,pp=2"), f), "pipeline parallelism needs sendrecv curves"));
+  for (Op op : {Op::kAllGather, Op::kReduceScatter}) {
+    f.collectives.push_back(row("world", op, 0, 8, 1 << 20, 100));
+  }
+  EXPECT_FALSE(noted(predict(llamaOnOneNode("tp=8"), f), "all_gather"));
+  EXPECT_EQ(unmeasuredNeed(PricedOn::kAllToAll, {Op::kAllToAll}, "x.h5"), "");
+  EXPECT_NE(unmeasuredNeed(PricedOn::kGatherScatter, {Op::kAllGather}, "x.h5").find("--ops all_gather,reduce_scatter"),
+            std::string::npos);
+  EXPECT_EQ(measuredOps(f), (std::set<Op>{Op::kAllReduce, Op::kAllGather, Op::kReduceScatter}));
+}
+
+// What predict refuses (nothing of the layout's traffic measured) predictStep returns with reasons.
+TEST(PredictUnknown, PredictStepKeepsWhatPredictRefuses) {
+  const results::ResultsFile f = oneNodeLog();
+  const PredictConfig piped = llamaOnOneNode("pp=2,dp=4");  // sendrecv and dp across... inside one node
+  const PredictConfig across = llamaOnOneNode("pp=8,dp=2");  // 16 GPUs: pp inside, dp across nodes
+  EXPECT_THROW(predict(across, f), core::UsageError);
+  const Prediction p = predictStep(across, f);
+  EXPECT_FALSE(p.stepSeconds);
+  EXPECT_EQ(p.traffic[1].status, "unknown");
+  EXPECT_EQ(p.traffic[2].status, "unknown");
+  EXPECT_NE(p.unknownReason.find("pp: intra sendrecv not measured"), std::string::npos) << p.unknownReason;
+  EXPECT_EQ(predict(piped, f).traffic[2].status, "ok");
+}
+
 TEST(PredictPeak, FromTheRecordedGpuOrGiven) {
   EXPECT_EQ(peakTflopsOf("NVIDIA H100 80GB HBM3")->tflops, 989);
   EXPECT_EQ(peakTflopsOf("NVIDIA H100 80GB HBM3")->model, "H100 SXM");
@@ -514,6 +667,17 @@ TEST(PredictBadInput, ValidateNamesTheProblem) {
             }).find("groups of pp=2: 3 micro-batches"),
             std::string::npos);
   EXPECT_NE(problem([](PredictConfig& c) { c.virtualStages = 0; }), "");
+  EXPECT_NE(problem([](PredictConfig& c) { c.reserveBytes = -1; }), "");
+  EXPECT_NE(problem([](PredictConfig& c) { c.gpuMemoryBytes = 0; }), "");
+  EXPECT_NE(problem([](PredictConfig& c) {
+              c.modelStates = ModelStates{Framework::kMegatron, 1};
+            }).find("ZeRO stage 1 exchanges gradients as dp-mode zero, not allreduce"),
+            std::string::npos);
+  EXPECT_EQ(problem([](PredictConfig& c) {
+              c.modelStates = ModelStates{Framework::kDeepSpeed, 2};
+              c.dpMode = DpMode::kZero;
+            }),
+            "");
   EXPECT_EQ(problem([](PredictConfig&) {}), "");
 
   EXPECT_DOUBLE_EQ(parseCount("1T", "--tokens"), 1e12);
