@@ -508,9 +508,9 @@ void ConsoleSink::finish(bool complete) {
   for (const auto& [key, groups] : peaks_) {
     const bool inPlaceKey = key.ends_with(kInPlacePeakKey);
     const std::string name = inPlaceKey ? key.substr(0, key.size() - std::strlen(kInPlacePeakKey)) : key;
-    const auto partner = std::find_if(peaks_.begin(), peaks_.end(), [&](const auto& p) {
-      return p.first == (inPlaceKey ? name : key + kInPlacePeakKey);
-    });
+    const std::string partnerKey = inPlaceKey ? name : key + kInPlacePeakKey;
+    const auto partner =
+        std::find_if(peaks_.begin(), peaks_.end(), [&partnerKey](const auto& p) { return p.first == partnerKey; });
     if (inPlaceKey && partner != peaks_.end()) continue;  // printed beside its out-of-place figure
     const std::map<int, Peak> none;
     const std::map<int, Peak>& outOfPlace = inPlaceKey ? none : groups;

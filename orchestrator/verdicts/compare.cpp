@@ -362,10 +362,11 @@ std::string hostsOf(const FileSummary& s) {
 // "v1 (a, b); v2 (c)": the values of the labelled files when they are not all one; "" when they are.
 std::string differingValues(const std::vector<std::pair<std::string, std::string>>& labelled) {
   std::vector<std::pair<std::string, std::vector<std::string>>> byValue;  // first-seen order
-  for (const auto& [label, value] : labelled) {
-    auto it = std::find_if(byValue.begin(), byValue.end(), [&](const auto& v) { return v.first == value; });
+  for (const auto& entry : labelled) {
+    const std::string& value = entry.second;  // named, not bound: clang 14 cannot capture a binding
+    auto it = std::find_if(byValue.begin(), byValue.end(), [&value](const auto& v) { return v.first == value; });
     if (it == byValue.end()) it = byValue.insert(byValue.end(), {value, {}});
-    it->second.push_back(label);
+    it->second.push_back(entry.first);
   }
   if (byValue.size() < 2) return "";
   std::vector<std::string> parts;
