@@ -388,7 +388,7 @@ struct ScalingRecord {
   TimeStats timeUs;  // per iteration, the slowest rank of any group
   double algbw = 0;
   double busbw = 0;        // GB/s from the median time
-  double efficiency = 0;   // busbw / busbw of the level's smallest n (NaN when that is missing)
+  double efficiency = 0;   // busbw / the best busbw at a smaller n of the level (1 at the smallest; NaN: unusable)
   bool noisy = false;
   std::uint64_t wrong = 0;  // wrong output elements over every group (the all_reduce is checked)
 };

@@ -101,10 +101,26 @@ void memoryFromNames(core::Topology& topology) {
   }
 }
 
+// A saved matrix whose pair shows more NVLinks than the log's GPU model has (NV18 between two
+// A100s, which have 12) is another server's: refused rather than classified, whatever it shows.
+void refuseForeignLinks(const topologies::GpuTopology& t, const std::string& path) {
+  for (int a = 0; a < t.gpuCount(); ++a) {
+    const std::optional<topologies::GpuSpec> spec = topologies::gpuSpecForName(t.gpus[static_cast<std::size_t>(a)].name);
+    if (!spec) continue;
+    for (int b = 0; b < t.gpuCount(); ++b) {
+      const topologies::Link& link = t.gpuLinks[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+      if (a == b || link.kind != topologies::LinkKind::kNvLink || link.nvlinks <= spec->nvlinksPerGpu) continue;
+      throw core::UsageError(fmt::format(
+          "--topo {}: NV{} between GPU{} and GPU{}, more NVLinks than the log's {} has ({}): not that server's topology",
+          core::printable(path, 256), link.nvlinks, a, b, spec->model, spec->nvlinksPerGpu));
+    }
+  }
+}
+
 // --topo: a saved `nvidia-smi topo -m` of the servers the logs ran on gives every node its GPU
 // links, NICs and class, classified as `fabricmap topo --file` does (with the log's GPU names, so
-// a model's own link count is known). A node that ran more ranks than the file has GPUs is not
-// that server: refused.
+// a model's own link count is known). A node that ran more ranks than the file has GPUs, or links
+// its GPU model cannot have, are not that server: refused.
 void attachTopology(core::Topology& topology, const std::string& path) {
   topologies::GpuTopology t = topologies::readSmiTopoFile(path);
   if (t.gpuCount() == 0) throw core::UsageError(fmt::format("--topo {}: no GPU in it", core::printable(path, 256)));
@@ -112,6 +128,7 @@ void attachTopology(core::Topology& topology, const std::string& path) {
     if (r.gpuIndex >= 0 && r.gpuIndex < t.gpuCount() && t.gpus[static_cast<std::size_t>(r.gpuIndex)].name.empty())
       t.gpus[static_cast<std::size_t>(r.gpuIndex)].name = r.gpuName;
   }
+  refuseForeignLinks(t, path);
   const nlohmann::ordered_json description = topologies::describeNode(t, topologies::classify(t));
   for (core::NodeRecord& n : topology.nodes) {
     if (n.ranks > t.gpuCount()) {

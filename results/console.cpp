@@ -307,7 +307,7 @@ void ConsoleSink::scalingStep(const core::StepRecord& step, std::span<const core
   for (const auto& r : rows) wrong_ += r.wrong;
   if (scalingSteps_++ == 0 && !rows.empty()) {
     fmt::print(out_, "#\n# scaling: all_reduce of {} per rank on growing groups (the slowest group shown); efficiency = "
-                     "busbw / busbw of the smallest group\n",
+                     "busbw / the best busbw at a smaller group\n",
                core::formatBytes(rows.front().bytes));
     fmt::print(out_, "# {:>6} {:>5} {:>14} {:>12} {:>9} {:>9} {:>10}\n", "level", "n", "groups x ranks", "time (us)",
                "algbw", "busbw", "efficiency");

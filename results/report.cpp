@@ -1259,7 +1259,7 @@ void renderPatterns(Out out, const ResultsFile& f) {
   }
   if (!f.scaling.empty()) {
     fmt::format_to(out, "<h3>Scaling</h3><p class=\"note\">all_reduce of {} per rank on growing groups (the slowest "
-                        "group shown); efficiency = busbw / busbw of the level's smallest group, a full node below "
+                        "group shown); efficiency = busbw / the best busbw at a smaller group of the level, a full node below "
                         "0.8 is a finding.</p>\n<table><tr><th>level</th><th>n</th><th>groups x ranks</th>"
                         "<th>time (us)</th><th>algbw (GB/s)</th><th>busbw (GB/s)</th><th>efficiency</th><th></th></tr>\n",
                    core::formatBytes(f.scaling.front().bytes));

@@ -50,7 +50,7 @@ void writeAttributes(const std::string& path, const VerdictRecord& v) {
 
 Acceptance acceptanceOf(const VerdictRecord& v) {
   if (v.failed > 0) return Acceptance::kFail;
-  if (v.pass) return Acceptance::kPass;
+  if (v.pass && v.checks > v.missing) return Acceptance::kPass;
   return v.missing > 0 ? Acceptance::kNotJudged : Acceptance::kFail;
 }
 

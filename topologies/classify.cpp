@@ -226,7 +226,8 @@ std::string linkBoundText(const GpuTopology& topo, int bound) {
   if (models.size() == 1 && !models.begin()->empty()) {
     return fmt::format("the {} NVLinks of each {}", bound, *models.begin());
   }
-  return fmt::format("the {} NVLinks the GPUs with the most have (the GPU model is not known here)", bound);
+  return fmt::format("the {} NVLinks of the GPUs that have the most (H100, H200, B200: this source names no GPU model)",
+                     bound);
 }
 
 // Is there an NVSwitch? NVML knows; otherwise only link counts that no GPU could have alone

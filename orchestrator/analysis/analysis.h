@@ -181,8 +181,14 @@ std::vector<core::LayoutPlace> layoutPlaces(const core::Layout& layout);
 // same traffic type among `isolated` (NaN when that was not measured).
 void fillInterference(std::vector<core::TrainingRecord>& concurrent, const std::vector<core::TrainingRecord>& isolated);
 
-// Fills the efficiency of `row`: its busbw over the busbw of the smallest n of its level among
-// `earlier` and itself (the sweep runs smallest first); NaN without a usable baseline.
+// What a scaling point is judged against: the best busbw at a smaller n of its level and size
+// among `rows`, so a drop anywhere below it counts: 8 GPUs against 4 (the renter's guide) and
+// against 2 (bridged pairs are fast in pairs only, and 8 against 4 alone would pass them); null
+// for the smallest point. Perfect scaling keeps all_reduce busbw constant.
+const core::ScalingRecord* scalingBase(const core::ScalingRecord& row, const std::vector<core::ScalingRecord>& rows);
+
+// Fills the efficiency of `row`: its busbw over its scalingBase among `earlier` (the sweep runs
+// smallest first; 1 for the smallest point); NaN without a usable baseline.
 void fillEfficiency(core::ScalingRecord& row, const std::vector<core::ScalingRecord>& earlier);
 
 // The scaling verdicts: a full node (the largest GPU count of the sweep) whose efficiency is

@@ -64,23 +64,28 @@ void fillInterference(std::vector<core::TrainingRecord>& concurrent, const std::
   }
 }
 
-void fillEfficiency(core::ScalingRecord& row, const std::vector<core::ScalingRecord>& earlier) {
-  const core::ScalingRecord* base = &row;
-  for (const auto& r : earlier) {
-    if (r.level == row.level && r.n < base->n) base = &r;
+const core::ScalingRecord* scalingBase(const core::ScalingRecord& row, const std::vector<core::ScalingRecord>& rows) {
+  const core::ScalingRecord* base = nullptr;
+  for (const auto& r : rows) {
+    if (r.level != row.level || r.bytes != row.bytes || r.n >= row.n || !(r.busbw > 0)) continue;
+    if (base == nullptr || r.busbw > base->busbw) base = &r;
   }
+  return base;
+}
+
+void fillEfficiency(core::ScalingRecord& row, const std::vector<core::ScalingRecord>& earlier) {
+  const core::ScalingRecord* base = scalingBase(row, earlier);
+  if (base == nullptr) base = &row;
   row.efficiency = base->busbw > 0 ? row.busbw / base->busbw : kNaN;
 }
 
 std::vector<core::Finding> scalingFindings(const std::vector<core::ScalingRecord>& rows, const AnalysisConfig& c) {
   const core::ScalingRecord* full = nullptr;
-  const core::ScalingRecord* base = nullptr;
   for (const auto& r : rows) {
-    if (r.level != "gpus") continue;
-    if (full == nullptr || r.n > full->n) full = &r;
-    if (base == nullptr || r.n < base->n) base = &r;
+    if (r.level == "gpus" && (full == nullptr || r.n > full->n)) full = &r;
   }
-  if (full == nullptr || full == base || !(full->efficiency < c.minScalingEfficiency)) return {};
+  const core::ScalingRecord* base = full == nullptr ? nullptr : scalingBase(*full, rows);
+  if (base == nullptr || !(full->efficiency < c.minScalingEfficiency)) return {};
   core::Finding f;
   f.kind = core::FindingKind::kScaling;
   f.subject = fmt::format("all_reduce on {} GPUs per node", full->n);

@@ -122,6 +122,8 @@ int nicCount(const core::NodeRecord& n) {
 }
 
 // The file's collectives ran on NCCL: a run of the nccl backend, or an imported nccl-tests log.
+bool isImported(const results::ResultsFile& file) { return !file.provenance.importedFrom.empty(); }
+
 bool measuredByNccl(const results::ResultsFile& file) {
   return file.provenance.backend == "nccl" || !file.provenance.importedFrom.empty();
 }
@@ -130,6 +132,11 @@ bool measuredByNccl(const results::ResultsFile& file) {
 std::string whyNoPlateau(const results::ResultsFile& file, std::string_view scope) {
   for (const core::ScopeRecord& s : file.scopes) {
     if (s.scope == scope && s.status == "waived") return fmt::format("scope {} waived: {}", scope, s.reason);
+  }
+  if (isImported(file)) {
+    return fmt::format("no usable {} all_reduce rows: an nccl-tests log is one world scope, which answers intra only "
+                       "for a log of one node",
+                       scope);
   }
   return fmt::format("no usable {} all_reduce rows (run a sweep with --ops all_reduce)", scope);
 }
@@ -145,9 +152,9 @@ std::optional<Plateau> judgedPlateau(const results::ResultsFile& file, const Pro
   }
   if (p->toBytes < profile.minPlateauBytes) {
     why = fmt::format("largest {} all_reduce measured is {}; the profile judges the plateau only from {} "
-                      "(min_plateau_bytes): rerun with -e {}",
+                      "(min_plateau_bytes): {} -e {}",
                       scope, core::formatBytes(p->toBytes), core::formatBytes(profile.minPlateauBytes),
-                      core::formatBytes(profile.minPlateauBytes));
+                      isImported(file) ? "ask for a log run with" : "rerun with", core::formatBytes(profile.minPlateauBytes));
     return std::nullopt;
   }
   return p;
@@ -175,9 +182,19 @@ void checkNodes(const Profile& profile, const results::ResultsFile& file, Judge&
   if (profile.gpusPerNode) {
     if (nodes.empty()) judge.missing("gpus_per_node", "all nodes", fmt::format("{}", *profile.gpusPerNode), "no node table");
     for (const core::NodeRecord& n : nodes) {
+      // a log shows the GPUs its ranks used, not how many the server has (--topo tells)
+      if (isImported(file) && n.gpuLinks.empty() && n.gpus < *profile.gpusPerNode) {
+        judge.missing("gpus_per_node", nodeLabel(n), fmt::format("{}", *profile.gpusPerNode),
+                      fmt::format("the log's ranks used {} of the server's GPUs; a log does not show how many it has "
+                                  "(import it with --topo FILE)",
+                                  n.gpus))
+            .requiredValue = *profile.gpusPerNode;
+        continue;
+      }
       Check& c = judge.equal("gpus_per_node", nodeLabel(n), fmt::format("{}", n.gpus),
                              fmt::format("{}", *profile.gpusPerNode), n.gpus == *profile.gpusPerNode,
-                             fmt::format("{} rank{} ran on the node", n.ranks, n.ranks == 1 ? "" : "s"));
+                             fmt::format("{} rank{} ran on the node{}", n.ranks, n.ranks == 1 ? "" : "s",
+                                         isImported(file) && n.gpuLinks.empty() ? " (the GPUs they used)" : ""));
       c.measuredValue = n.gpus;
       c.requiredValue = *profile.gpusPerNode;
       c.unit = "GPUs";
@@ -230,6 +247,13 @@ void checkIntra(const Profile& profile, const results::ResultsFile& file, Judge&
           .requiredValue = required;
       continue;
     }
+    if (n.gpus > 0 && p->nranks < n.gpus) {
+      judge.missing("intra_allreduce_busbw", nodeLabel(n), requiredText,
+                    fmt::format("the all_reduce ran on {} of the node's {} GPUs; the profile judges the whole node",
+                                p->nranks, n.gpus))
+          .requiredValue = required;
+      continue;
+    }
     judge.atLeast("intra_allreduce_busbw", nodeLabel(n), it->second->busbw, required, "GB/s",
                   p->scope == "intra" ? plateauHow(*p, *it->second)
                                       : fmt::format("{}: world {}", kIntraFromWorld, plateauHow(*p, *it->second)));
@@ -262,12 +286,15 @@ void checkInter(const Profile& profile, const results::ResultsFile& file, Judge&
     nics = std::max(1, ranksPerNodeOf(file.topology));
     nicsFrom = fmt::format("no NIC recorded: one per rank of a node ({})", nics);
   }
-  if (nodes.size() == 2 && measuredByNccl(file)) {
+  // said where a NIC figure was judged on two nodes, of NCCL (a run or a log)
+  const auto caveat = [&] {
+    if (nodes.size() != 2 || !measuredByNccl(file)) return;
     notes.push_back("two nodes: NCCL's Tree/NVLS all_reduce can exceed the NIC line rate; judge NICs on 3+ nodes or "
                     "with NCCL_ALGO=Ring");
-  }
+  };
   std::string why;
   if (auto p = judgedPlateau(file, profile, "inter", why)) {
+    caveat();
     // Each inter group is a rail (local rank i of every node), all rails at once: a rail's ring
     // crosses every node boundary through that rank's NIC, so its busbw is the NIC's rate. Rails
     // sharing fewer NICs split them: the rate per NIC is the rails' sum over the NICs.
@@ -286,6 +313,7 @@ void checkInter(const Profile& profile, const results::ResultsFile& file, Judge&
     // A ring across nodes runs one channel per NIC and crosses each node boundary once per
     // channel, so busbw is the NICs' rate summed: per NIC = busbw / NICs (8x H100 nodes: ~370-390
     // GB/s busbw over 8x 400G = 46-49 GB/s per NIC, REFERENCE.md).
+    caveat();
     const GroupPlateau& g = w->groups.front();
     judge.atLeast("inter_allreduce_busbw_per_nic", fmt::format("world ({} nodes)", nodes.size()), g.busbw / nics,
                   required, "GB/s",
@@ -304,7 +332,7 @@ void checkPairs(const Profile& profile, const results::ResultsFile& file, Judge&
   const core::Matrices& m = file.matrices;
   if (!file.hasMatrices || !m.pairsMeasured || m.rankUnidir.n < 2) {
     judge.missing("pair_fraction", "rank pairs", fmt::format(">= {:.3f}", required),
-                  "no pairwise matrix in the file (run with --pairwise)")
+                  isImported(file) ? "an nccl-tests log has no pairwise matrix" : "no pairwise matrix in the file (run with --pairwise)")
         .requiredValue = required;
     return;
   }
@@ -348,9 +376,9 @@ void checkPairs(const Profile& profile, const results::ResultsFile& file, Judge&
   }
 }
 
-// The renter's guide judges 4 against 8 GPUs: the largest GPU count of /patterns/scaling against
-// half of it (else the smallest measured), at the same size. All_reduce busbw is constant under
-// perfect scaling, so the ratio is the efficiency. One point has nothing to scale against: missing.
+// The largest GPU count of /patterns/scaling against the best busbw at a smaller count (analysis
+// scalingBase, as the run's scaling finding): the renter's 8 against 4, and against 2 at once. One
+// point has nothing to scale against, and a noisy one is not judged: both missing.
 void checkScaling(const Profile& profile, const results::ResultsFile& file, Judge& judge) {
   if (!profile.minScalingEfficiency) return;
   const double required = *profile.minScalingEfficiency;
@@ -365,20 +393,19 @@ void checkScaling(const Profile& profile, const results::ResultsFile& file, Judg
         .requiredValue = required;
     return;
   }
-  const core::ScalingRecord* base = nullptr;
-  for (const core::ScalingRecord& r : file.scaling) {
-    if (r.level != "gpus" || r.bytes != full->bytes || r.n >= full->n || !(r.busbw > 0)) continue;
-    if (base == nullptr || r.n == full->n / 2 || (base->n != full->n / 2 && r.n < base->n)) base = &r;
-  }
+  const core::ScalingRecord* base = scalingBase(*full, file.scaling);
   const std::string subject = fmt::format("{} GPUs per node", full->n);
-  if (base == nullptr || !(full->busbw >= 0)) {
+  if (base == nullptr || full->noisy || base->noisy) {
     judge.missing("scaling_efficiency", subject, requiredText,
-                  fmt::format("one point only ({} GPUs): nothing to scale against", full->n))
+                  base == nullptr ? fmt::format("one point only ({} GPUs): nothing to scale against", full->n)
+                                  : "the measurement was noisy (iteration times varied beyond --noise-cv): measure "
+                                    "again on a quiet machine")
         .requiredValue = required;
     return;
   }
   judge.atLeast("scaling_efficiency", subject, full->busbw / base->busbw, required, "",
-                fmt::format("all_reduce {} per rank: busbw {:.3f} GB/s on {} GPUs / {:.3f} GB/s on {} GPUs",
+                fmt::format("all_reduce {} per rank: busbw {:.3f} GB/s on {} GPUs / {:.3f} GB/s on {} GPUs, the best "
+                            "at fewer GPUs",
                             core::formatBytes(full->bytes), full->busbw, full->n, base->busbw, base->n));
 }
 
@@ -569,8 +596,10 @@ void checkLineRate(const Profile& profile, const results::ResultsFile& file, Jud
     const auto mine = std::find_if(shares.begin(), shares.end(), [&](const LineRateShare& s) { return s.node == n.node; });
     if (mine == shares.end()) {
       judge.missing("line_rate_fraction", nodeLabel(n), fmt::format(">= {:.3f}", required),
-                    file.matrices.pairsMeasured ? "its line rate is unknown (no active RDMA port, no --line-rate)"
-                                                : "no pairwise node matrix (run with --pairwise)")
+                    file.topology.nodes.size() < 2 ? "one node: no node pairs (the line rate needs 2+ nodes)"
+                    : file.matrices.pairsMeasured  ? "its line rate is unknown (no active RDMA port, no --line-rate)"
+                    : isImported(file)             ? "an nccl-tests log has no pairwise matrix"
+                                                   : "no pairwise node matrix (run with --pairwise)")
           .requiredValue = required;
       continue;
     }
@@ -688,7 +717,8 @@ Verification verify(const Profile& profile, const results::ResultsFile& file, bo
       if (!allowMissing) v.reasons.push_back(fmt::format("{} {}: not measured ({})", c.check, c.subject, c.detail));
     }
   }
-  v.pass = v.failed == 0 && (allowMissing || v.missing == 0);
+  // nothing judged is never a pass, --allow-missing or not
+  v.pass = v.failed == 0 && (allowMissing || v.missing == 0) && v.passed > 0;
   v.acceptance = results::acceptanceOf(verdictRecordOf(v));
   if (!file.complete) v.notes.push_back("the file is not complete (the run did not finish): judged on what it holds");
   if (!file.recoveredFrom.empty()) v.notes.push_back("read from the run's journal " + file.recoveredFrom);

@@ -20,6 +20,8 @@ FAIL_PROFILE = os.path.join(DATA, "profiles", "host-fail.txt")  # 10 TB/s inside
 A100_LOG = os.path.join(DATA, "nccl-tests", "a100-sxm4-8gpu-allreduce-superbench-testdata.txt")
 GH200_LOG = os.path.join(DATA, "nccl-tests", "gh200-2node-8gpu-allreduce-slingshot-cscs-alps.txt")
 NV18_TOPO = os.path.join(DATA, "topo", "h100-sxm-8gpu-nv18-thunderkittens-167.txt")
+# an 8x A100 SXM topology: the H100 output above with NV12 for NV18 (tests/data/topo/README.md)
+NV12_TOPO = os.path.join(DATA, "topo", "derived", "a100-sxm-8gpu-nv12-from-thunderkittens-167.txt")
 
 
 def walkthrough(name):
@@ -119,9 +121,10 @@ def case_accept(args, tmp):
 
 def accept_logs(args, tmp):
     """README's logs walk-through on the real A100 log (one server, all_reduce to 8 GiB, A100-SXM4-40GB)
-    with a saved NV18 topology; then what is missing without --topo, and a two-node log's caveat."""
+    with an A100 server's NV12 topology; then what is missing without --topo, another model's topology
+    refused, and a two-node log's NIC check and caveat."""
     provider = os.path.join(tmp, "provider-a.h5")
-    steps = [substitute(w, {"all_reduce_perf.log": A100_LOG, "topo.txt": NV18_TOPO, "provider-a.h5": provider})
+    steps = [substitute(w, {"all_reduce_perf.log": A100_LOG, "topo.txt": NV12_TOPO, "provider-a.h5": provider})
              for w in walkthrough("logs")]
     check(len(steps) == 2, f"two commands: {steps}")
     imported, verify = [run_walkthrough_command(args, w) for w in steps] + [None] * (2 - len(steps))
@@ -147,18 +150,33 @@ def accept_logs(args, tmp):
     check(strict.returncode == 1 and last_line(strict).startswith("VERDICT: NOT JUDGED (")
           and "topology_class node0 (localhost)" in last_line(strict) and ", 0 failed" in last_line(strict),
           f"a log alone: {strict.returncode} {last_line(strict)}")
-    # a saved topology of another server is refused: 4 GPUs for 8 ranks
+    # a saved topology of another server is refused: NV18 pairs that no A100 has, 4 GPUs for 8 ranks
+    h100 = fm(args, "import", "nccl-tests", A100_LOG, "--topo", NV18_TOPO, "-o", os.path.join(tmp, "h100.h5"))
+    ok, lines = one_error_line(h100)
+    check(h100.returncode == 2 and ok and "NV18 between GPU0 and GPU1" in lines[0] and "(12)" in lines[0],
+          f"--topo of an H100 server for an A100 log: {lines}")
     four = fm(args, "import", "nccl-tests", A100_LOG, "--topo", os.path.join(DATA, "topo", "h100-4gpu-nv6-allpairs-nic-nccl-1617.txt"),
               "-o", os.path.join(tmp, "four.h5"))
     ok, lines = one_error_line(four)
     check(four.returncode == 2 and ok and "not that server's topology" in lines[0], f"--topo of 4 GPUs: {lines}")
-    # two nodes: the world crosses the network; the NIC check carries the Tree/NVLS caveat; a
-    # superchip's name tells no GPU memory
+    # two nodes: the world crosses the network, judged per NIC with the Tree/NVLS caveat where it
+    # is judged; a sweep to 128 MiB cannot show the HGX profiles' 1 GiB plateau (missing, with what
+    # to ask the provider for, and no caveat on a figure not judged); a superchip's name tells no
+    # GPU memory; a GH200 is no H200
     two = os.path.join(tmp, "gh200.h5")
     check(fm(args, "import", "nccl-tests", GH200_LOG, "-o", two).returncode == 0, "import gh200")
     doc = json.loads(fm(args, "verify", two, "--profile", "hgx-h200-8", "--json").stdout)
-    checks = {(c["check"], c["subject"]): c for c in doc["checks"]}
-    check(any("Tree/NVLS" in n for n in doc["notes"]), f"two-node caveat: {doc['notes']}")
-    check(all(c["status"] == "missing" for (k, _), c in checks.items() if k in ("intra_allreduce_busbw", "gpu_memory_gb")),
+    checks = {c["check"]: c for c in doc["checks"]}
+    check(checks["inter_allreduce_busbw_per_nic"]["status"] == "missing"
+          and "ask for a log run with -e 1 GiB" in checks["inter_allreduce_busbw_per_nic"]["detail"]
+          and not any("Tree/NVLS" in n for n in doc["notes"]), f"NIC check of a 128 MiB log: {checks['inter_allreduce_busbw_per_nic']}")
+    check(checks["intra_allreduce_busbw"]["status"] == "missing" and checks["gpu_memory_gb"]["status"] == "missing",
           "two nodes: no intra scope, no memory from GH200 names")
-    check(doc["verdict"] == "fail", "GH200 is not an H200 and has 4 GPUs per node")
+    check(checks["gpu_model"]["status"] == "fail" and doc["verdict"] == "fail", "a GH200 is no H200")
+    nic_profile = os.path.join(tmp, "nic.txt")
+    with open(nic_profile, "w") as f:
+        f.write("name = per-nic\nmin_inter_allreduce_busbw_per_nic = 10\nnics_per_node = 4\n")
+    doc = json.loads(fm(args, "verify", two, "--profile-file", nic_profile, "--json").stdout)
+    nic = doc["checks"][0]
+    check(nic["status"] == "pass" and nic["subject"] == "world (2 nodes)" and any("Tree/NVLS" in n for n in doc["notes"]),
+          f"the world per NIC on two nodes, with the caveat: {nic} {doc['notes']}")

@@ -192,6 +192,16 @@ TEST(ScalingAnalysis, EfficiencyAndFindings) {
   EXPECT_DOUBLE_EQ(rows[1].efficiency, 0.9);
   EXPECT_DOUBLE_EQ(rows[2].efficiency, 0.3);
   EXPECT_DOUBLE_EQ(rows[4].efficiency, 0.5);  // against 1 node, not against the GPUs
+  // against the best at fewer GPUs: 4 beating 2 makes 4 the base of 8
+  std::vector<core::ScalingRecord> rising;
+  for (auto r : {point("gpus", 2, 80), point("gpus", 4, 100), point("gpus", 8, 90)}) {
+    fillEfficiency(r, rising);
+    rising.push_back(r);
+  }
+  EXPECT_DOUBLE_EQ(rising[1].efficiency, 1.25);
+  EXPECT_DOUBLE_EQ(rising[2].efficiency, 0.9);
+  EXPECT_EQ(scalingBase(rising[2], rising), &rising[1]);
+  EXPECT_EQ(scalingBase(rising[0], rising), nullptr);
   const AnalysisConfig c;
   auto findings = scalingFindings(rows, c);
   ASSERT_EQ(findings.size(), 1u);

@@ -72,7 +72,7 @@ TEST(TopoFixtures, Dgx1OldFormatWithMlxColumns) {
   EXPECT_FALSE(anyContains(c.warnings, "GPUDirect"));
   // without names no model's link count is known: the evidence says whose bound it used; with the
   // DGX-1's V100 names, the V100's own six
-  EXPECT_NE(c.nvswitchEvidence.find("the 18 NVLinks the GPUs with the most have (the GPU model is not known here)"),
+  EXPECT_NE(c.nvswitchEvidence.find("the 18 NVLinks of the GPUs that have the most (H100, H200, B200: this source names no GPU model)"),
             std::string::npos)
       << c.nvswitchEvidence;
   GpuTopology named = topo;
