@@ -59,8 +59,8 @@ int compareCommand(const std::vector<std::string>& args) {
       "FILE=USD: the price of one GPU-hour of that file's offer (FILE: as given, its file name or its --label); "
       "repeat per file; over --providers and --price-per-gpu-hour")(
       "providers", po::value<std::string>(),
-      "a providers file: one line per file or label, its USD per GPU-hour and optionally its GPU memory in GB "
-      "(README.md)");
+      "a providers file: one line per file or label, its USD per GPU-hour and optionally its GPU memory "
+      "(40G = 40 GiB, as --gpu-memory; README.md)");
   po::options_description model("prediction (optional; the options of fabricmap predict)");
   addPredictOptions(model);
   opts.add(model);

@@ -88,15 +88,17 @@ void addMemoryChoices(const AdviseConfig& c, const core::Layout& layout, int mb,
   }
 }
 
-// The GPU memory a layout must fit: --gpu-memory, else the file's.
-std::pair<double, std::string> gpuMemoryFor(const AdviseConfig& c, const results::ResultsFile& file) {
-  if (c.base.gpuMemoryBytes) return {*c.base.gpuMemoryBytes, "--gpu-memory"};
-  const std::optional<GpuMemory> recorded = gpuMemoryOf(file);
-  if (!recorded) {
+// The GPU memory a layout must fit: --gpu-memory, else the file's (a contradiction between them is
+// one of the advice's notes).
+std::pair<double, std::string> gpuMemoryFor(const AdviseConfig& c, const results::ResultsFile& file,
+                                            std::vector<std::string>& notes) {
+  const GpuMemoryChoice gpu = chooseGpuMemory(c.base.gpuMemoryBytes, "--gpu-memory", file);
+  if (!gpu.contradiction.empty()) notes.push_back(gpu.contradiction);
+  if (!gpu.bytes) {
     throw core::UsageError(file.path + ": no GPU memory recorded (a host-memory run, a file before the inventory, or "
                                        "a log whose GPU names do not tell it): declare it with --gpu-memory (80G)");
   }
-  return {recorded->bytes, recorded->source};
+  return {*gpu.bytes, gpu.source};
 }
 
 double gib(double bytes) { return bytes / (1ull << 30); }
@@ -373,7 +375,7 @@ Advice advise(const AdviseConfig& c, const results::ResultsFile& file) {
   a.gpus = c.gpus > 0 ? c.gpus : static_cast<int>(file.topology.ranks.size());
   a.gpusPerNode = ranksPerNodeOf(file.topology);
   if (a.gpus < 1 || a.gpusPerNode < 1) throw core::UsageError(file.path + ": no ranks recorded to lay a model out on");
-  std::tie(a.gpuMemoryBytes, a.memorySource) = gpuMemoryFor(c, file);
+  std::tie(a.gpuMemoryBytes, a.memorySource) = gpuMemoryFor(c, file, a.notes);
   std::map<LayoutKey, Candidate> shown = fittingChoices(c, file, a);
   std::vector<Candidate> allUnpriced;
   for (const auto& [key, k] : shown) {

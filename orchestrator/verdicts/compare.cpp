@@ -206,13 +206,14 @@ void summarizeCollectives(const results::ResultsFile& file, FileSummary& s) {
 // The offer's price and memory, and the prediction priced at the file's own price.
 void summarizeOffer(const results::ResultsFile& file, const PredictConfig* predictConfig, const Offer& offer,
                     FileSummary& s) {
-  if (offer.gpuMemoryBytes) {
-    s.gpuMemoryBytes = offer.gpuMemoryBytes;
-    s.memoryFrom = offer.memoryFrom;
-  } else if (const std::optional<GpuMemory> recorded = gpuMemoryOf(file)) {
-    s.gpuMemoryBytes = recorded->bytes;
-    s.memoryFrom = recorded->source;
-  }
+  // the file's own price line first, then --gpu-memory for every file; a contradiction of what the
+  // file records is said beside the figure
+  const bool offered = offer.gpuMemoryBytes.has_value();
+  const std::optional<double> declared =
+      offered ? offer.gpuMemoryBytes : predictConfig != nullptr ? predictConfig->gpuMemoryBytes : std::nullopt;
+  const GpuMemoryChoice gpu = chooseGpuMemory(declared, offered ? offer.memoryFrom : "--gpu-memory", file);
+  s.gpuMemoryBytes = gpu.bytes;
+  s.memoryFrom = gpu.contradiction.empty() ? gpu.source : fmt::format("{} ({})", gpu.source, gpu.contradiction);
   s.pricePerGpuHour = offer.pricePerGpuHour;
   s.priceFrom = offer.priceFrom;
   if (predictConfig == nullptr) return;
@@ -232,7 +233,7 @@ void summarizeOffer(const results::ResultsFile& file, const PredictConfig* predi
   }
   if (!s.prediction || !s.prediction->gpuMemoryBytes) return;
   // the memory the prediction checked against, named by where it came from
-  if (offer.gpuMemoryBytes) s.prediction->gpuMemorySource = offer.memoryFrom;
+  if (declared) s.prediction->gpuMemorySource = s.memoryFrom;
   s.gpuMemoryBytes = s.prediction->gpuMemoryBytes;
   s.memoryFrom = s.prediction->gpuMemorySource;
 }
@@ -398,8 +399,12 @@ void addScalingRows(RowBuilder& rows, const std::vector<FileSummary>& files, con
       cell.text += fmt::format(" ({}/{} {})", files[f].ranks, small.ranks, unit);
       if (const std::string hosts =
               differingValues({{small.label, hostsOf(small)}, {files[f].label, hostsOf(files[f])}});
-          !hosts.empty())
+          !hosts.empty()) {
         rows.caveat(key, "measured on other hosts: " + hosts);
+      } else if (f != *fewest && hostsOf(small).find("localhost") != std::string::npos) {
+        // logs printed on "localhost" name no machine: one server or two cannot be told
+        rows.caveat(key, "the files name no host (localhost): whether they measured one server is unknown");
+      }
       if (const std::string sizes = differingValues({{small.label, sizeRange(base)}, {files[f].label, sizeRange(p)}});
           !sizes.empty())
         rows.caveat(key, "plateau over " + sizes);

@@ -95,6 +95,10 @@ std::vector<std::string> hostsOf(const results::RunDigest& run) {
     list.remove_prefix(std::min(comma + 1, list.size()));
   }
   if (hosts.empty()) hosts.insert(run.nodes.begin(), run.nodes.end());
+  // "localhost" (an nccl-tests log run on one machine prints it) names no machine: such a run is a
+  // cluster of its own rather than joined to every other localhost run
+  if (std::any_of(hosts.begin(), hosts.end(), [](const std::string& h) { return h.rfind("localhost", 0) == 0; }))
+    return {"localhost (" + run.path + ")"};
   return {hosts.begin(), hosts.end()};
 }
 

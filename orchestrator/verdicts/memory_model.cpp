@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <set>
 #include <utility>
@@ -214,6 +215,22 @@ std::pair<double, std::size_t> smallestOf(const std::vector<std::uint64_t>& valu
 }
 
 }  // namespace
+
+constexpr double kGiBytes = 1024.0 * 1024 * 1024;
+
+GpuMemoryChoice chooseGpuMemory(std::optional<double> declared, const std::string& declaredFrom,
+                                const results::ResultsFile& file) {
+  const std::optional<GpuMemory> recorded = gpuMemoryOf(file);
+  if (!declared) return recorded ? GpuMemoryChoice{recorded->bytes, recorded->source, ""} : GpuMemoryChoice{};
+  GpuMemoryChoice choice{declared, declaredFrom, ""};
+  if (recorded && std::fabs(*declared - recorded->bytes) > 0.05 * recorded->bytes) {
+    choice.contradiction = fmt::format("{} declares {:.1f} GiB per GPU, but {} records {:.1f} GiB ({}): the fit is "
+                                       "judged on the declared figure, as asked",
+                                       declaredFrom, *declared / kGiBytes, file.path, recorded->bytes / kGiBytes,
+                                       recorded->source);
+  }
+  return choice;
+}
 
 std::optional<GpuMemory> gpuMemoryOf(const results::ResultsFile& file) {
   std::vector<std::uint64_t> inventory;

@@ -87,4 +87,16 @@ struct GpuMemory {
 };
 std::optional<GpuMemory> gpuMemoryOf(const results::ResultsFile& file);
 
+// The GPU memory a layout must fit: `declared` (--gpu-memory, a providers line: `declaredFrom`)
+// where given, else the file's. A declared figure more than 5 % from what the file records is used
+// as asked, and `contradiction` says so: an A100-40GB log judged with --gpu-memory 96G would
+// otherwise fit layouts that cannot run on it, without a word.
+struct GpuMemoryChoice {
+  std::optional<double> bytes;
+  std::string source;
+  std::string contradiction;  // empty unless the declared figure contradicts the file's
+};
+GpuMemoryChoice chooseGpuMemory(std::optional<double> declared, const std::string& declaredFrom,
+                                const results::ResultsFile& file);
+
 }  // namespace fabricmap::orchestrator

@@ -588,13 +588,10 @@ TrafficResult priceTraffic(const PredictConfig& c, const results::ResultsFile& f
 void checkMemory(const PredictConfig& c, const results::ResultsFile& file, Prediction& p) {
   p.memory = memoryPerGpu(c);
   p.memoryModel = memoryModelText(c);
-  if (c.gpuMemoryBytes) {
-    p.gpuMemoryBytes = c.gpuMemoryBytes;
-    p.gpuMemorySource = "--gpu-memory";
-  } else if (const auto recorded = gpuMemoryOf(file)) {
-    p.gpuMemoryBytes = recorded->bytes;
-    p.gpuMemorySource = recorded->source;
-  }
+  const GpuMemoryChoice gpu = chooseGpuMemory(c.gpuMemoryBytes, "--gpu-memory", file);
+  p.gpuMemoryBytes = gpu.bytes;
+  p.gpuMemorySource = gpu.source;
+  if (!gpu.contradiction.empty()) p.notes.push_back(gpu.contradiction);
 }
 
 // What this file cannot price, in words a planner can act on: the ops a kind of parallelism the

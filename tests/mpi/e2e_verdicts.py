@@ -2,6 +2,7 @@
 import json
 import math
 import os
+import shutil
 import subprocess
 import time
 
@@ -690,7 +691,8 @@ def case_compare_logs(args, tmp):
     t = fm("compare", a100, gh200, a100_4, "--label", "a100", "--label", "gh200", "--label", "a100-4",
            "--providers", providers, "--price", "a100-4=1.10", *model)
     check(t.returncode == 0 and "  ! world scope: one node" in t.stdout and "scaling all_reduce" in t.stdout
-          and "(8/4 GPUs)" in t.stdout and "# gh200: price 2.49 USD per GPU-hour from" in t.stdout,
+          and "(8/4 GPUs)" in t.stdout and "# gh200: price 2.49 USD per GPU-hour from" in t.stdout
+          and "the files name no host (localhost)" in t.stdout,
           f"compare text: {t.stdout[-1500:]}")
     print(t.stdout)
 
@@ -710,13 +712,16 @@ def case_compare_logs(args, tmp):
         ok, lines = one_error_line(p)
         check(p.returncode == 2 and ok and want in lines[0], f"compare {extra}: exit {p.returncode} {lines}")
 
-    # history: the A100 server's two files are one cluster; with the GH200 nodes, two, and it says so
-    h = fm("history", a100, a100_4, "--json")
+    # history: two runs on the GH200 nodes are one cluster; logs printed on "localhost" name no machine,
+    # so each A100 log is a cluster of its own and the mix is said
+    again = os.path.join(tmp, "gh200-again.h5")
+    shutil.copyfile(gh200, again)
+    h = fm("history", gh200, again, "--json")
     check(h.returncode == 0 and "warning" not in h.stderr and json.loads(h.stdout)["mixed_clusters"] is False,
-          f"history of one server: {h.returncode} {h.stderr}")
-    h = fm("history", a100, gh200, a100_4, "--json")
+          f"history of one cluster: {h.returncode} {h.stderr}")
+    h = fm("history", a100, gh200, a100_4, again, "--json")
     doc = json.loads(h.stdout) if h.returncode == 0 else {}
-    check(h.returncode == 0 and "fabricmap history: warning: the 3 runs mix 2 clusters" in h.stderr
-          and doc.get("mixed_clusters") is True and len(doc.get("clusters", [])) == 2
-          and doc["warnings"] and sorted(len(c["runs"]) for c in doc["clusters"]) == [1, 2],
+    check(h.returncode == 0 and "fabricmap history: warning: the 4 runs mix 3 clusters" in h.stderr
+          and "localhost (" in h.stderr and doc.get("mixed_clusters") is True and len(doc.get("clusters", [])) == 3
+          and doc["warnings"] and sorted(len(c["runs"]) for c in doc["clusters"]) == [1, 1, 2],
           f"history of two clusters: {h.returncode} {h.stderr} {doc.get('clusters')}")

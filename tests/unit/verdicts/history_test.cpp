@@ -425,6 +425,17 @@ TEST(History, RunsOfOverlappingHostSetsAreOneCluster) {
   EXPECT_EQ(historyToJson(h)["mixed_clusters"], false);
 }
 
+// "localhost" (a log run on one machine prints it) names no machine: two such runs are not joined.
+TEST(History, LocalhostNamesNoMachine) {
+  TempDir dir;
+  const History h = buildHistory(readAll({write(dir, "p.h5", on("2026-10-01T00:00:00Z", "localhost", 1)),
+                                          write(dir, "q.h5", on("2026-10-02T00:00:00Z", "localhost", 1))}),
+                                 {});
+  ASSERT_EQ(h.clusters.size(), 2u);
+  ASSERT_EQ(h.warnings.size(), 1u);
+  EXPECT_NE(h.warnings[0].find("localhost ("), std::string::npos) << h.warnings[0];
+}
+
 TEST(History, RunsOfTwoClustersAreWarnedAboutNotCountedAsOne) {
   TempDir dir;
   const std::vector<std::string> paths{write(dir, "a1.h5", on("2026-09-01T00:00:00Z", "a", 2)),

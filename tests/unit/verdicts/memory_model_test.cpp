@@ -247,5 +247,23 @@ TEST(MemoryModel, GpuMemoryAsTheFileRecordsIt) {
   EXPECT_FALSE(gpuMemoryOf(rankedGpus({0, 0}, "")));
 }
 
+// A declared GPU memory is used as asked; one that contradicts the file's is said (an A100-40GB
+// log judged as 96 GiB GPUs would fit layouts that cannot run on it).
+TEST(MemoryModel, ADeclaredMemoryThatContradictsTheFileIsSaid) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const results::ResultsFile f = rankedGpus({40ull << 30, 40ull << 30}, "A100-SXM4-40GB");
+  GpuMemoryChoice c = chooseGpuMemory(96 * kGiB, "--gpu-memory", f);
+  EXPECT_EQ(c.bytes, 96 * kGiB);
+  EXPECT_EQ(c.source, "--gpu-memory");
+  EXPECT_NE(c.contradiction.find("--gpu-memory declares 96.0 GiB per GPU, but"), std::string::npos) << c.contradiction;
+  EXPECT_NE(c.contradiction.find("records 40.0 GiB"), std::string::npos) << c.contradiction;
+  EXPECT_TRUE(chooseGpuMemory(41 * kGiB, "providers.txt:2", f).contradiction.empty());  // within 5 %
+  c = chooseGpuMemory(std::nullopt, "--gpu-memory", f);
+  EXPECT_EQ(c.bytes, 40 * kGiB);
+  EXPECT_TRUE(c.contradiction.empty());
+  EXPECT_FALSE(chooseGpuMemory(std::nullopt, "--gpu-memory", rankedGpus({0}, "")).bytes);
+  EXPECT_TRUE(chooseGpuMemory(80 * kGiB, "--gpu-memory", rankedGpus({0}, "")).contradiction.empty());
+}
+
 }  // namespace
 }  // namespace fabricmap::orchestrator
