@@ -2,7 +2,6 @@
 // acceptance against a profile. Exit 0 pass, 1 fail or not judged (a check missing), 2 unusable
 // file or profile.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <boost/program_options.hpp>
 #include <iostream>
