@@ -30,10 +30,6 @@ int verifyCommand(const std::vector<std::string>& args);
 // `fabricmap history FILES|DIR... [--json] [--html OUT] [--write-baseline B.json]`.
 int historyCommand(const std::vector<std::string>& args);
 
-// Writes `text` to PATH.new and renames it over `path`, so a full disk never leaves half a file where
-// the last good one was. Throws UsageError with the reason.
-void writeReplacing(const std::string& path, const std::string& text);
-
 // Throws UsageError for an argument holding one of Boost.Program_options' message placeholders
 // ("%value%", "%canonical_option%", ...): formatting its error message about such an argument
 // never ends (Boost 1.74). Call before handing arguments to Boost.

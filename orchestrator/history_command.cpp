@@ -5,15 +5,14 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <system_error>
+#include <utility>
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "orchestrator/command_line.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/run/provenance.h"
@@ -28,7 +27,7 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kHistoryUsage =
-    "usage: fabricmap history FILES|DIR... [--json] [--html OUT.html] [--write-baseline history.json]";
+    "usage: fabricmap history FILES|DIR... [--json] [--html OUT.html] [--write-baseline history.json] [--force]";
 
 // Every *.h5 under a directory (recursively, in name order), or the path itself.
 std::vector<std::string> inputsOf(const std::string& path, std::vector<SkippedFile>& skipped) {
@@ -49,15 +48,23 @@ struct Collected {
   std::vector<SkippedFile> skipped;
 };
 
-Collected collect(const std::vector<std::string>& args, bool withCollectives) {
-  Collected c;
+// Every results file the arguments name (directories listed), those that cannot be listed skipped.
+std::vector<std::string> inputsOf(const std::vector<std::string>& args, std::vector<SkippedFile>& skipped) {
+  std::vector<std::string> out;
   for (const std::string& arg : args) {
-    for (const std::string& path : inputsOf(arg, c.skipped)) {
-      try {
-        c.runs.push_back(results::readRunDigest(path, withCollectives));
-      } catch (const core::Error& e) {
-        c.skipped.push_back({path, e.what()});
-      }
+    for (std::string& path : inputsOf(arg, skipped)) out.push_back(std::move(path));
+  }
+  return out;
+}
+
+Collected collect(const std::vector<std::string>& paths, std::vector<SkippedFile> skipped, bool withCollectives) {
+  Collected c;
+  c.skipped = std::move(skipped);
+  for (const std::string& path : paths) {
+    try {
+      c.runs.push_back(results::readRunDigest(path, withCollectives));
+    } catch (const core::Error& e) {
+      c.skipped.push_back({path, e.what()});
     }
   }
   return c;
@@ -76,7 +83,7 @@ std::string writeBaseline(const std::string& path, const std::vector<results::Ru
   Baseline b = buildBaseline(runs);
   b.createdUtc = utcNow(false);
   b.toolVersion = FABRICMAP_VERSION;
-  writeReplacing(path, baselineToJson(b).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  core::writeReplacing(path, baselineToJson(b).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return fmt::format("{}: baseline of {} runs ({} link classes, {} collectives)", path, b.runs, b.classes.size(),
                      b.collectives.size());
 }
@@ -96,6 +103,7 @@ int historyCommand(const std::vector<std::string>& args) {
       "html", po::value<std::string>(), "also write a self-contained HTML page")(
       "write-baseline", po::value<std::string>(),
       "also write the runs' baseline (median and spread per link class and collective) for verify/compare --baseline")(
+      "force", "replace the HTML page or baseline when it exists")(
       "file", po::value<std::vector<std::string>>(), "results files or directories (every *.h5 under them)");
   po::positional_options_description positional;
   positional.add("file", -1);
@@ -107,10 +115,17 @@ int historyCommand(const std::vector<std::string>& args) {
   if (!vm.count("file")) throw core::UsageError(fmt::format("no results file given ({})", kHistoryUsage));
   const std::string html = vm.count("html") ? vm["html"].as<std::string>() : "";
   const std::string baselinePath = vm.count("write-baseline") ? vm["write-baseline"].as<std::string>() : "";
-  for (const std::string& out : {html, baselinePath}) {
-    if (!out.empty()) refuseResultsFile(out);
+  std::vector<SkippedFile> unlisted;
+  const std::vector<std::string> paths = inputsOf(vm["file"].as<std::vector<std::string>>(), unlisted);
+  if (!html.empty() && html == baselinePath) throw core::UsageError(fmt::format("--html and --write-baseline both name {}", html));
+  std::vector<core::OutputLock> locks;
+  const bool force = vm.count("force") > 0;
+  for (const auto& [out, what] : {std::pair{html, "HTML page"}, std::pair{baselinePath, "baseline"}}) {
+    if (out.empty()) continue;
+    refuseResultsFile(out);
+    locks.push_back(core::claimOutput(out, {.what = what, .replace = force, .inputs = paths}, "fabricmap history"));
   }
-  Collected c = collect(vm["file"].as<std::vector<std::string>>(), !baselinePath.empty());
+  Collected c = collect(paths, std::move(unlisted), !baselinePath.empty());
   if (c.runs.empty()) throw nothingRead(c.skipped);
   for (const SkippedFile& s : c.skipped) fmt::print(stderr, "fabricmap history: warning: skipped: {}\n", s.reason);
   std::vector<std::string> written;
@@ -118,7 +133,7 @@ int historyCommand(const std::vector<std::string>& args) {
   const History h = buildHistory(std::move(c.runs), std::move(c.skipped));
   for (const std::string& w : h.warnings) fmt::print(stderr, "fabricmap history: warning: {}\n", w);
   if (!html.empty()) {
-    writeReplacing(html, historyToHtml(h));
+    core::writeReplacing(html, historyToHtml(h));
     written.push_back(fmt::format("{}: history of {} runs", html, h.runs.size()));
   }
   const bool json = vm.count("json") > 0;

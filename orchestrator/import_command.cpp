@@ -14,6 +14,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/text.h"
 #include "core/units.h"
 #include "orchestrator/commands.h"
@@ -190,15 +191,18 @@ int importCommand(const std::vector<std::string>& args) {
   if (!opHint.empty() && results::ncclTestsOp(opHint).empty()) {
     throw core::UsageError(fmt::format("--op {}: not an nccl-tests collective", opHint));
   }
+  const auto logNames = vm["logs"].as<std::vector<std::string>>();
+  std::vector<std::string> inputs = logNames;
+  if (vm.count("topo")) inputs.push_back(vm["topo"].as<std::string>());
   const bool force = vm.count("force") > 0;
   std::error_code ec;
   const std::string journal = results::journalPath(output);
-  if (!force && (std::filesystem::exists(output, ec) || std::filesystem::exists(journal, ec))) {
-    throw core::UsageError(fmt::format("'{}' exists: pass --force to replace it", output));
+  if (!force && std::filesystem::exists(journal, ec)) {
+    throw core::UsageError(fmt::format("'{}' holds a run's journal: pass --force to replace that run", journal));
   }
-  results::checkWritable(output, false);
+  const core::OutputLock lock =
+      core::claimOutput(output, {.what = "results file", .replace = force, .inputs = inputs}, "fabricmap import");
 
-  const auto logNames = vm["logs"].as<std::vector<std::string>>();
   std::vector<results::NcclTestsLog> logs;
   for (const auto& name : logNames) logs.push_back(results::parseNcclTestsLog(readLog(name), name, opHint));
   results::NcclTestsImport imported = results::importNcclTests(logs);

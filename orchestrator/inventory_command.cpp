@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/units.h"
 #include "orchestrator/analysis/inventory_rules.h"
 #include "orchestrator/commands.h"
@@ -149,6 +150,7 @@ int inventoryCommand(const std::vector<std::string>& args) {
     throw core::UsageError(fmt::format("--interval {} is not 0..86400 seconds ({})", interval, kInventoryUsage));
   }
   const std::string root = vm["sysfs-root"].as<std::string>();
+  core::requireDirectory(root, "--sysfs-root");
   const topo::Inventory first = topo::readLocalInventory(root);
   const InventorySubject at{hostName(), -1};
   std::vector<core::Finding> findings = inventoryFindings(first, at);

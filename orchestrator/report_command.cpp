@@ -1,15 +1,14 @@
 // `fabricmap report FILE.h5 [-o report.html]`: the self-contained HTML report of a results file.
 #include <boost/program_options.hpp>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <system_error>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
 #include "orchestrator/predict_options.h"
@@ -22,7 +21,7 @@ namespace fabricmap::orchestrator {
 namespace {
 
 constexpr const char* kUsageLine =
-    "usage: fabricmap report FILE.h5 [-o report.html] [--fabric F] [--model M | --params N --layers L --hidden H [advise options]]";
+    "usage: fabricmap report FILE.h5 [-o report.html] [--force] [--fabric F] [--model M | --params N --layers L --hidden H [advise options]]";
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
@@ -45,33 +44,10 @@ std::vector<results::ReportSection> adviceSection(const po::variables_map& vm, c
 
 }  // namespace
 
-// Written beside the target and renamed over it, so a full disk never leaves half a report (or a
-// baseline) where the last good one was (commands.h).
-void writeReplacing(const std::string& path, const std::string& html) {
-  const std::string partial = path + ".new";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) throw core::UsageError(fmt::format("cannot write {}: {}", partial, std::strerror(errno)));
-    out.write(html.data(), static_cast<std::streamsize>(html.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(partial, ignored);
-      throw core::UsageError(fmt::format("cannot write {}: {}", partial, std::strerror(errno)));
-    }
-  }
-  std::error_code ec;
-  fs::rename(partial, path, ec);
-  if (ec) {
-    fs::remove(partial, ec);
-    throw core::UsageError(fmt::format("cannot write {}: {}", path, ec.message()));
-  }
-}
-
 int reportCommand(const std::vector<std::string>& args) {
   po::options_description opts("fabricmap report options");
   opts.add_options()("help,h", "show this help")(
-      "output,o", po::value<std::string>(), "HTML file to write (default: FILE.html beside FILE.h5)")(
+      "output,o", po::value<std::string>(), "HTML file to write (default: FILE.html beside FILE.h5)")("force", "replace the HTML file when it exists")(
       "fabric", po::value<std::string>(),
       "judge the file's node matrix again with this fabric topology (ibnetdiscover output or \"node -> leaf\" lines)");
   po::options_description advice("advice section (fabricmap advise's options; shown when a model is named)");
@@ -89,16 +65,14 @@ int reportCommand(const std::vector<std::string>& args) {
   const std::string input = vm["file"].as<std::string>();
   const std::string output =
       vm.count("output") ? vm["output"].as<std::string>() : fs::path(input).replace_extension(".html").string();
-  if (output.empty()) throw core::UsageError(fmt::format("empty output path ({})", kUsageLine));
-  // The one file never to overwrite: the measurement itself (`-o run.h5`, or an input named .html).
-  std::error_code ec;
-  if (fs::exists(output, ec) && fs::equivalent(input, output, ec)) {
-    throw core::UsageError(fmt::format("refusing to write the report over its results file {}", input));
-  }
+  std::vector<std::string> inputs{input};
+  if (vm.count("fabric")) inputs.push_back(vm["fabric"].as<std::string>());
+  const core::OutputLock lock = core::claimOutput(
+      output, {.what = "report", .replace = vm.count("force") > 0, .inputs = inputs}, "fabricmap report");
   results::ResultsFile file = results::readResults(input);
   if (vm.count("fabric")) judgeWithFabric(file, vm["fabric"].as<std::string>());
   const std::string html = results::renderReport(file, adviceSection(vm, file));
-  writeReplacing(output, html);
+  core::writeReplacing(output, html);
   fmt::print("{}: {} report of {} ({} findings)\n", output,
              html.size() >= 1024 * 1024 ? fmt::format("{:.1f} MiB", static_cast<double>(html.size()) / (1024.0 * 1024.0))
                                         : fmt::format("{} KiB", (html.size() + 1023) / 1024),

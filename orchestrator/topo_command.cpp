@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "orchestrator/commands.h"
 #include "topologies/classify.h"
 #include "topologies/discovery.h"
@@ -131,6 +132,7 @@ int topoCommand(const std::vector<std::string>& args) {
   } else {
     topo::DiscoveryOptions options;
     options.sysfsRoot = vm["sysfs-root"].as<std::string>();
+    core::requireDirectory(options.sysfsRoot, "--sysfs-root");
     t = topo::discoverLocalNode(options);
     origin = "discovered on " + (t.hostname.empty() ? std::string("this host") : t.hostname);
   }

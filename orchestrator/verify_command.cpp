@@ -8,6 +8,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/units.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/command_line.h"
@@ -108,6 +109,7 @@ int verifyCommand(const std::vector<std::string>& args) {
     results::VerdictRecord record = verdictRecordOf(v);
     record.createdUtc = utcNow(false);
     record.toolVersion = FABRICMAP_VERSION;
+    const core::OutputLock lock(path, "fabricmap verify --record");  // no run or verify writes it meanwhile
     results::writeVerdict(path, record);
   }
   if (vm.count("json")) {

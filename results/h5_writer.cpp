@@ -191,35 +191,6 @@ void writePairMatrices(hid_t f, const core::Matrices& m) {
 
 }  // namespace
 
-void checkWritable(const std::string& path, bool createParents) {
-  namespace fs = std::filesystem;
-  const fs::path p(path);
-  if (p.filename().empty()) throw core::UsageError("output path '" + path + "' names a directory");
-  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code ec;
-  if (!fs::exists(parent, ec)) {
-    if (!createParents) {
-      throw core::UsageError("cannot write results file '" + path + "': directory '" +
-                             parent.string() + "' does not exist");
-    }
-    fs::create_directories(parent, ec);
-    if (ec) {
-      throw core::UsageError("cannot create directory '" + parent.string() +
-                             "' for the results file: " + ec.message());
-    }
-  }
-  if (fs::is_directory(p, ec)) {
-    throw core::UsageError("output path '" + path + "' is a directory");
-  }
-  const bool existed = fs::exists(p, ec);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
-  if (fd < 0) {
-    throw core::UsageError("cannot write results file '" + path + "': " + std::strerror(errno));
-  }
-  ::close(fd);
-  if (!existed) fs::remove(p, ec);
-}
-
 std::string unpublishedPath(const std::string& path) { return path + ".new"; }
 
 H5Sink::H5Sink(const std::string& path, Publish when) : path_(path), when_(when) {

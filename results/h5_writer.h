@@ -46,8 +46,4 @@ class H5Sink final : public core::RecordSink {
   std::vector<core::NodeRecord> nodes_;  // names for the per-node matrix groups
 };
 
-// Fails with a UsageError naming the reason (missing directory, permission) when `path` cannot be
-// created; creates missing parent directories only when `createParents` is set.
-void checkWritable(const std::string& path, bool createParents);
-
 }  // namespace fabricmap::results

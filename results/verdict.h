@@ -39,6 +39,7 @@ std::string acceptanceHeadline(const VerdictRecord& v);
 // (FILE.h5.verdict), which is synced and renamed over it, so a kill or a full disk leaves either
 // the old file or the new one, never a half-written one. Throws UsageError when the file cannot be
 // written or is still journaled (its run did not end cleanly: the journal is what holds the data).
+// The caller holds the file's core::OutputLock (verify --record takes it; run --accept holds it).
 void writeVerdict(const std::string& path, const VerdictRecord& verdict);
 // /verdict of a file, nothing when it has none.
 std::optional<VerdictRecord> readVerdict(const std::string& path);

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/files.h"
 #include "core/text.h"
 #include "core/error.h"
 

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/text.h"
 #include "core/units.h"
 #include "orchestrator/run/provenance.h"

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/units.h"
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/commands.h"
@@ -103,6 +104,39 @@ std::string defaultOutputPath() {
   std::string path = "results/" + stamp + ".h5";
   for (int i = 2; std::filesystem::exists(path); ++i) path = fmt::format("results/{}-{}.h5", stamp, i);
   return path;
+}
+
+// How an existing results file may be replaced: an unfinished run is named for --resume.
+std::string howToReplace(const std::string& path) {
+  std::error_code ec;
+  bool unfinished = std::filesystem::exists(results::journalPath(path), ec);
+  try {
+    unfinished = unfinished || !results::readResults(path).complete;
+  } catch (const core::Error&) {
+    // not a results file fabricmap can read: only --force replaces it
+  }
+  if (!unfinished) return "pass --force to replace it";
+  return fmt::format("it holds an unfinished run: `fabricmap run --resume {}` finishes it, --force replaces it", path);
+}
+
+// Rank 0's claim on the results file, before anything is read or measured: a path that is not a
+// regular file, one of the run's inputs, an existing file without --force (an unfinished run is
+// named for --resume) or a file another fabricmap is writing is refused on every rank. A resumed
+// run replaces the file it finishes. Rank 0's config.output becomes the path claimed.
+core::OutputLock claimResults(int rank, const ParsedRun& parsed, RunConfig& config) {
+  core::OutputLock lock;
+  onRootAgreeing(rank, [&] {
+    const bool resumed = !parsed.resume.empty();
+    const bool defaulted = !resumed && config.output.empty();
+    const std::string path = resumed ? parsed.resume : defaulted ? defaultOutputPath() : config.output;
+    core::OutputRules rules{.what = "results file", .replace = resumed || parsed.force,
+                            .inputs = {config.fabricFile, config.accept}, .createParents = defaulted};
+    std::error_code ec;
+    if (!rules.replace && std::filesystem::exists(path, ec)) rules.howToReplace = howToReplace(path);
+    lock = core::claimOutput(path, rules, "fabricmap run");
+    config.output = path;
+  });
+  return lock;
 }
 
 // A run in which every step would be waived measures nothing: say why instead of writing an empty
@@ -206,10 +240,7 @@ struct FileSinks {
 
 // Creates the results file (config.output, or the default path) and its journal. A resumed run's
 // files replace the stopped run's once its steps are in them again.
-FileSinks openFileSinks(RunConfig& config, bool resumed, Resuming& resuming) {
-  const bool defaulted = config.output.empty();
-  if (defaulted) config.output = defaultOutputPath();
-  results::checkWritable(config.output, defaulted);
+FileSinks openFileSinks(const RunConfig& config, bool resumed, Resuming& resuming) {
   const results::Publish when = resumed ? results::Publish::kWhenAsked : results::Publish::kAtBegin;
   FileSinks out{std::make_unique<results::H5Sink>(config.output, when),
                 std::make_unique<results::JournalSink>(config.output, when)};
@@ -309,7 +340,7 @@ int finalVerdict(bool root, const std::string& output, const std::vector<WrongRe
 
 // `--preflight`: the checks, the table on rank 0, exit 0 or 2 (every rank the same). Nothing is
 // written; the output is only tried.
-int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, const core::Topology& topology,
+int preflight(RunConfig config, bool force, const std::vector<core::HostProbe>& probes, const core::Topology& topology,
               const std::string& backend) {
   int rank = 0;
   FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -318,7 +349,9 @@ int preflight(RunConfig config, const std::vector<core::HostProbe>& probes, cons
   if (rank == 0) {
     try {
       const bool defaulted = config.output.empty();
-      results::checkWritable(defaulted ? defaultOutputPath() : config.output, defaulted);
+      core::checkOutput(defaulted ? defaultOutputPath() : config.output,
+                        {.what = "results file", .replace = force, .inputs = {config.fabricFile, config.accept},
+                         .createParents = defaulted});
     } catch (const core::UsageError& e) {
       unwritable = e.what();
     }
@@ -400,6 +433,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       return 0;
     }
     RunConfig config = parsed.config;
+    const core::OutputLock lock = config.preflight ? core::OutputLock() : claimResults(rank, parsed, config);
     std::optional<results::ResultsFile> stopped = readStoppedRun(rank, parsed, config);
 
     const std::vector<core::HostProbe> probes = worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost());
@@ -409,7 +443,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     const worker::BackendChoice choice = worker::resolveBackend(config.backend, gpuShortage(topology, config));
     const std::string& backendName = choice.name;
     const std::optional<Profile> accept = acceptanceProfile(rank, config);  // a bad profile: before anything
-    if (config.preflight) return preflight(config, probes, topology, backendName);
+    if (config.preflight) return preflight(config, parsed.force, probes, topology, backendName);
     applyBackendDefaults(config, backendName);
     if (accept) measureWhatItJudges(config, *accept, *choice.info);
     if (const std::string shortage = gpuShortage(topology, config);
@@ -421,6 +455,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
     if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);
 
+    onRootAgreeing(rank, [&] { core::requireDirectory(config.sysfsRoot, "--sysfs-root"); });
     const NodeInventories inventories(topology, config.sysfsRoot);
     std::unique_ptr<worker::Backend> backend = startBackend(config, *choice.info, inventories, topology, rank, early);
     worker::Executor executor(MPI_COMM_WORLD, *backend, plan, topology, config.faults);

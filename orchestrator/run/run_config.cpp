@@ -181,7 +181,10 @@ bool parseRedOpsAndOutput(const po::variables_map& vm, RunConfig& c) {
   // reduction ops is the op, anything else the output path.
   std::string redops = vm.count("op") ? vm["op"].as<std::string>() : "";
   bool redopsFromO = false;
-  if (vm.count("output")) c.output = vm["output"].as<std::string>();
+  if (vm.count("output")) {
+    c.output = vm["output"].as<std::string>();
+    if (c.output.empty()) throw core::UsageError("--output must name a file (without it: results/<UTC time>.h5)");
+  }
   if (vm.count("-o")) {
     for (const std::string& v : vm["-o"].as<std::vector<std::string>>()) {
       if (isRedOpList(v)) {
@@ -398,7 +401,8 @@ void parseResume(const po::variables_map& vm, bool redopsFromO, ParsedRun& out) 
                                          "is a different file", out.resume, out.config.output));
     }
   }
-  static const std::set<std::string> kRunTime{"resume", "output", "progress", "step-timeout", "inject-fault", "preflight"};
+  out.force = vm.count("force") > 0;
+  static const std::set<std::string> kRunTime{"resume", "output", "force", "progress", "step-timeout", "inject-fault", "preflight"};
   for (const auto& [name, value] : vm) {
     if (value.defaulted() || kRunTime.count(name) > 0) continue;
     if (name == "-o" && !redopsFromO) continue;  // -o named the output file

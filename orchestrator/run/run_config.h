@@ -128,6 +128,7 @@ struct ParsedRun {
   RunConfig config;
   bool help = false;
   std::string resume;             // --resume FILE: finish the incomplete run recorded there
+  bool force = false;             // --force: the output may replace the file at its path
   bool measurementGiven = false;  // an option besides the run-time ones (resume, output,
                                   // progress, step timeout, injected faults) was given
 };

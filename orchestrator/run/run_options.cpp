@@ -47,6 +47,7 @@ void addSweepOptions(po::options_description& d) {
      "is a path (has a '.' or '/')")
     ("op", po::value<std::string>(), "reduction op(s): sum, prod, min, max, a comma list, or all")
     ("output", po::value<std::string>(), "results file (default results/<UTC time>.h5)")
+    ("force", "replace the results file when it exists (without it an existing file is refused)")
     ("ops", po::value<std::string>()->default_value("all"),
      "collectives: all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv or all")
     ("root,r", po::value<int>()->default_value(0), "root rank within each group (broadcast, reduce)")

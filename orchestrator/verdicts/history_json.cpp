@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/text.h"
 #include "core/units.h"
 #include "orchestrator/verdicts/history.h"

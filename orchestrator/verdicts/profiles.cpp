@@ -10,6 +10,7 @@
 #include <iterator>
 #include <set>
 
+#include "core/files.h"
 #include "core/text.h"
 #include "core/error.h"
 #include "core/units.h"

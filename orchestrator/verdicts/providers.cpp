@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/text.h"
 #include "core/units.h"
 

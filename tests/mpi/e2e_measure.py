@@ -118,9 +118,16 @@ def case_inventory(args, tmp):
     r = subprocess.run([args.fabricmap, "report", out, "-o", html], capture_output=True, text=True, timeout=60)
     check(r.returncode == 0 and 'id="inventory"' in open(html).read(), f"report: {r.stderr}")
     missing = os.path.join(tmp, "missing.h5")
-    p = mpirun(args, args.np, [args.fabricmap, "run", "--ops", "all_reduce", "-b", "8", "-e", "8", "-n", "1",
-                               "-w", "0", "--sysfs-root", os.path.join(tmp, "no-such-tree"), "-o", missing])
-    check(p.returncode == 0, f"a missing tree: exit {p.returncode}: {p.stderr}")
+    small = [args.fabricmap, "run", "--ops", "all_reduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "-o", missing]
+    # a mistyped root (absent, or a file) is refused before anything runs; an empty tree is a machine without sysfs
+    for root in (os.path.join(tmp, "no-such-tree"), html):
+        p = mpirun(args, args.np, small + ["--sysfs-root", root])
+        check(p.returncode == 2 and "--sysfs-root" in p.stderr and not os.path.exists(missing),
+              f"a mistyped --sysfs-root {root}: exit {p.returncode}: {p.stderr[-500:]}")
+    empty = os.path.join(tmp, "empty-tree")
+    os.mkdir(empty)
+    p = mpirun(args, args.np, small + ["--sysfs-root", empty])
+    check(p.returncode == 0, f"an empty tree: exit {p.returncode}: {p.stderr}")
     _, t = read(missing)
     check(t["inventory/nics"] == [] and "no sysfs here" in t["inventory/node"][0]["notes"], f"{t['inventory/node']}")
 

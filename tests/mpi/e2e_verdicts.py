@@ -373,13 +373,17 @@ def check_report_advice(args, out, base, first):
     check(at > 0 and page.find(f"<td>{layout}</td>", at) > at and page.find(f"<pre>{first['flags']}</pre>", at) > at,
           f"report advice section: {page[at:at + 2000] if at > 0 else 'missing'}")
     check(at < page.find('id="provenance"') and '<a href="#advice">' in page, "advice section not before provenance")
+    # the page is written again: an existing output is replaced only with --force
     r = subprocess.run([args.fabricmap, "report", out, "-o", html, "--model", "llama-7b"], capture_output=True,
                        text=True, timeout=60)
+    check(r.returncode == 2 and "exists: pass --force to replace it" in r.stderr, f"report over a page: {r.stderr}")
+    r = subprocess.run([args.fabricmap, "report", out, "-o", html, "--force", "--model", "llama-7b"],
+                       capture_output=True, text=True, timeout=60)
     page = open(html, encoding="utf-8").read() if r.returncode == 0 else ""
     check(r.returncode == 0 and "No advice: " in page and "--gpu-memory" in r.stderr,
           f"report without GPU memory: {r.returncode} {r.stderr}")
-    r = subprocess.run([args.fabricmap, "report", out, "-o", html, "--model", "no-such-model"], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run([args.fabricmap, "report", out, "-o", html, "--force", "--model", "no-such-model"],
+                       capture_output=True, text=True, timeout=60)
     ok, lines = one_error_line(r)
     check(r.returncode == 2 and ok and "no-such-model" in lines[0], f"report --model unknown: {r.returncode} {lines}")
 

@@ -110,7 +110,7 @@ def main():
                            capture_output=True, text=True, timeout=60)
         check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, f"bad input: {p.returncode} {p.stderr}")
         p = subprocess.run([args.fabricmap, "report", h5, "-o", h5], capture_output=True, text=True, timeout=60)
-        check(p.returncode == 2 and "refusing" in p.stderr, f"-o over the input: {p.returncode} {p.stderr}")
+        check(p.returncode == 2 and "is also this command's input" in p.stderr, f"-o over the input: {p.returncode} {p.stderr}")
 
         png = os.path.join(out, "report.png")
         profile = tempfile.mkdtemp(prefix="chromium-", dir=tmp)

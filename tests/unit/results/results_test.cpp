@@ -413,18 +413,6 @@ TEST(ResultsFile, ForeignFilesAreUsageErrors) {
   }
 }
 
-TEST(ResultsFile, UnwritablePathsAreUsageErrors) {
-  TempDir dir;
-  EXPECT_THROW(checkWritable(dir.file("no/such/dir/x.h5"), false), core::UsageError);
-  EXPECT_NO_THROW(checkWritable(dir.file("made/for/you/x.h5"), true));
-  EXPECT_TRUE(fs::is_directory(dir.file("made/for/you")));
-  EXPECT_FALSE(fs::exists(dir.file("made/for/you/x.h5")));  // the probe leaves nothing behind
-  EXPECT_THROW(checkWritable(dir.file(""), false), core::UsageError);
-  if (geteuid() != 0) {
-    EXPECT_THROW(checkWritable("/proc/x.h5", false), core::UsageError);
-  }
-}
-
 TEST(ResultsFile, JsonCarriesEveryRecord) {
   TempDir dir;
   const std::string path = dir.file("j.h5");

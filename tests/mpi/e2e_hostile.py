@@ -1,0 +1,138 @@
+"""End-to-end cases of hostile and careless paths: outputs that are devices, FIFOs or directories,
+inputs that never end, stale and damaged journals, outputs over inputs and over finished or
+running runs, files edited into damage. Every path lives in the case's scratch folder; a device
+node is made there (mknod) where the machine allows it."""
+import os
+import shutil
+import stat
+import subprocess
+import time
+
+import h5py
+import numpy as np
+
+from e2e_support import check, mpirun, text
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+LOG = os.path.join(DATA, "nccl-tests", "gh200-2node-8gpu-allreduce-slingshot-cscs-alps.txt")
+PROFILE = os.path.join(DATA, "profiles", "host-pass.txt")
+SMALL = ["--ops", "all_reduce", "-b", "8", "-e", "1K", "-n", "2", "-w", "0", "--scopes", "world"]
+
+
+def fm(args, *argv, timeout=30):
+    return subprocess.run([args.fabricmap] + list(argv), capture_output=True, text=True, timeout=timeout)
+
+
+def refused(p, *words):
+    """Exit 2 with one error line holding every word (and no errno text standing for success)."""
+    lines = [l for l in p.stderr.splitlines() if l.startswith("fabricmap")]
+    return (p.returncode == 2 and len(lines) == 1 and "error" in lines[0] and "Success" not in lines[0]
+            and all(w in lines[0] for w in words))
+
+
+def run(args, out, *extra, np_=None, timeout=120):
+    return mpirun(args, np_ or args.np, [args.fabricmap, "run"] + SMALL + list(extra) + ["-o", out], timeout=timeout)
+
+
+def kind(path):
+    mode = os.lstat(path).st_mode
+    return stat.S_IFMT(mode)
+
+
+def strangers(tmp):
+    """A FIFO, a directory and (where mknod is allowed) a character device like /dev/full."""
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    folder = os.path.join(tmp, "adir")
+    os.mkdir(folder)
+    paths = {"FIFO": fifo, "directory": folder}
+    device = os.path.join(tmp, "full")
+    try:
+        os.mknod(device, 0o600 | stat.S_IFCHR, os.makedev(1, 7))
+        paths["character device"] = device
+    except OSError as e:
+        print(f"  no device node in the scratch folder ({e}): devices not tried")
+    return paths
+
+
+def case_hostile_outputs(args, tmp):
+    """Every writer refuses an output that is not a regular file or absent, one of its own inputs,
+    or an existing file without --force; a second writer of a file in use is refused by name."""
+    good = os.path.join(tmp, "good.h5")
+    p = run(args, good)
+    check(p.returncode == 0, f"a small run: {p.returncode} {p.stderr[-500:]}")
+    for what, path in strangers(tmp).items():
+        before = kind(path)
+        words = ["is a directory"] if what == "directory" else [f"is a {what}, not a regular file"]
+        attempts = {"run": lambda: run(args, path),
+                    "report": lambda: fm(args, "report", good, "-o", path, "--force"),
+                    "history --html": lambda: fm(args, "history", good, "--html", path, "--force"),
+                    "history --write-baseline": lambda: fm(args, "history", good, "--write-baseline", path, "--force"),
+                    "import": lambda: fm(args, "import", "nccl-tests", LOG, "-o", path, "--force")}
+        for name, attempt in attempts.items():
+            r = attempt()
+            check(refused(r, *words) and "--force" not in r.stderr.split("error:")[-1],
+                  f"{name} onto a {what}: exit {r.returncode}: {r.stderr[-400:]}")
+            check(kind(path) == before, f"{name} replaced the {what} at {path}")
+
+    # an existing file: refused without --force, the file untouched; an unfinished one names --resume
+    with open(good, "rb") as f:
+        kept = f.read()
+    r = run(args, good)
+    check(refused(r, "exists: pass --force to replace it"), f"run over a finished run: {r.stderr[-400:]}")
+    with open(good, "rb") as f:
+        check(f.read() == kept, "the finished run was changed by a refused run")
+    unfinished = os.path.join(tmp, "unfinished.h5")
+    shutil.copy(good, unfinished)
+    with h5py.File(unfinished, "r+") as f:
+        f.attrs["complete"] = False
+    r = run(args, unfinished)
+    check(refused(r, f"fabricmap run --resume {unfinished}", "--force replaces it"), f"over an unfinished run: {r.stderr[-400:]}")
+    r = run(args, good, "--force")
+    check(r.returncode == 0, f"run --force over a finished run: {r.returncode} {r.stderr[-300:]}")
+    r = mpirun(args, args.np, [args.fabricmap, "run"] + SMALL + ["--output", ""])
+    check(refused(r, "--output must name a file"), f'--output "": {r.returncode} {r.stderr[-300:]}')
+
+    # an output that is one of the same command's inputs, even with --force
+    fabric = os.path.join(tmp, "fabric.txt")
+    with open(fabric, "w") as f:
+        f.write("host0 -> leaf0\n")
+    log = os.path.join(tmp, "copy.log")
+    shutil.copy(LOG, log)
+    for name, r, path in (("run --fabric F -o F", run(args, fabric, "--fabric", fabric, "--force"), fabric),
+                          ("report --fabric F -o F", fm(args, "report", good, "--fabric", fabric, "-o", fabric, "--force"), fabric),
+                          ("import a.log -o a.log", fm(args, "import", "nccl-tests", log, "-o", log, "--force"), log),
+                          ("history F --html F", fm(args, "history", good, "--html", good, "--force"), good)):
+        check(r.returncode == 2 and ("is also this command's input" in r.stderr or "HDF5 file" in r.stderr),
+              f"{name}: {r.returncode} {r.stderr[-300:]}")
+        check(os.path.getsize(path) > 0, f"{name} destroyed its input")
+    with open(log) as a, open(LOG) as b:
+        check(a.read() == b.read(), "import changed its log")
+    case_concurrent(args, tmp)
+
+
+def case_concurrent(args, tmp):
+    """A second run on the output of a running one is refused, naming the first; the first run's
+    steps stay in the file."""
+    busy = os.path.join(tmp, "busy.h5")
+    first = subprocess.Popen([args.mpiexec, "-n", str(args.np), "--oversubscribe", args.fabricmap, "run"] + SMALL +
+                             ["--step-timeout", "6", "--inject-fault", "stall:rank=1:step=1", "-o", busy],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(busy + ".lock") and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.05)
+        second = run(args, busy, "--force")
+        check(refused(second, "is being written by another fabricmap (fabricmap run by pid"),
+              f"a second writer: {second.returncode} {second.stderr[-400:]}")
+        verify = fm(args, "verify", busy, "--profile-file", PROFILE, "--record")
+        check(refused(verify, "is being written by another fabricmap"), f"verify --record meanwhile: {verify.stderr[-300:]}")
+    finally:
+        out, err = first.communicate(timeout=120)
+    check(first.returncode == 3, f"the stalled first run ends on its watchdog: {first.returncode} {err[-300:]}")
+    with h5py.File(busy, "r") as f:
+        steps = [int(r["step"]) for r in f["steps"][:]]
+    check(steps[:1] == [0], f"the first run's step 0 is kept: {steps}")
+    check(not os.path.exists(busy + ".lock") or run(args, busy, "--force").returncode == 0,
+          "the lock of an ended run blocks the next one")
+
