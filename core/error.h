@@ -16,11 +16,19 @@ enum class ExitCode : int {
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ExitCode code, const std::string& message) : Error(code, message, message) {}
   ExitCode code() const { return code_; }
+  // The message without where in the source it was raised: what a reader of a damaged file is
+  // told (its own fault, not fabricmap's), where what() would name a source file.
+  const std::string& reason() const { return reason_; }
+
+ protected:
+  Error(ExitCode code, const std::string& message, const std::string& reason)
+      : std::runtime_error(message), code_(code), reason_(reason) {}
 
  private:
   ExitCode code_;
+  std::string reason_;
 };
 
 // The user asked for something that cannot be done; the message names the problem.
@@ -33,7 +41,7 @@ class UsageError : public Error {
 class RuntimeFault : public Error {
  public:
   RuntimeFault(const std::string& message, const char* file, int line)
-      : Error(ExitCode::kRuntimeFault, message + " (" + file + ":" + std::to_string(line) + ")") {}
+      : Error(ExitCode::kRuntimeFault, message + " (" + file + ":" + std::to_string(line) + ")", message) {}
 };
 
 }  // namespace fabricmap::core

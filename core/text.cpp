@@ -15,4 +15,15 @@ std::string printable(std::string_view text, std::size_t limit) {
   return out;
 }
 
+std::string shortenWords(std::string_view text, std::size_t limit) {
+  std::string out;
+  std::size_t word = 0;
+  for (const char ch : text) {
+    word = ch == ' ' || ch == '\n' ? 0 : word + 1;
+    if (word <= limit) out += ch;
+    if (word == limit + 1) out += "...";
+  }
+  return out;
+}
+
 }  // namespace fabricmap::core

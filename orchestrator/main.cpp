@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "orchestrator/commands.h"
 
 namespace {
@@ -43,16 +44,19 @@ bool mpiActive() {
 
 // A failure that is not a shared usage error may have happened on one rank only: the others could
 // be waiting in a collective, so the whole job is aborted rather than left to hang.
+// An error's message as printed: no argument echoed in it is longer than a screen.
+std::string shown(const std::string& message) { return fabricmap::core::shortenWords(message, 512); }
+
 [[noreturn]] void abortJob(const std::string& command, const std::string& message, int code) {
   if (!mpiActive()) {
-    fmt::print(stderr, "fabricmap {}: error: {}\n", command, message);
+    fmt::print(stderr, "fabricmap {}: error: {}\n", command, shown(message));
     std::exit(code);
   }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  fmt::print(stderr, "fabricmap {}: error on rank {} ({}): {}\n", command, rank, host, message);
+  fmt::print(stderr, "fabricmap {}: error on rank {} ({}): {}\n", command, rank, host, shown(message));
   std::fflush(stderr);
   if (mpiActive()) MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);
@@ -88,11 +92,11 @@ int main(int argc, char** argv) {
     if (command == "compare") return fabricmap::orchestrator::compareCommand(args);
     if (command == "verify") return fabricmap::orchestrator::verifyCommand(args);
     if (command == "history") return fabricmap::orchestrator::historyCommand(args);
-    fmt::print(stderr, "fabricmap: error: unknown command '{}'\n{}", command, kUsage);
+    fmt::print(stderr, "fabricmap: error: unknown command '{}'\n{}", fabricmap::core::printable(command, 64), kUsage);
     return static_cast<int>(ExitCode::kUsage);
   } catch (const fabricmap::core::UsageError& e) {
     if (mpiActive()) abortJob(command, e.what(), static_cast<int>(e.code()));
-    fmt::print(stderr, "fabricmap {}: error: {}\n", command, e.what());
+    fmt::print(stderr, "fabricmap {}: error: {}\n", command, shown(e.what()));
     return static_cast<int>(e.code());
   } catch (const fabricmap::core::Error& e) {
     abortJob(command, e.what(), static_cast<int>(e.code()));

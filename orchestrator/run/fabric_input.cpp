@@ -75,8 +75,13 @@ bool sameFinding(const core::Finding& a, const core::Finding& b) {
 }  // namespace
 
 void judgeWithFabric(results::ResultsFile& file, const std::string& fabricFile) {
-  if (!file.hasMatrices || file.matrices.nodeBw.n < 2) {
-    throw core::UsageError(fmt::format("--fabric: {} has no node matrix to judge (run --pairwise)", file.path));
+  if (!file.matrices.pairsMeasured) {
+    throw core::UsageError(fmt::format("--fabric: {} has no node matrix to judge (its run measured no pairs: "
+                                       "run --pairwise across the nodes)", file.path));
+  }
+  if (file.matrices.nodeBw.n < 2) {
+    throw core::UsageError(fmt::format("--fabric: {} measured pairs inside one node; a fabric joins nodes, "
+                                       "so it needs a run across two or more nodes", file.path));
   }
   core::Topology bare = file.topology;
   bare.fabric = {};

@@ -58,6 +58,13 @@ TEST(Printable, EscapesControlBytesAndCuts) {
   EXPECT_EQ(printable("abcdef", 3), "abc...");
 }
 
+TEST(ShortenWords, CutsOnlyTheWordsPastTheLimit) {
+  EXPECT_EQ(shortenWords("unknown profile 'abcdefghijkl' (built-in: a, b)", 10),
+            "unknown profile 'abcdefghi... (built-in: a, b)");
+  EXPECT_EQ(shortenWords("wrong results:\n  rank 1\n  rank 2", 8), "wrong results:\n  rank 1\n  rank 2");
+  EXPECT_EQ(shortenWords(std::string(1'200'000, 'x'), 512).size(), 515u);
+}
+
 TEST_F(TextFiles, ReadsAWholeFileBelowTheLimit) {
   const std::string text = "node01 -> leaf1\n" + std::string(70000, 'x') + "\n";  // past one read's buffer
   EXPECT_EQ(readUserFile(write("f.txt", text), "fabric file", 1 << 20), text);

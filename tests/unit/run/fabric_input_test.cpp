@@ -71,8 +71,19 @@ TEST(JudgeWithFabric, RefusesAFileWithoutANodeMatrixOrAFabricOfOtherHosts) {
   results::ResultsFile file = recordedRun();
   EXPECT_THROW(judgeWithFabric(file, written("elsewhere.txt", "other0 -> leaf0\nother1 -> leaf0\n")), core::UsageError);
   EXPECT_THROW(judgeWithFabric(file, written("absent-dir/none.txt", "")), core::UsageError);
-  file.hasMatrices = false;
-  EXPECT_THROW(judgeWithFabric(file, written("two-spines.txt", twoSpines())), core::UsageError);
+  const auto refusal = [&](results::ResultsFile f) {
+    try {
+      judgeWithFabric(f, written("two-spines.txt", twoSpines()));
+    } catch (const core::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  results::ResultsFile oneNode = file;
+  oneNode.matrices.nodeBw.n = 1;  // pairs measured inside one node: no fabric between nodes to judge
+  EXPECT_NE(refusal(oneNode).find("measured pairs inside one node"), std::string::npos) << refusal(oneNode);
+  file.matrices.pairsMeasured = false;
+  EXPECT_NE(refusal(file).find("measured no pairs"), std::string::npos) << refusal(file);
 }
 
 }  // namespace
