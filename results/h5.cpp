@@ -191,6 +191,14 @@ void writeAttribute(hid_t object, const std::string& name, const Value& value) {
 std::optional<Value> readAttribute(hid_t object, const std::string& name) {
   if (H5Aexists(object, name.c_str()) <= 0) return std::nullopt;
   Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (!attr.valid()) FM_H5_FAIL("cannot open attribute " + name);
+  // one value is read into one variable: an array here would be read past it
+  Handle space(H5Aget_space(attr.get()), H5Sclose);
+  const hssize_t values = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+  if (values != 1) {
+    throw core::UsageError("attribute '" + name + "' holds " + (values < 0 ? std::string("unreadable") : std::to_string(values)) +
+                           " values; fabricmap writes one");
+  }
   Handle ftype(H5Aget_type(attr.get()), H5Tclose);
   switch (H5Tget_class(ftype.get())) {
     case H5T_STRING: {

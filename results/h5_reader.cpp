@@ -2,9 +2,11 @@
 #include "results/h5_reader.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -17,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "results/h5.h"
 #include "results/journal.h"
 #include "results/schema.h"
@@ -272,16 +275,155 @@ double readCpuLimit() {
   return text != nullptr && end != text && v > 0 ? v : 120.0;
 }
 
+// Whether `path` is a results file that says it is complete: a journal beside it is then stale
+// (a run killed between marking the file complete and removing its journal, or another run's).
+bool completeOnDisk(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !h5::isHdf5File(path)) return false;
+  try {
+    const h5::Handle file = h5::openFile(path, false);
+    const auto complete = h5::readAttribute(file.get(), kCompleteAttribute);
+    return complete && std::holds_alternative<bool>(*complete) && std::get<bool>(*complete);
+  } catch (const core::Error&) {
+    return false;  // unreadable: the journal holds the run
+  }
+}
+
+// A value of the type a column is written with (integers read where a float is written).
+bool typeFits(h5::ColumnType type, const h5::Value& v) {
+  switch (type) {
+    case h5::ColumnType::kInt:
+    case h5::ColumnType::kUInt:
+      return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<std::uint64_t>(v);
+    case h5::ColumnType::kFloat:
+      return !std::holds_alternative<bool>(v) && !std::holds_alternative<std::string>(v);
+    case h5::ColumnType::kBool:
+      return std::holds_alternative<bool>(v);
+    case h5::ColumnType::kText:
+      return std::holds_alternative<std::string>(v);
+  }
+  return false;
+}
+
+std::string_view typeName(h5::ColumnType type) {
+  switch (type) {
+    case h5::ColumnType::kInt:
+    case h5::ColumnType::kUInt:
+      return "an integer";
+    case h5::ColumnType::kFloat:
+      return "a number";
+    case h5::ColumnType::kBool:
+      return "a boolean";
+    case h5::ColumnType::kText:
+      return "text";
+  }
+  return "a value";
+}
+
+// The root attributes, each of the type the schema writes.
+void readProvenance(hid_t f, ResultsFile& out) {
+  for (const auto& c : provenanceColumns()) {
+    const auto v = h5::readAttribute(f, c.name);
+    if (!v) continue;
+    if (!typeFits(c.type, *v)) throw core::UsageError(fmt::format("attribute '{}' is not {}", c.name, typeName(c.type)));
+    c.set(out.provenance, *v);
+  }
+  if (const auto v = h5::readAttribute(f, kCompleteAttribute)) {
+    if (!std::holds_alternative<bool>(*v)) throw core::UsageError(fmt::format("attribute '{}' is not a boolean", kCompleteAttribute));
+    out.complete = std::get<bool>(*v);
+  }
+}
+
+// A rate, a time or a size: what a measurement gives, never negative or infinite (NaN is "not
+// measured").
+bool isFigure(std::string_view unit) {
+  return unit == "GB/s" || unit == "us" || unit == "s" || unit == "B" || unit == "1/s" || unit == "GT/s" ||
+         unit == "Gb/s";
+}
+
+template <class R>
+void checkFigures(std::string_view table, const std::vector<Column<R>>& columns, const std::vector<R>& rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const auto& c : columns) {
+      if (!isFigure(c.unit)) continue;
+      const h5::Value v = c.get(rows[i]);
+      const double x = std::visit(
+          []<class X>(const X& value) -> double {
+            if constexpr (std::is_arithmetic_v<X> && !std::is_same_v<X, bool>) return static_cast<double>(value);
+            return 0.0;
+          },
+          v);
+      if (!std::isnan(x) && (!std::isfinite(x) || x < 0)) {
+        throw core::UsageError(fmt::format("{} row {}: {} is {} {}, which no measurement gives", table, i, c.name, x, c.unit));
+      }
+    }
+  }
+}
+
+void checkMatrixFigures(const core::Matrix& m, std::string_view what) {
+  const auto bad = [](float v) { return !std::isnan(v) && (!std::isfinite(v) || v < 0); };
+  const bool found = m.sparse ? std::any_of(m.cells.begin(), m.cells.end(), [&](const auto& cell) { return bad(cell.second); })
+                              : std::any_of(m.values.begin(), m.values.end(), bad);
+  if (found) throw core::UsageError(fmt::format("{} holds a negative or infinite figure", what));
+}
+
+// Every figure of the run is one a measurement can give: the steps' tables and the matrices.
+void checkFigures(const ResultsFile& file) {
+  checkFigures(kStepsTable, stepColumns(), file.steps);
+  core::forEachRowType([&]<class R>(std::type_identity<R>) {
+    const RowTable<R> table = rowTable<R>();
+    checkFigures(table.path, table.columns, rowsIn<R>(file));
+  });
+  const core::Matrices& m = file.matrices;
+  for (const auto& [matrix, what] : {std::pair{&m.rankUnidir, "/matrix/rank/bw_unidir"}, {&m.rankBidir, "/matrix/rank/bw_bidir"},
+                                     {&m.rankLatency, "/matrix/rank/latency"}, {&m.rankUnidirWorst, "/matrix/rank/bw_unidir_worst"},
+                                     {&m.nodeBw, "/matrix/node/bw"}, {&m.nodeLatency, "/matrix/node/latency"},
+                                     {&m.rankCopyUnidir, "/matrix/rank/copy_unidir"}, {&m.rankCopyBidir, "/matrix/rank/copy_bidir"}}) {
+    checkMatrixFigures(*matrix, what);
+  }
+}
+
+// What the file claims it holds is there: the tables every results file has, each step kind's
+// table for the steps /steps lists, and a complete run's pair matrices when it measured pairs.
+void checkClaims(hid_t f, const ResultsFile& file) {
+  for (const char* table : {kRanksTable, kNodesTable, kStepsTable, kFindingsTable}) {
+    if (!h5::exists(f, table)) throw core::UsageError(fmt::format("{} is missing", table));
+  }
+  const auto measured = [&](core::StepKind kind) {
+    return std::any_of(file.steps.begin(), file.steps.end(), [&](const core::StepRecord& s) { return s.kind == kind; });
+  };
+  core::forEachRowType([&]<class R>(std::type_identity<R>) {
+    const RowTable<R> table = rowTable<R>();
+    if (measured(table.stepKind) && !h5::exists(f, table.path)) {
+      throw core::UsageError(fmt::format("{} is missing, but /steps lists {} steps", table.path, core::name(table.stepKind)));
+    }
+  });
+  const bool pairsMeasured = std::any_of(file.steps.begin(), file.steps.end(), [](const core::StepRecord& s) {
+    return s.kind == core::StepKind::kPairwise && s.status != "waived";
+  });
+  if (file.complete && pairsMeasured && !file.matrices.pairsMeasured) {
+    throw core::UsageError(fmt::format("{}/bw_unidir is missing, but the complete run measured pairs", kRankMatrixGroup));
+  }
+}
+
 }  // namespace
 
 ResultsFile readResults(const std::string& path) {
-  if (auto journaled = readJournal(journalPath(path), path)) return *journaled;
   h5::silenceErrorStack();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw core::UsageError("no such file: '" + path + "'");
-  if (std::filesystem::is_directory(path, ec)) {
-    throw core::UsageError("'" + path + "' is a directory, not a results file");
+  const std::string journal = journalPath(path);
+  struct stat st {};
+  if (::lstat(journal.c_str(), &st) == 0 && !completeOnDisk(path)) {
+    core::requireRegularFile(journal, "results journal");
+    if (auto journaled = readJournal(journal, path)) {
+      try {
+        checkFigures(*journaled);
+      } catch (const core::UsageError& e) {
+        throw core::UsageError("'" + journal + "' is damaged: " + e.what());
+      }
+      return *journaled;
+    }
   }
+  core::requireRegularFile(path, "results file");
   if (!h5::isHdf5File(path)) {
     throw core::UsageError("'" + path + "' is not an HDF5 file (expected a fabricmap results .h5)");
   }
@@ -300,17 +442,16 @@ ResultsFile readResults(const std::string& path) {
   }
   ResultsFile out;
   out.path = path;
-  for (const auto& c : provenanceColumns()) {
-    if (auto v = h5::readAttribute(f, c.name)) c.set(out.provenance, *v);
+  try {
+    readProvenance(f, out);
+  } catch (const core::Error& e) {
+    throw core::UsageError("'" + path + "' is damaged: " + e.reason());
   }
   if (out.provenance.schemaVersion > kSchemaVersion) {
     throw core::UsageError("'" + path + "' uses schema version " +
                            std::to_string(out.provenance.schemaVersion) +
                            ", newer than this fabricmap reads (" +
                            std::to_string(kSchemaVersion) + ")");
-  }
-  if (auto v = h5::readAttribute(f, kCompleteAttribute)) {
-    out.complete = std::holds_alternative<bool>(*v) && std::get<bool>(*v);
   }
   try {
     out.topology.ranks = readTable(f, kRanksTable, rankColumns());
@@ -346,8 +487,10 @@ ResultsFile readResults(const std::string& path) {
     const bool copies = readCopyMatrices(f, out.topology.nodes, out.matrices);
     out.hasMatrices = pairs || copies;
     checkShapes(out);
+    checkClaims(f, out);
+    checkFigures(out);
   } catch (const core::Error& e) {
-    throw core::UsageError("'" + path + "' is damaged: " + e.what());
+    throw core::UsageError("'" + path + "' is damaged: " + e.reason());
   }
   return out;
 }

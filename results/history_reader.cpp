@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "results/h5.h"
 #include "results/journal.h"
 #include "results/schema.h"
@@ -136,7 +137,7 @@ RunDigest readDigest(hid_t f, const std::string& path, bool withCollectives) {
   } catch (const core::UsageError& e) {
     throw core::UsageError("'" + path + "': " + e.what());
   } catch (const core::Error& e) {
-    throw core::UsageError("'" + path + "' is damaged: " + e.what());
+    throw core::UsageError("'" + path + "' is damaged: " + e.reason());
   }
   return d;
 }
@@ -172,7 +173,7 @@ RunDigest readRunDigest(const std::string& path, bool withCollectives) {
   if (std::filesystem::exists(journalPath(path), ec)) return digestOf(readResults(path));
   h5::silenceErrorStack();
   keepConversionBuffers();
-  if (!std::filesystem::is_regular_file(path, ec)) throw core::UsageError("no such file: '" + path + "'");
+  core::requireRegularFile(path, "results file");
   if (!h5::isHdf5File(path)) throw core::UsageError("'" + path + "' is not an HDF5 file");
   h5::Handle file;
   try {

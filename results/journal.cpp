@@ -233,8 +233,33 @@ void JournalSink::finish(bool complete) {
   if (complete) ::unlink((published_ ? path_ : unpublishedPath(path_)).c_str());
 }
 
+namespace {
+
+// The longest line fabricmap writes is a provenance or node line of a large run: tens of KiB.
+constexpr std::size_t kMaxJournalLine = std::size_t{16} << 20;
+
+// The next line of `in` without its newline: kWhole, kCut for a last line without a newline (a
+// write cut short by a kill), kEnd at the end. A line longer than any fabricmap writes is damage
+// (a sparse or foreign file), refused before it is read into memory.
+enum class LineEnd { kWhole, kCut, kEnd };
+LineEnd nextLine(std::streambuf& in, std::string& line, int number, const std::string& journal) {
+  line.clear();
+  for (;;) {
+    const auto c = in.sbumpc();
+    if (c == std::char_traits<char>::eof()) return line.empty() ? LineEnd::kEnd : LineEnd::kCut;
+    if (c == '\n') return LineEnd::kWhole;
+    if (line.size() == kMaxJournalLine) {
+      throw core::UsageError(fmt::format("'{}' is not a fabricmap results journal: line {} is longer than {} bytes",
+                                         journal, number, kMaxJournalLine));
+    }
+    line.push_back(std::char_traits<char>::to_char_type(c));
+  }
+}
+
+}  // namespace
+
 std::optional<ResultsFile> readJournal(const std::string& journal, const std::string& resultsPath) {
-  std::ifstream in(journal);
+  std::ifstream in(journal, std::ios::binary);
   if (!in) return std::nullopt;
   ResultsFile out;
   out.path = resultsPath;
@@ -243,8 +268,7 @@ std::optional<ResultsFile> readJournal(const std::string& journal, const std::st
   PendingRows pending;
   bool started = false;
   std::string text;
-  for (int number = 1; std::getline(in, text); ++number) {
-    if (in.eof()) break;  // the last line had no newline: cut short by a kill
+  for (int number = 1; nextLine(*in.rdbuf(), text, number, journal) == LineEnd::kWhole; ++number) {
     const json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("t") || !j["t"].is_string()) {
       throw core::UsageError("'" + journal + "' is not a fabricmap results journal (or is damaged before its end)");

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "results/h5.h"
 #include "results/journal.h"
 
@@ -96,6 +97,7 @@ void writeVerdict(const std::string& path, const VerdictRecord& v) {
   std::error_code ec;
   if (fs::exists(journalPath(path), ec))
     throw core::UsageError(path + ": its run did not end cleanly (a journal exists); no verdict recorded");
+  core::requireRegularFile(path, "results file");
   if (!h5::isHdf5File(path)) throw core::UsageError(path + ": not an HDF5 file; no verdict recorded");
   if (access(path.c_str(), W_OK) != 0) throw core::UsageError(path + ": not writable; no verdict recorded");
   const std::string partial = path + ".verdict";
@@ -110,7 +112,7 @@ void writeVerdict(const std::string& path, const VerdictRecord& v) {
     if (ec) throw FM_FAULT("cannot rename '" + partial + "' over it: " + ec.message());
   } catch (const core::Error& e) {
     fs::remove(partial, ec);
-    throw core::UsageError(path + ": cannot record the verdict: " + e.what());
+    throw core::UsageError(path + ": cannot record the verdict: " + e.reason());
   }
 }
 

@@ -117,7 +117,7 @@ std::vector<h5::ColumnSpec> tableSpecs(const std::string& path) {
 
 void edit(hid_t f, const Template& t, FuzzedDataProvider& in) {
   const std::string& target = t.objects.empty() ? std::string("/steps") : pick(in, t.objects);
-  switch (in.ConsumeIntegralInRange(0, 6)) {
+  switch (in.ConsumeIntegralInRange(0, 7)) {
     case 0:  // the object is missing
       H5Ldelete(f, target.c_str(), H5P_DEFAULT);
       break;
@@ -173,6 +173,18 @@ void edit(hid_t f, const Template& t, FuzzedDataProvider& in) {
       if (in.ConsumeBool()) h5::writeAttribute(f, name, hostileValue(in));
       break;
     }
+    case 6: {  // a root attribute holding several values (h5py writes a list so): read as one, never past it
+      static const std::vector<std::string> names = attributeNames();
+      const std::string& name = pick(in, names);
+      H5Adelete(f, name.c_str());
+      const hsize_t n = in.ConsumeIntegralInRange<hsize_t>(0, 5);
+      std::vector<std::int64_t> values(n);
+      for (auto& v : values) v = in.ConsumeIntegral<std::int64_t>();
+      const h5::Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+      const h5::Handle attr(H5Acreate2(f, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+      if (attr.valid() && n > 0) H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data());
+      break;
+    }
     default: {  // an attribute of a group or dataset (matrix sizes, methods, expected figures)
       static const std::vector<std::string> names = attributeNames();
       const std::string& name = pick(in, names);
@@ -181,6 +193,21 @@ void edit(hid_t f, const Template& t, FuzzedDataProvider& in) {
       break;
     }
   }
+}
+
+// What the reader promises of a file it accepts: every figure a measurement can give (NaN is
+// "not measured"). A file that breaks it was accepted damaged: the fuzzer stops on it.
+void checkFigures(const ResultsFile& file) {
+  const auto figure = [](double v) { return std::isnan(v) || (std::isfinite(v) && v >= 0); };
+  for (const auto& r : file.collectives) {
+    if (!figure(r.busbw) || !figure(r.algbw) || !figure(r.timeUs.median)) __builtin_trap();
+  }
+  for (const auto& r : file.pairs) {
+    if (!figure(r.bwAB) || !figure(r.latencyUs)) __builtin_trap();
+  }
+  file.matrices.rankUnidir.forEachCell([&](int, int, float v) {
+    if (!figure(v)) __builtin_trap();
+  });
 }
 
 }  // namespace
@@ -203,6 +230,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const ResultsFile file = readResults(path);
+    checkFigures(file);
     printResults(fabricmap::fuzz::sink(), file);
     (void)toJson(file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     (void)renderReport(file);

@@ -4,7 +4,7 @@
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, pair-window, copies,
        hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict, import, verify, inventory,
-       ucx, history, accept, compare-logs, hostile-outputs
+       ucx, history, accept, compare-logs, hostile-outputs, hostile-inputs, damaged
 The cases live in e2e_measure.py, e2e_faults.py, e2e_verdicts.py, e2e_history.py and e2e_hostile.py; their shared
 checks and helpers in e2e_support.py.
 """
@@ -19,7 +19,7 @@ from e2e_history import case_history
 from e2e_measure import (case_bad_input, case_copies, case_corrupt, case_emulated, case_inventory, case_pair_window,
                          case_pairwise_quick, case_pairwise_single, case_rank_fault, case_sweep, case_ucx)
 from e2e_accept import case_accept
-from e2e_hostile import case_hostile_outputs
+from e2e_hostile import case_damaged, case_hostile_inputs, case_hostile_outputs
 from e2e_storage import case_storage
 from e2e_verdicts import case_compare_logs, case_import, case_predict, case_show, case_training, case_verify
 
@@ -33,7 +33,8 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "resume": case_resume, "training": case_training, "predict": case_predict,
          "import": case_import, "verify": case_verify, "inventory": case_inventory, "ucx": case_ucx,
          "storage": case_storage, "history": case_history, "accept": case_accept,
-         "compare-logs": case_compare_logs, "hostile-outputs": case_hostile_outputs}
+         "compare-logs": case_compare_logs, "hostile-outputs": case_hostile_outputs,
+         "hostile-inputs": case_hostile_inputs, "damaged": case_damaged}
 
 
 def main():

@@ -136,3 +136,121 @@ def case_concurrent(args, tmp):
     check(not os.path.exists(busy + ".lock") or run(args, busy, "--force").returncode == 0,
           "the lock of an ended run blocks the next one")
 
+
+def case_hostile_inputs(args, tmp):
+    """A FIFO (or a device) named as any input is refused at once, never read until a writer
+    comes; a stale journal never stands for a finished run; a journal is read within bounds."""
+    good = os.path.join(tmp, "good.h5")
+    p = run(args, good, "--pairwise")
+    check(p.returncode == 0, f"a small run: {p.returncode} {p.stderr[-500:]}")
+    fifo = strangers(tmp)["FIFO"]
+    tries = {"show": ["show", fifo], "compare": ["compare", good, fifo], "report": ["report", fifo, "-o", fifo + ".html"],
+             "verify": ["verify", fifo, "--profile-file", PROFILE], "predict": ["predict", fifo, "--model", "llama-7b"],
+             "import": ["import", "nccl-tests", fifo, "-o", os.path.join(tmp, "imported.h5")],
+             "topo --file": ["topo", "--file", fifo], "verify --profile-file": ["verify", good, "--profile-file", fifo],
+             "verify --baseline": ["verify", good, "--profile-file", PROFILE, "--baseline", fifo]}
+    for name, argv in tries.items():
+        started = time.monotonic()
+        r = fm(args, *argv, timeout=30)
+        check(refused(r, "FIFO"), f"{name} on a FIFO: exit {r.returncode} in {time.monotonic() - started:.1f}s: {r.stderr[-300:]}")
+    r = fm(args, "history", fifo, timeout=30)
+    check(r.returncode == 2 and "FIFO" in r.stderr, f"history of a FIFO: {r.returncode} {r.stderr[-300:]}")
+    out = ["-o", os.path.join(tmp, "r.h5"), "--force"]
+    for name, argv in (("--resume", ["--resume", fifo]), ("--fabric", SMALL + ["--fabric", fifo] + out),
+                       ("--accept", SMALL + ["--accept", fifo] + out)):
+        r = mpirun(args, args.np, [args.fabricmap, "run"] + argv, timeout=60)
+        check(r.returncode == 2 and "FIFO" in r.stderr, f"run {name} FIFO: {r.returncode} {r.stderr[-300:]}")
+    r = subprocess.run(f"{args.fabricmap} topo --file <(cat {os.path.join(DATA, 'topo', 'h100-sxm-8gpu-nv18-thunderkittens-167.txt')})", shell=True,
+                       executable="/bin/bash", capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and "GPU0" in r.stdout, f"a shell pipe is still read: {r.returncode} {r.stderr[-300:]}")
+
+    # journals: beside a finished run, stale (the run is read, not the journal); beside an
+    # unfinished one, a FIFO or a sparse 10 GiB file is refused at once
+    plain = fm(args, "show", good).stdout
+    crashed = os.path.join(tmp, "crashed.h5")
+    mpirun(args, args.np, [args.fabricmap, "run", "--ops", "all_gather", "-b", "8", "-e", "1K", "-n", "2", "-w", "0",
+                           "--inject-fault", "crash:rank=1:step=1", "-o", crashed], timeout=120)
+    check(os.path.exists(crashed + ".journal"), "a crashed run leaves its journal")
+    if os.path.exists(crashed + ".journal"):
+        shutil.copy(crashed + ".journal", good + ".journal")
+        r = fm(args, "show", good)
+        check(r.returncode == 0 and r.stdout == plain, f"a stale journal stood for the finished run: {r.stdout[:300]}")
+        os.remove(good + ".journal")
+    os.mkfifo(crashed + ".fifo")
+    os.replace(crashed + ".fifo", crashed + ".journal")
+    r = fm(args, "show", crashed)
+    check(refused(r, "results journal", "FIFO"), f"a FIFO journal: {r.returncode} {r.stderr[-300:]}")
+    os.remove(crashed + ".journal")
+    with open(crashed + ".journal", "wb") as f:
+        f.truncate(10 << 30)
+    started = time.monotonic()
+    r = fm(args, "show", crashed)
+    check(refused(r, "longer than") and time.monotonic() - started < 10,
+          f"a sparse 10 GiB journal: {r.returncode} in {time.monotonic() - started:.1f}s {r.stderr[-300:]}")
+    os.remove(crashed + ".journal")
+
+    # mistyped directories and huge arguments
+    r = fm(args, "inventory", "--sysfs-root", good)
+    check(refused(r, "--sysfs-root", "is a regular file, not a directory"), f"inventory --sysfs-root FILE: {r.stderr[-300:]}")
+    r = fm(args, "topo", "--sysfs-root", os.path.join(tmp, "no-such"))
+    check(refused(r, "--sysfs-root"), f"topo --sysfs-root missing: {r.stderr[-300:]}")
+    r = fm(args, "verify", good, "--profile", "x" * 120_000)
+    check(r.returncode == 2 and len(r.stderr) < 4096, f"a 120 kB argument: {len(r.stderr)} bytes of message")
+    huge = os.path.join(tmp, "huge.txt")
+    with open(huge, "w") as f:
+        f.write("x" * 1_200_000 + " -> leaf0\n")
+    for argv in (["verify", good, "--profile-file", huge], ["show", good, "--fabric", huge], ["topo", "--file", huge]):
+        r = fm(args, *argv)
+        check(r.returncode == 2 and len(r.stderr) < 4096, f"{argv[0]}: a 1.2 MB token: {len(r.stderr)} bytes of message")
+    fabric = os.path.join(tmp, "fabric.txt")
+    with open(fabric, "w") as f:
+        f.write("host0 -> leaf0\n")
+    r = fm(args, "show", good, "--fabric", fabric)
+    check(refused(r, "measured pairs inside one node"), f"show --fabric on one node's pairs: {r.stderr[-300:]}")
+
+
+def edited(good, tmp, name, edit):
+    path = os.path.join(tmp, name + ".h5")
+    shutil.copy(good, path)
+    with h5py.File(path, "r+") as f:
+        edit(f)
+    return path
+
+
+def set_cell(f, table, column, value):
+    rows = f[table][:]
+    rows[0][column] = value
+    f[table][0] = rows[0]
+
+
+def case_damaged(args, tmp):
+    """A file edited into damage (a table or matrix missing, an attribute of the wrong type or
+    shape, an impossible figure) is refused by show, compare and report, naming the damage."""
+    good = os.path.join(tmp, "good.h5")
+    p = run(args, good, "--collectives", "--pairwise")
+    check(p.returncode == 0, f"a pairwise run: {p.returncode} {p.stderr[-500:]}")
+    cases = {
+        "no-collectives": (lambda f: f.__delitem__("collectives"), "/collectives is missing"),
+        "no-matrix": (lambda f: f.__delitem__("matrix/rank/bw_unidir"), "bw_unidir is missing"),
+        "world-size-text": (lambda f: f.attrs.__setitem__("world_size", "four"), "attribute 'world_size' is not an integer"),
+        "complete-array": (lambda f: f.attrs.__setitem__("complete", np.array([1, 2, 3])), "attribute 'complete' holds 3 values"),
+        "negative-busbw": (lambda f: set_cell(f, "collectives", "busbw", -5.0), "busbw is -5"),
+        "infinite-busbw": (lambda f: set_cell(f, "collectives", "busbw", np.inf), "busbw is inf"),
+        "negative-cell": (lambda f: f["matrix/rank/bw_unidir"].__setitem__((0, 1), -5.0), "negative or infinite"),
+    }
+    for name, (edit, words) in cases.items():
+        path = edited(good, tmp, name, edit)
+        for command in (["show", path], ["compare", good, path], ["report", path, "-o", path + ".html"]):
+            r = fm(args, *command)
+            check(refused(r, words), f"{name}: {command[0]}: exit {r.returncode}: {r.stderr[-300:]}")
+    check(fm(args, "show", good).returncode == 0, "the undamaged file is read")
+    broken = os.path.join(tmp, "nan.log")
+    with open(LOG) as f:
+        lines = f.read().split("\n")
+    at = next(i for i, l in enumerate(lines) if "17.93" in l)
+    lines[at] = lines[at].replace("17.93", "  nan", 1)
+    with open(broken, "w") as f:
+        f.write("\n".join(lines))
+    r = fm(args, "import", "nccl-tests", broken, "-o", os.path.join(tmp, "nan.h5"))
+    check(refused(r, f"nan.log:{at + 1}:"), f"import of a nan time: {r.returncode} {r.stderr[-300:]}")
+

@@ -300,9 +300,30 @@ TEST(ResultsFile, JournalKeepsWholeStepsOfARunThatDied) {
   }
   EXPECT_FALSE(fs::exists(journalPath(path)));
   EXPECT_TRUE(readResults(path).recoveredFrom.empty());
-  // a file that is not a journal is refused, not half-read
+  // a journal beside a complete file is stale (another run's, or one killed before it removed its
+  // own): the complete file is read, never the journal
+  std::ofstream(journalPath(path)) << "garbage\n";
+  EXPECT_TRUE(readResults(path).recoveredFrom.empty());
+  EXPECT_TRUE(readResults(path).complete);
+  // beside a file not complete, the journal is the run: one that is not a journal is refused, not half-read
+  {
+    H5Sink sink(path);
+    sink.begin(sampleProvenance(), sampleTopology(), {});
+    sink.finish(false);
+  }
   std::ofstream(journalPath(path)) << "garbage\n";
   EXPECT_THROW(readResults(path), core::UsageError);
+  // a journal's line is bounded: a sparse file of zeros is refused without being read whole
+  {
+    std::ofstream(journalPath(path), std::ios::trunc) << "";
+  }
+  fs::resize_file(journalPath(path), std::uintmax_t{10} << 30);  // 10 GiB, no block written
+  try {
+    readResults(path);
+    ADD_FAILURE() << "a 10 GiB line was taken for a journal";
+  } catch (const core::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 1 is longer than"), std::string::npos) << e.what();
+  }
 }
 
 // Found by fuzzing: numbers of the wrong kind and a type that is not text are a damaged journal
@@ -365,6 +386,56 @@ TEST(ResultsFile, MatricesThatDoNotFitTheTopologyAreDamage) {
     EXPECT_NE(std::string(e.what()).find("is damaged: /matrix/node/bw is 3 x 3 for 2 nodes"), std::string::npos)
         << e.what();
   }
+}
+
+// The reader validates what the schema promises and names the first violation, with no source
+// path in the message: what the file claims is there, attributes of their type and one value each
+// (an array was read past its one variable), figures a measurement can give.
+TEST(ResultsFile, DamageTheSchemaForbidsIsNamed) {
+  TempDir dir;
+  const auto damaged = [&](const std::string& name, const std::function<void(hid_t)>& edit) {
+    const std::string path = dir.file(name + ".h5");
+    fs::copy_file(FABRICMAP_TEST_TEMPLATES "/complete-copies-pairs.h5", path);
+    {
+      h5::Handle f = h5::openFile(path, true);
+      edit(f.get());
+    }
+    try {
+      readResults(path);
+    } catch (const core::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("read as valid");
+  };
+  const auto says = [](const std::string& message, const std::string& words) {
+    return message.find("is damaged: " + words) != std::string::npos && message.find(".cpp:") == std::string::npos;
+  };
+  std::string m = damaged("array", [](hid_t f) {
+    H5Adelete(f, "world_size");
+    const hsize_t n = 3;
+    const std::int64_t values[3] = {1, 2, 3};
+    h5::Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    h5::Handle attr(H5Acreate2(f, "world_size", H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    H5Awrite(attr.get(), H5T_NATIVE_INT64, values);
+  });
+  EXPECT_TRUE(says(m, "attribute 'world_size' holds 3 values")) << m;
+  m = damaged("text", [](hid_t f) {
+    H5Adelete(f, "world_size");
+    h5::writeAttribute(f, "world_size", std::string("four"));
+  });
+  EXPECT_TRUE(says(m, "attribute 'world_size' is not an integer")) << m;
+  m = damaged("no-pairs", [](hid_t f) { H5Ldelete(f, kPairsTable, H5P_DEFAULT); });
+  EXPECT_TRUE(says(m, "/pairs is missing, but /steps lists pairwise steps")) << m;
+  m = damaged("no-matrix", [](hid_t f) { H5Ldelete(f, "/matrix/rank/bw_unidir", H5P_DEFAULT); });
+  EXPECT_TRUE(says(m, "/matrix/rank/bw_unidir is missing, but the complete run measured pairs")) << m;
+  m = damaged("negative", [](hid_t f) {
+    int rows = 0;
+    int cols = 0;
+    std::vector<float> bw = h5::readArray(f, "/matrix/rank/bw_unidir", rows, cols);
+    bw[1] = -5.0f;
+    h5::writeArray(f, "/matrix/rank/bw_unidir", bw, rows, cols);
+  });
+  EXPECT_TRUE(says(m, "/matrix/rank/bw_unidir holds a negative or infinite figure")) << m;
 }
 
 // Found by fuzzing (a leak inside HDF5 when a row conversion cannot be set up): a table with none
