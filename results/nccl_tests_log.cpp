@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/text.h"
 #include "core/units.h"
 
 namespace fabricmap::results {
@@ -338,7 +339,7 @@ class Parser {
     const auto t = tokens(s);
     // a row first: a row cut short and finished by someone else's output ("... 164.3nid01: NCCL
     // INFO ...") is a broken row, not chatter
-    if (table_ && allDigits(t.front())) {
+    if (table_ && (allDigits(t.front()) || (t.front().starts_with('-') && allDigits(t.front().substr(1))))) {
       row(t);
       return;
     }
@@ -542,19 +543,28 @@ class Parser {
   // the footer makes it an error, the end of the log (or of the test) makes it a row cut short.
   void row(const std::vector<std::string_view>& t) {
     if (badRow_) failAt(badRow_->first, badRow_->second);
-    std::string why;
+    Problem why;
     if (auto r = readRow(t, why)) {
       table_->rows.push_back(std::move(*r));
+    } else if (why.impossible) {
+      fail(why.what);  // a whole row no measurement could print: not a row cut short
     } else {
-      badRow_ = {line_, why};
+      badRow_ = {line_, why.what};
     }
   }
 
-  std::optional<NcclTestsRow> readRow(const std::vector<std::string_view>& t, std::string& why) const {
+  // What is wrong with a row: unreadable (perhaps cut short, judged by what follows) or impossible
+  // (a negative, infinite or NaN figure, a size below zero, a reduction no collective has).
+  struct Problem {
+    std::string what;
+    bool impossible = false;
+  };
+
+  std::optional<NcclTestsRow> readRow(const std::vector<std::string_view>& t, Problem& why) const {
     const auto values = alignRow(layout_, t);
     if (!values) {
-      why = fmt::format("table row has {} columns where the header has {} (cut short or mixed with other output)",
-                        t.size(), layout_.columns.size());
+      why.what = fmt::format("table row has {} columns where the header has {} (cut short or mixed with other output)",
+                             t.size(), layout_.columns.size());
       return std::nullopt;
     }
     NcclTestsRow r;
@@ -566,34 +576,42 @@ class Parser {
       const Column& c = layout_.columns[i];
       NcclTestsFigures& side = c.placement == 1 ? r.inPlace : r.outOfPlace;
       why = readValue(c, (*values)[i], r, side);
-      if (!why.empty()) return std::nullopt;
+      if (!why.what.empty()) return std::nullopt;
     }
     return r;
   }
 
   // Sets the column's value in `r`; what is wrong with it, or "".
-  static std::string readValue(const Column& c, std::string_view v, NcclTestsRow& r, NcclTestsFigures& side) {
-    const auto real = [&](const char* what, double& to) {
+  static Problem readValue(const Column& c, std::string_view v, NcclTestsRow& r, NcclTestsFigures& side) {
+    const auto real = [&](const char* what, double& to) -> Problem {
       const auto x = number<double>(v);
-      if (!x) return fmt::format("cannot read {} '{}'", what, v);
+      if (!x) return {fmt::format("cannot read {} '{}'", what, v)};
+      if (!std::isfinite(*x) || *x < 0) return {fmt::format("{} '{}' is not a figure a measurement gives", what, v), true};
       to = *x;
-      return std::string();
+      return {};
     };
     switch (c.field) {
       case Field::kSize:
       case Field::kCount: {
+        const char* what = c.field == Field::kSize ? "size" : "count";
+        if (v.starts_with('-')) return {fmt::format("{} '{}' is negative", what, v), true};
         const auto x = number<std::uint64_t>(v);
-        if (!x) return fmt::format("cannot read {} '{}'", c.field == Field::kSize ? "size" : "count", v);
+        if (!x) return {fmt::format("cannot read {} '{}'", what, v)};
         (c.field == Field::kSize ? r.bytes : r.count) = *x;
-        return "";
+        return {};
       }
-      case Field::kType: r.dtype = std::string(v); return "";
-      case Field::kRedop: r.redop = v.empty() ? "none" : std::string(v); return "";
+      case Field::kType: r.dtype = std::string(v); return {};
+      case Field::kRedop:
+        if (!std::all_of(v.begin(), v.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || ch == '_'; })) {
+          return {fmt::format("'{}' is not a reduction op", core::printable(v, 40)), true};
+        }
+        r.redop = v.empty() ? "none" : std::string(v);
+        return {};
       case Field::kRoot: {
         const auto x = v.empty() ? std::optional<int>(-1) : number<int>(v);
-        if (!x) return fmt::format("cannot read root '{}'", v);
+        if (!x) return {fmt::format("cannot read root '{}'", v)};
         r.root = *x;
-        return "";
+        return {};
       }
       case Field::kTime: return real("time", side.timeUs);
       case Field::kAlgbw: return real("algbw", side.algbw);
@@ -602,11 +620,11 @@ class Parser {
       case Field::kIterMax: return real("i_max", side.iterMaxUs);
       case Field::kIterCv: return real("i_cv%", side.iterCvPercent);
       case Field::kWrong:
-      case Field::kError: return readWrong(c.field == Field::kWrong ? "#wrong" : "error", v, side);
+      case Field::kError: return {readWrong(c.field == Field::kWrong ? "#wrong" : "error", v, side)};
       case Field::kTimestamp:
-      case Field::kOther: return "";
+      case Field::kOther: return {};
     }
-    return "";
+    return {};
   }
 
   // "0", "1.04858e+06" (a count, %g), "1e-07" (a max error), "2e+00*" (old rccl-tests: beyond its

@@ -183,6 +183,32 @@ TEST(NcclTestsImport, UnreadableRowsNameFileAndLine) {
   EXPECT_TRUE(usageError([&] { parseNcclTestsLog(broken, "cut.txt"); }).starts_with("cut.txt:41: table row has 7"));
 }
 
+TEST(NcclTestsImport, ImpossibleFiguresNameFileAndLineWhereverTheRowIs) {
+  const auto lines = split(slurp(kData / kGh200), '\n');
+  ASSERT_TRUE(lines[16].find("17.93") != std::string::npos);
+  ASSERT_TRUE(lines[40].find("1907.8") != std::string::npos);
+  const auto with = [&](std::size_t index, const std::string& replacement) {
+    auto copy = lines;
+    copy[index] = replacement;
+    std::string out;
+    for (std::size_t i = 0; i < copy.size(); ++i) out += copy[i] + (i + 1 < copy.size() ? "\n" : "");
+    return out;
+  };
+  for (const std::string& bad : {
+           std::string("           8             2     float     sum      -1      nan    0.00    0.00      0    17.72    0.00    0.00      0"),
+           std::string("           8             2     float     sum      -1    17.93    0.00     inf      0    17.72    0.00    0.00      0"),
+           std::string("           8             2     float     sum      -1   -17.93    0.00    0.00      0    17.72    0.00    0.00      0"),
+           std::string("          -8             2     float     sum      -1    17.93    0.00    0.00      0    17.72    0.00    0.00      0"),
+           std::string("           8             2     float     s\xffm     -1    17.93    0.00    0.00      0    17.72    0.00    0.00      0"),
+       }) {
+    // the first row, and the last one (a row no measurement prints is not a row cut short)
+    for (const auto& at : {std::pair{std::size_t{16}, "cut.txt:17: "}, std::pair{std::size_t{40}, "cut.txt:41: "}}) {
+      const std::string message = usageError([&] { parseNcclTestsLog(with(at.first, bad), "cut.txt"); });
+      EXPECT_TRUE(message.starts_with(at.second)) << bad << " -> " << message;
+    }
+  }
+}
+
 TEST(NcclTestsImport, ALogEndingInsideARowKeepsTheWholeRowsBeforeIt) {
   const std::string text = slurp(kData / kGh200);
   // killed while the second row (line 18) was being printed
