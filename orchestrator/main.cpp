@@ -2,6 +2,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -58,6 +59,9 @@ std::string shown(const std::string& message) { return fabricmap::core::shortenW
   gethostname(host, sizeof host - 1);
   fmt::print(stderr, "fabricmap {}: error on rank {} ({}): {}\n", command, rank, host, shown(message));
   std::fflush(stderr);
+  // the job is ended on purpose: the SIGTERM mpirun then sends every rank, this one too, is not an
+  // interruption to report (orchestrator/run/interrupt)
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal, SIG_DFL);
   if (mpiActive()) MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);
 }

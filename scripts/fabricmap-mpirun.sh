@@ -15,7 +15,8 @@
 #   MPIRUN             mpirun to use (default mpirun); MPIRUN_ARGS: more mpirun options, split at spaces
 #   FABRICMAP_PREFLIGHT  1 (default): run `fabricmap run --preflight` first and stop on a problem
 # Every NCCL_* and UCX_* variable set here is passed to all ranks (-x), with PATH and LD_LIBRARY_PATH.
-# Exit status: fabricmap's (0 ok, 1 wrong results, 2 usage or preflight problem, 3 hang or lost rank).
+# Exit status: fabricmap's (0 ok, 1 wrong results, 2 usage or preflight problem, 3 hang or lost rank;
+# 130 or 143 interrupted by SIGINT or SIGTERM).
 set -uo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
@@ -57,4 +58,18 @@ echo "fabricmap-mpirun: $hosts host(s) x $per_node rank(s): $mpirun ${args[*]} $
 if [ "${FABRICMAP_PREFLIGHT:-1}" = 1 ]; then
   "$mpirun" "${args[@]}" "${extra[@]}" "$bin" run --preflight "$@" || exit $?
 fi
-exec "$mpirun" "${args[@]}" "${extra[@]}" "$bin" run "$@"
+# Interrupted (Ctrl-C, a SIGTERM): mpirun ends the job and exits 1, which fabricmap gives wrong
+# results; the run's own code, 128 + the signal (130, 143), is passed on instead.
+"$mpirun" "${args[@]}" "${extra[@]}" "$bin" run "$@" &
+pid=$!
+interrupted=0
+trap 'interrupted=130; kill -INT "$pid" 2>/dev/null' INT
+trap 'interrupted=143; kill -TERM "$pid" 2>/dev/null' TERM
+trap 'interrupted=129; kill -HUP "$pid" 2>/dev/null' HUP
+while :; do
+  wait "$pid"
+  status=$?
+  kill -0 "$pid" 2>/dev/null || break  # a trapped signal ended the wait, not mpirun
+done
+[ "$interrupted" -ne 0 ] && exit "$interrupted"
+exit "$status"

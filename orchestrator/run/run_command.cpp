@@ -23,6 +23,7 @@
 #include "orchestrator/run/acceptance.h"
 #include "orchestrator/run/endpoints.h"
 #include "orchestrator/run/fabric_input.h"
+#include "orchestrator/run/interrupt.h"
 #include "orchestrator/run/nic_pinning.h"
 #include "orchestrator/run/node_inventory.h"
 #include "orchestrator/run/planner.h"
@@ -434,6 +435,8 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
     }
     RunConfig config = parsed.config;
     const core::OutputLock lock = config.preflight ? core::OutputLock() : claimResults(rank, parsed, config);
+    std::optional<EndOnInterrupt> interrupts;
+    if (!config.preflight) interrupts.emplace(root ? config.output : "");
     std::optional<results::ResultsFile> stopped = readStoppedRun(rank, parsed, config);
 
     const std::vector<core::HostProbe> probes = worker::exchangeProbes(MPI_COMM_WORLD, topologies::probeHost());

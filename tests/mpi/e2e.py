@@ -4,7 +4,8 @@
 usage: e2e.py --fabricmap BIN --mpiexec MPIEXEC --np N CASE
 cases: sweep, emulated, bad-input, corrupt, rank-fault, show, pairwise-quick, pairwise-single, pair-window, copies,
        hang, frozen-rank, frozen-root, crash, kill-root, resume, training, predict, import, verify, inventory,
-       ucx, history, accept, compare-logs, hostile-outputs, hostile-inputs, damaged
+       ucx, history, accept, compare-logs, hostile-outputs, hostile-inputs, damaged,
+       interrupted
 The cases live in e2e_measure.py, e2e_faults.py, e2e_verdicts.py, e2e_history.py and e2e_hostile.py; their shared
 checks and helpers in e2e_support.py.
 """
@@ -19,7 +20,7 @@ from e2e_history import case_history
 from e2e_measure import (case_bad_input, case_copies, case_corrupt, case_emulated, case_inventory, case_pair_window,
                          case_pairwise_quick, case_pairwise_single, case_rank_fault, case_sweep, case_ucx)
 from e2e_accept import case_accept
-from e2e_hostile import case_damaged, case_hostile_inputs, case_hostile_outputs
+from e2e_hostile import case_damaged, case_hostile_inputs, case_hostile_outputs, case_interrupted
 from e2e_storage import case_storage
 from e2e_verdicts import case_compare_logs, case_import, case_predict, case_show, case_training, case_verify
 
@@ -34,7 +35,7 @@ CASES = {"sweep": case_sweep, "emulated": case_emulated, "bad-input": case_bad_i
          "import": case_import, "verify": case_verify, "inventory": case_inventory, "ucx": case_ucx,
          "storage": case_storage, "history": case_history, "accept": case_accept,
          "compare-logs": case_compare_logs, "hostile-outputs": case_hostile_outputs,
-         "hostile-inputs": case_hostile_inputs, "damaged": case_damaged}
+         "hostile-inputs": case_hostile_inputs, "damaged": case_damaged, "interrupted": case_interrupted}
 
 
 def main():

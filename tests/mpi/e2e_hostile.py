@@ -254,3 +254,31 @@ def case_damaged(args, tmp):
     r = fm(args, "import", "nccl-tests", broken, "-o", os.path.join(tmp, "nan.h5"))
     check(refused(r, f"nan.log:{at + 1}:"), f"import of a nan time: {r.returncode} {r.stderr[-300:]}")
 
+
+def case_interrupted(args, tmp):
+    """Ctrl-C on the mpirun helper: the run ends with 130 (never 1, which means wrong results),
+    rank 0 says the file keeps its steps, and --resume finishes it."""
+    hosts = os.path.join(tmp, "hosts")
+    with open(hosts, "w") as f:
+        f.write(f"localhost slots={args.np}\n")
+    out = os.path.join(tmp, "slow.h5")
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "fabricmap-mpirun.sh")
+    env = dict(os.environ, FABRICMAP=os.path.abspath(args.fabricmap), FABRICMAP_BIND="none", MPIRUN=args.mpiexec,
+               LD_LIBRARY_PATH=os.environ.get("LD_LIBRARY_PATH", ""), FABRICMAP_PREFLIGHT="0")
+    p = subprocess.Popen([helper, hosts, "--ops", "all_reduce", "-b", "8", "-e", "64M", "-n", "40", "-o", out],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        steps = 0
+        if os.path.exists(out + ".journal"):
+            with open(out + ".journal") as f:
+                steps = sum(1 for line in f if '"t":"step"' in line)
+        if steps >= 2:
+            break
+        time.sleep(0.1)
+    p.send_signal(2)
+    _, err = p.communicate(timeout=60)
+    check(p.returncode == 130, f"an interrupted run exits {p.returncode}: {err[-400:]}")
+    check("stopped by SIG" in err and f"fabricmap run --resume {out}" in err, f"no word of the file: {err[-400:]}")
+    r = mpirun(args, args.np, [args.fabricmap, "run", "--resume", out], timeout=240)
+    check(r.returncode == 0 and "(complete)" in r.stdout, f"--resume after the interrupt: {r.returncode} {r.stderr[-300:]}")
