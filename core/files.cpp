@@ -177,10 +177,10 @@ void writeReplacing(const std::string& path, std::string_view text) {
     return UsageError(fmt::format("cannot write '{}': {}", shown(path), why));
   };
   {
-    Fd out{::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)};
+    // made new: whatever stood at the partial name (a FIFO would block the open) is replaced
+    ::unlink(partial.c_str());
+    Fd out{::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};
     if (out.fd < 0) throw UsageError(fmt::format("cannot write '{}': {}", shown(partial), std::strerror(errno)));
-    struct stat st {};
-    if (::fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode)) throw UsageError(notRegular("output", partial, st.st_mode));
     std::size_t done = 0;
     while (done < text.size()) {
       const ssize_t n = ::write(out.fd, text.data() + done, text.size() - done);

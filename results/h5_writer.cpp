@@ -195,6 +195,9 @@ std::string unpublishedPath(const std::string& path) { return path + ".new"; }
 
 H5Sink::H5Sink(const std::string& path, Publish when) : path_(path), when_(when) {
   h5::silenceErrorStack();
+  // the partial file is ours whatever stands at its name: a FIFO planted there would take the
+  // writes until its buffer fills, then hold the run forever
+  ::unlink(unpublishedPath(path).c_str());
   try {
     file_ = h5::createFile(unpublishedPath(path));
   } catch (const core::Error&) {

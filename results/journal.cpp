@@ -165,7 +165,9 @@ void JournalSink::begin(const core::Provenance& provenance, const core::Topology
   // stands beside a results file that does not exist yet
   published_ = when_ == Publish::kAtBegin;
   const std::string path = published_ ? path_ : unpublishedPath(path_);
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  // replaced, not opened: a FIFO at the journal's name would block this open until a reader came
+  ::unlink(path.c_str());
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) throw FM_FAULT("cannot create the results journal '" + path + "': " + std::strerror(errno));
   core::Provenance stamped = provenance;  // as the HDF5 file: this schema
   stamped.schemaVersion = kSchemaVersion;

@@ -104,6 +104,7 @@ void writeVerdict(const std::string& path, const VerdictRecord& v) {
   try {
     // a copy, not the file itself: HDF5 rewrites metadata in place, and a kill between two of its
     // writes would leave the only copy of the measurements unreadable
+    fs::remove(partial, ec);  // ours: whatever stands there (a FIFO would block the copy) goes
     if (!fs::copy_file(path, partial, fs::copy_options::overwrite_existing, ec) || ec) {
       throw FM_FAULT("cannot copy it beside itself to '" + partial + "': " + ec.message());
     }

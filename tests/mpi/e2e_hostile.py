@@ -108,6 +108,17 @@ def case_hostile_outputs(args, tmp):
         check(os.path.getsize(path) > 0, f"{name} destroyed its input")
     with open(log) as a, open(LOG) as b:
         check(a.read() == b.read(), "import changed its log")
+    # FIFOs planted at the names a writer makes beside its output: replaced, never waited on
+    planted = os.path.join(tmp, "planted.h5")
+    page = os.path.join(tmp, "planted.html")
+    for name in (planted + ".new", planted + ".journal", page + ".new", good + ".verdict"):
+        os.mkfifo(name)
+    r = run(args, planted, timeout=60)
+    check(r.returncode == 0 and stat.S_ISREG(kind(planted)), f"run beside planted FIFOs: {r.returncode} {r.stderr[-300:]}")
+    r = fm(args, "report", planted, "-o", page)
+    check(r.returncode == 0 and stat.S_ISREG(kind(page)), f"report beside a planted FIFO: {r.returncode} {r.stderr[-300:]}")
+    r = fm(args, "verify", good, "--profile-file", PROFILE, "--record", "--allow-missing")
+    check(r.returncode in (0, 1) and "verdict" in r.stdout.lower(), f"verify --record beside a FIFO: {r.returncode} {r.stderr[-300:]}")
     case_concurrent(args, tmp)
 
 
