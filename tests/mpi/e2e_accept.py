@@ -102,9 +102,12 @@ def case_accept(args, tmp):
     # without --allow-missing the checks one node cannot answer leave it NOT JUDGED, exit 1
     strict = fm(args, "verify", server, "--profile-file", HOST_PROFILE, "--json")
     doc = json.loads(strict.stdout) if strict.stdout.strip() else {}
-    missing = {c["check"] for c in doc.get("checks", []) if c["status"] == "missing"}
+    missing = {c["check"]: c for c in doc.get("checks", []) if c["status"] == "missing"}
+    # the scaling point is judged unless the 2 shared cores made it noisy, which verify then says
+    noisy = "noisy" in missing.get("scaling_efficiency", {}).get("detail", "")
     check(strict.returncode == 1 and doc.get("verdict") == "not_judged" and doc.get("failed") == 0
-          and "inter_allreduce_busbw_per_nic" in missing and doc.get("passed", 0) >= 5,
+          and "inter_allreduce_busbw_per_nic" in missing and doc.get("passed", 0) >= (4 if noisy else 5)
+          and ("scaling_efficiency" not in missing or noisy),
           f"verify without --allow-missing: exit {strict.returncode}, {doc.get('verdict')}, missing {missing}")
     # a profile the server fails: FAIL, exit 1 on every rank; a profile that is none: exit 2, nothing run
     failing = mpirun(args, args.np, [args.fabricmap, "run", "--accept", FAIL_PROFILE, "-b", "1M", "-e", "1M",
