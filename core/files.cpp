@@ -36,7 +36,7 @@ std::string_view kindOf(mode_t mode) {
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+  return "a file of another kind";
 }
 
 std::string notRegular(std::string_view what, const std::string& path, mode_t mode) {
