@@ -61,6 +61,7 @@ RuleContext::RuleContext(const core::Matrices& matrices, const core::Topology& t
             classJudge[static_cast<std::size_t>(LinkClass::kInterNode)],
             viewOf(m.nodeBw, m.nodeBwWorst, m.nodeCv, &judgeBw, nodeJudge(m, nodeBase), c, noisyNodes, topo),
             {},
+            {},
             std::vector<char>(static_cast<std::size_t>(m.nodeBw.n), 0),
             {},
             std::nullopt} {}

@@ -13,13 +13,17 @@
 namespace fabricmap::orchestrator::internal {
 namespace {
 
-// Rank r's inter-node transfers in one direction, judged against the inter-node rank baseline.
+int nodeOf(const InterNode& in, int rank) { return in.topo.ranks[static_cast<std::size_t>(rank)].node; }
+
+// Rank r's inter-node transfers in one direction, judged against the inter-node rank baseline;
+// those between node pairs a switch or uplink finding explains are not its evidence.
 Evidence rankEvidence(const InterNode& in, int r, bool outgoing) {
   Evidence e;
   forEachPeer(in.m.rankUnidir, r, [&](int q) {
     if (!in.interNode(r, q)) return;
     const int from = outgoing ? r : q;
     const int to = outgoing ? q : r;
+    if (!in.explainedAbove.empty() && in.isExplainedAbove(nodeOf(in, from), nodeOf(in, to))) return;
     e.add(in.rankAt(from, to), in.m.rankUnidir.at(from, to));
   });
   return e;
@@ -451,9 +455,12 @@ std::optional<NodeCulprit> nodeCulpritByRanks(InterNode& in, int x) {
   if (ranks.size() < 2 || in.m.rankLinkClass.n != in.m.rankUnidir.n || ranks.back() >= in.m.rankUnidir.n) {
     return std::nullopt;
   }
-  // as for node pairs, two peer nodes at least: with one, a node and the link to it look alike
+  // as for node pairs, two peer nodes at least that no switch or uplink explains: with one, a node
+  // and the link to it look alike
   int peerNodes = 0;
-  forEachPeer(in.m.nodeBw, x, [&](int y) { peerNodes += std::isfinite(in.m.nodeBw.at(x, y)) ? 1 : 0; });
+  forEachPeer(in.m.nodeBw, x, [&](int y) {
+    peerNodes += std::isfinite(in.m.nodeBw.at(x, y)) && !(in.isExplainedAbove(x, y) && in.isExplainedAbove(y, x)) ? 1 : 0;
+  });
   if (peerNodes < 2) return std::nullopt;
   const std::vector<int>& candidates = rankCandidates(in);
   for (int r : ranks) {

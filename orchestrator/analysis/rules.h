@@ -28,6 +28,8 @@ struct InterNode {
   Baseline rankJudge;       // what an inter-node rank pair is judged against
   JudgedMatrix view;
   std::unordered_set<std::uint64_t> explained;  // directed node pairs, as index(x, y)
+  // Those a switch or uplink finding explains: no evidence against the nodes or ranks at their ends.
+  std::unordered_set<std::uint64_t> explainedAbove;
   std::vector<char> named;                      // per node
   // Ranks a slow node's pairs come from while its other ranks are fine: the rank rule names them
   // on the node's evidence (the node's pairs, which directions).
@@ -44,6 +46,11 @@ struct InterNode {
   std::optional<std::vector<int>> rankCandidates;
 
   bool isExplained(int x, int y) const { return explained.count(view.values.index(x, y)) > 0; }
+  bool isExplainedAbove(int x, int y) const { return explainedAbove.count(view.values.index(x, y)) > 0; }
+  void explainAbove(int x, int y) {
+    explained.insert(view.values.index(x, y));
+    explainedAbove.insert(view.values.index(x, y));
+  }
   void explain(int x, bool outgoing, bool incoming) {
     forEachPeer(view.values, x, [&](int y) {
       if (outgoing) explained.insert(view.values.index(x, y));

@@ -5,13 +5,15 @@
 //
 // Every judged node pair among the nodes the fabric places is evidence for the suspects it
 // crosses: the switches and uplink groups it certainly traverses, and its ends as nodes (both ways,
-// the sender's egress, the receiver's ingress). A suspect is consistent when at least
-// --attribute-share of its judged pairs are slow (2 at least; a switch with uplinks, also of the
-// pairs among the nodes under it, which its uplinks do not carry). Greedily, the consistent suspect
-// that explains the most slow pairs not yet explained is chosen (then the one with fewer healthy
-// pairs, then the narrower), until none explains 2 more. Chosen switches and uplinks become
-// findings and their slow pairs are explained, so the node and link rules do not name the nodes
-// under them; chosen nodes are left to the node rule, which names them with its own evidence.
+// the sender's egress, the receiver's ingress). A slow pair is evidence against a suspect only
+// near the suspect's level (kOneCause). A suspect is consistent when at least --attribute-share of
+// its judged pairs are slow so (2 at least; a switch with uplinks, also of the pairs among the
+// nodes under it, which its uplinks do not carry). Greedily, the consistent suspect that explains
+// the most slow pairs not yet explained is chosen (then the one with fewer healthy pairs, then the
+// narrower), until none explains 2 more. Chosen switches and uplinks become findings and their
+// slow pairs are explained, so the node, rank and link rules do not name the nodes under them;
+// chosen nodes are left to the node rule, which names them with its own evidence. Suspects that
+// no pair tells apart are a tie, named in the finding at the severity of the fault.
 //
 // A part the fabric's baseline cannot see is then judged alone: when a first round that ran slow
 // fixed the baseline low and noisy (the bar at its 0.1x floor), a leaf uplink at 0.27x went unnamed
@@ -71,18 +73,57 @@ std::vector<PairCase> casesOf(const InterNode& in, const JudgedMatrix& view, con
   return cases;
 }
 
+// One cause slows the pairs through it alike: alone on a slowed part, each reads about the part's
+// rate. A slow pair more than kOneCause times faster than the median of the slow pairs through a
+// part is slow for another reason (host noise, a mild second fault), not evidence for that part: a
+// leaf's pair at 0.7x beside its cross-leaf pairs at 0.02x once made the leaf switch the cover of
+// a throttled uplink elsewhere.
+constexpr float kOneCause = 4.0f;
+
 struct Tally {
   std::vector<int> judged;
-  std::vector<int> slow;
-  std::vector<int> uplinksOf;  // per suspect: a switch's uplinks suspect, -1 for none
+  std::vector<int> slow;           // slow at the suspect's level
+  std::vector<float> level;        // per suspect: the median of its slow pairs' values
+  std::vector<int> innerJudged;    // per switch: on the pairs its uplinks do not carry
+  std::vector<int> innerSlow;
+  std::vector<int> uplinksOf;      // per suspect: a switch's uplinks suspect, -1 for none
+
+  // A slow pair is evidence against suspect s when it is within kOneCause of s's level.
+  bool evidence(const PairCase& c, int s) const {
+    return c.judged.verdict == Verdict::kSlow && c.value <= kOneCause * level[static_cast<std::size_t>(s)];
+  }
 };
 
-Tally tallyOf(const std::vector<PairCase>& cases, int suspects) {
-  Tally t{std::vector<int>(static_cast<std::size_t>(suspects)), std::vector<int>(static_cast<std::size_t>(suspects)), {}};
+bool crosses(const PairCase& c, int s) { return std::find(c.suspects.begin(), c.suspects.end(), s) != c.suspects.end(); }
+
+std::vector<float> levelsOf(const std::vector<PairCase>& cases, int suspects) {
+  std::vector<std::vector<double>> values(static_cast<std::size_t>(suspects));
+  for (const PairCase& c : cases) {
+    if (c.judged.verdict != Verdict::kSlow) continue;
+    for (int s : c.suspects) values[static_cast<std::size_t>(s)].push_back(c.value);
+  }
+  std::vector<float> level(values.size(), 0.0f);
+  for (std::size_t s = 0; s < values.size(); ++s) {
+    if (!values[s].empty()) level[s] = static_cast<float>(core::median(values[s]));
+  }
+  return level;
+}
+
+Tally tallyOf(const std::vector<PairCase>& cases, int suspects, std::vector<int> uplinksOf) {
+  const auto n = static_cast<std::size_t>(suspects);
+  Tally t{std::vector<int>(n), std::vector<int>(n), levelsOf(cases, suspects), std::vector<int>(n), std::vector<int>(n),
+          std::move(uplinksOf)};
+  t.uplinksOf.resize(n, -1);
   for (const PairCase& c : cases) {
     for (int s : c.suspects) {
-      ++t.judged[static_cast<std::size_t>(s)];
-      t.slow[static_cast<std::size_t>(s)] += c.judged.verdict == Verdict::kSlow;
+      const auto i = static_cast<std::size_t>(s);
+      const bool slow = t.evidence(c, s);
+      ++t.judged[i];
+      t.slow[i] += slow;
+      if (t.uplinksOf[i] >= 0 && !crosses(c, t.uplinksOf[i])) {
+        ++t.innerJudged[i];
+        t.innerSlow[i] += slow;
+      }
     }
   }
   return t;
@@ -95,10 +136,7 @@ Tally tallyOf(const std::vector<PairCase>& cases, int suspects) {
 bool consistent(const Tally& t, std::size_t s, double share) {
   const auto mostlySlow = [&](int judged, int slow) { return judged >= 2 && slow >= share * judged; };
   if (!mostlySlow(t.judged[s], t.slow[s])) return false;
-  const int uplinks = s < t.uplinksOf.size() ? t.uplinksOf[s] : -1;
-  if (uplinks < 0) return true;
-  const auto u = static_cast<std::size_t>(uplinks);
-  return mostlySlow(t.judged[s] - t.judged[u], t.slow[s] - t.slow[u]);
+  return t.uplinksOf[s] < 0 || mostlySlow(t.innerJudged[s], t.innerSlow[s]);
 }
 
 // The greedy cover: the suspects chosen, in order.
@@ -108,8 +146,8 @@ std::vector<int> cover(const std::vector<PairCase>& cases, const Tally& t, doubl
   for (;;) {
     std::vector<int> newly(t.judged.size(), 0);
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      if (explained[i] || cases[i].judged.verdict != Verdict::kSlow) continue;
-      for (int s : cases[i].suspects) ++newly[static_cast<std::size_t>(s)];
+      if (explained[i]) continue;
+      for (int s : cases[i].suspects) newly[static_cast<std::size_t>(s)] += t.evidence(cases[i], s);
     }
     std::optional<std::size_t> best;
     const auto better = [&](std::size_t a, std::size_t b) {
@@ -122,15 +160,15 @@ std::vector<int> cover(const std::vector<PairCase>& cases, const Tally& t, doubl
       if (consistent(t, s, share) && (!best || better(s, *best))) best = s;
     }
     if (!best || newly[*best] < 2) return chosen;
-    chosen.push_back(static_cast<int>(*best));
+    const int picked = static_cast<int>(*best);
+    chosen.push_back(picked);
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      const auto& sus = cases[i].suspects;
-      if (std::find(sus.begin(), sus.end(), static_cast<int>(*best)) != sus.end()) explained[i] = 1;
+      if (crosses(cases[i], picked) && (t.evidence(cases[i], picked) || cases[i].judged.verdict != Verdict::kSlow)) {
+        explained[i] = 1;
+      }
     }
   }
 }
-
-bool crosses(const PairCase& c, int s) { return std::find(c.suspects.begin(), c.suspects.end(), s) != c.suspects.end(); }
 
 // The suspects no judged pair tells apart from `s`: consistent, and crossed by exactly its pairs.
 std::vector<int> tiedWith(const std::vector<PairCase>& cases, const Tally& t, int s, double share) {
@@ -152,6 +190,7 @@ struct Context {
   const Suspects& suspects;
   const JudgedMatrix& view;            // the node pairs judged against `base`
   const std::vector<PairCase>& cases;  // those the fabric describes, not noisy
+  const Tally& tally;                  // of `cases`
   const core::Expected& base;
   const char* against;  // what `base` is, in a message
 };
@@ -206,7 +245,8 @@ Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
   const FabricSuspect& suspect = x.paths.suspects[static_cast<std::size_t>(s)];
   Evidence e;
   for (const PairCase& c : x.cases) {
-    if (crosses(c, s)) e.add(c.judged, c.value);
+    if (!crosses(c, s) || (c.judged.verdict == Verdict::kSlow && !x.tally.evidence(c, s))) continue;
+    e.add(c.judged, c.value);  // a slow pair far above the part's level is another cause's
   }
   Finding f;
   f.kind = suspect.kind == FabricSuspect::Kind::kSwitch ? core::FindingKind::kSwitch
@@ -231,7 +271,9 @@ Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
                           others.empty() ? "" : fmt::format("; a tie with {}: no measured pair tells them apart",
                                                             fmt::join(others, ", ")),
                           adviceFor(f.kind));
-  if (!ties.empty()) margin *= 0.5;
+  // A tie leaves the fault's place open, not the fault: its severity and confidence are the
+  // slowness's (two leaves' uplinks and their spine carry the same pairs; naming the tie as
+  // information hid a certain fault from a reader of errors and warnings).
   f.severity = severityFor(f.ratio);
   setConfidence(f, e, margin, true);
   return f;
@@ -303,11 +345,12 @@ std::optional<Finding> aloneFinding(const Context& x, Split split, int s, const 
   if (!(bwBar(e, c) * e.bandwidth > bwBar(x.in.base, c) * x.in.base.bandwidth)) return std::nullopt;
   const JudgedMatrix view{x.in.m.nodeBw, x.in.m.nodeBwWorst, x.in.m.nodeCv, &judgeBw, Baseline{e, e}, c};
   const std::vector<PairCase> cases = casesOf(x.in, view, x.paths, x.suspects);
+  const Tally tally = tallyOf(cases, x.suspects.count(x.paths.nodes), {});
   const auto slowThrough = std::count_if(cases.begin(), cases.end(), [&](const PairCase& pc) {
     return crosses(pc, s) && pc.judged.verdict == Verdict::kSlow;
   });
   if (slowThrough != static_cast<long>(split.through.size())) return std::nullopt;  // a pair fine or noisy
-  const Context alone{x.in, x.graph, x.paths, x.suspects, view, cases, e, "of the pairs that do not cross it"};
+  const Context alone{x.in, x.graph, x.paths, x.suspects, view, cases, tally, e, "of the pairs that do not cross it"};
   return fabricFinding(alone, s, {});
 }
 
@@ -329,7 +372,7 @@ void judgeAlone(RuleContext& ctx, const Context& x, const std::vector<int>& chos
     const std::vector<std::pair<int, int>> through = split.through;
     std::optional<Finding> f = aloneFinding(x, std::move(split), entry.second, ctx.c);
     if (!f) continue;
-    for (const auto& [a, b] : through) ctx.inter.explained.insert(ctx.inter.view.values.index(a, b));
+    for (const auto& [a, b] : through) ctx.inter.explainAbove(a, b);
     findings.push_back(std::move(*f));
   }
 }
@@ -344,13 +387,13 @@ void switchRule(RuleContext& ctx, std::vector<Finding>& findings) {
   InterNode& in = ctx.inter;
   const Suspects suspects{static_cast<int>(paths.suspects.size())};
   const std::vector<PairCase> cases = casesOf(in, in.view, paths, suspects);
-  Tally tally = tallyOf(cases, suspects.count(paths.nodes));
-  tally.uplinksOf.assign(tally.judged.size(), -1);
+  std::vector<int> uplinksOf(paths.suspects.size(), -1);
   for (std::size_t s = 0; s < paths.suspects.size(); ++s) {
     const FabricSuspect& suspect = paths.suspects[s];
-    if (suspect.kind == FabricSuspect::Kind::kSwitch) tally.uplinksOf[s] = paths.uplinkSuspect[static_cast<std::size_t>(suspect.device)];
+    if (suspect.kind == FabricSuspect::Kind::kSwitch) uplinksOf[s] = paths.uplinkSuspect[static_cast<std::size_t>(suspect.device)];
   }
-  const Context x{in, graph, paths, suspects, in.view, cases, in.base, "baseline"};
+  const Tally tally = tallyOf(cases, suspects.count(paths.nodes), std::move(uplinksOf));
+  const Context x{in, graph, paths, suspects, in.view, cases, tally, in.base, "baseline"};
   const std::vector<int> picked = cover(cases, tally, ctx.c.attributeShare);
   for (int chosen : picked) {
     if (!suspects.isFabric(chosen)) continue;  // a node: the node rule names it
@@ -360,7 +403,7 @@ void switchRule(RuleContext& ctx, std::vector<Finding>& findings) {
       f.severity = core::Severity::kInfo;  // as likely a node, which the node rule judges on its own
     } else {
       for (const PairCase& c : cases) {
-        if (c.judged.verdict == Verdict::kSlow && crosses(c, chosen)) in.explained.insert(in.view.values.index(c.x, c.y));
+        if (crosses(c, chosen) && tally.evidence(c, chosen)) in.explainAbove(c.x, c.y);
       }
     }
     findings.push_back(std::move(f));

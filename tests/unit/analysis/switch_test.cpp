@@ -203,6 +203,70 @@ host4 -> leaf2
   EXPECT_NE(tie->message.find("node host4"), std::string::npos) << tie->message;
 }
 
+// The smallest two-level fabric: two leaves of two nodes (two ranks each) under one spine.
+constexpr const char* kTwoLeaves = R"(
+leafA:9 -> spine:1
+leafB:9 -> spine:2
+host0 -> leafA:1
+host1 -> leafA:2
+host2 -> leafB:1
+host3 -> leafB:2
+)";
+
+// Rank pairs across the leaves at `across`, inside leafA at `insideA`, inside leafB at `insideB`
+// (GB/s, the healthy figure 10); the baseline as the first round fixed it, from healthy pairs.
+Fabric twoLeaves(float across, float insideA, float insideB) {
+  Fabric f = fabric(4, 2, 64, [&](core::Matrices& m, const core::Topology&) {
+    for (int a = 0; a < 8; ++a) {
+      for (int b = 0; b < 8; ++b) {
+        const int na = a / 2;
+        const int nb = b / 2;
+        if (na == nb) continue;
+        setBw(m, a, b, na / 2 != nb / 2 ? across : na < 2 ? insideA : insideB);
+      }
+    }
+  });
+  fixFirstRoundBaseline(f.m, 10.0, 0.05);
+  return withFabric(f, kTwoLeaves);
+}
+
+const core::Finding* fabricFindingIn(const std::vector<core::Finding>& all) {
+  const auto it = std::find_if(all.begin(), all.end(), [](const core::Finding& x) {
+    return x.kind == core::FindingKind::kSwitch || x.kind == core::FindingKind::kUplink ||
+           x.kind == core::FindingKind::kSwitchPort;
+  });
+  return it == all.end() ? nullptr : &*it;
+}
+
+// leafA's uplink at 0.02x (an emulated run): the pair inside leafB at 0.7x (host noise) is not
+// evidence beside pairs at 0.02x, so leafB's switch is not the cover; the two uplinks and the spine
+// carry the same pairs, so the finding is a tie, at the severity of a certain fault.
+TEST(SwitchRule, TwoLeavesUnderOneSpineAreATieAtTheFaultsSeverity) {
+  const Fabric f = twoLeaves(0.2f, 15.0f, 7.0f);
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  EXPECT_EQ(ofKindIn(all, "switch"), 0) << describe(all);
+  const core::Finding* tie = fabricFindingIn(all);
+  ASSERT_NE(tie, nullptr) << describe(all);
+  EXPECT_EQ(tie->severity, core::Severity::kError) << tie->message;
+  EXPECT_GE(tie->confidence, kDefaults.minConfidence) << tie->message;
+  EXPECT_NE(tie->message.find("8 of 8 node pairs through it slow"), std::string::npos) << tie->message;
+  EXPECT_NE(tie->message.find("a tie with"), std::string::npos) << tie->message;
+  for (const core::Finding& x : serious(all)) {
+    EXPECT_TRUE(x.nodeA < 0 || (x.nodeA >= 2 && x.nodeB >= 2)) << "blames leafA's nodes: " << describe(all);
+  }
+}
+
+// The same fabric measured with small pairs (64 KiB x 4 x 4), every cross-leaf pair at 0.07x and
+// the leaves' own pairs fine: the tie is an error, not information below --min-confidence.
+TEST(SwitchRule, ATieOfFabricPartsKeepsItsConfidence) {
+  const Fabric f = twoLeaves(0.7f, 10.0f, 10.0f);
+  const auto found = serious(analyze(f.m, f.topology, kDefaults));
+  ASSERT_EQ(found.size(), 1u) << describe(analyze(f.m, f.topology, kDefaults));
+  EXPECT_EQ(found[0].severity, core::Severity::kError) << found[0].message;
+  EXPECT_NE(found[0].message.find("a tie with"), std::string::npos) << found[0].message;
+  EXPECT_GE(found[0].confidence, 0.6) << found[0].message;
+}
+
 // A clean fabric, and a fabric file naming none of the run's hosts: nothing.
 // Two-level scenario 13 of bench/scenarios.py (seed 19, links shaped to 0.2 GB/s), as a run recorded
 // it: leaf4's one cable to the spine throttled by 73% (its 28 node pairs at 0.051, the rest at
