@@ -20,6 +20,10 @@ namespace fabricmap::topologies {
 
 core::HostProbe probeHost() {
   core::HostProbe probe;
+  probe.tool = fmt::format("fabricmap {} ({})", FABRICMAP_VERSION, FABRICMAP_GIT_REVISION);
+  // A simulated host (the sim build) has no CPUs, memory, GPUs or kernel of its own: the simulating
+  // machine's would be judged as every node's (one boot id: one machine; its 2 CPUs: oversubscribed).
+  if constexpr (FABRICMAP_HAVE_SIM) return probe;
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) == 0) probe.hostname = host.data();
   cpu_set_t mask;
@@ -58,7 +62,6 @@ core::HostProbe probeHost() {
     const int listed = list.empty() ? 0 : static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
     probe.visibleGpus = std::min(probe.gpuCount, listed);
   }
-  probe.tool = fmt::format("fabricmap {} ({})", FABRICMAP_VERSION, FABRICMAP_GIT_REVISION);
   // one line of 36 characters (a UUID); anything else is not a boot id
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   if (std::string id; std::getline(boot, id) && id.size() == 36) probe.bootId = id;

@@ -102,6 +102,12 @@ std::vector<core::HostProbe> exchangeProbes(MPI_Comm world, core::HostProbe mine
   int leader = rank;
   FM_MPI(MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, sharedComm.get()));
   mine.sharedLeader = leader;
+  // The node's name as the MPI library knows it: Open MPI's is the host's name, SimGrid's SMPI's
+  // the simulated host's (gethostname there names the simulating machine).
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int nameLength = 0;
+  FM_MPI(MPI_Get_processor_name(name, &nameLength));
+  if (nameLength > 0) mine.hostname.assign(name, static_cast<std::size_t>(nameLength));
 
   WireProbe w{};
   std::strncpy(w.hostname.data(), mine.hostname.c_str(), w.hostname.size() - 1);

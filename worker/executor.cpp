@@ -8,7 +8,6 @@
 #include "worker/executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <limits>
@@ -20,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/pattern_for.h"
+#include "worker/clock.h"
 #include "worker/mpi_check.h"
 
 namespace fabricmap::worker {
@@ -241,7 +241,7 @@ Executor::RankReport Executor::measureCollective(const core::CollectiveStep& ste
 }
 
 StepResult Executor::run(const core::CollectiveStep& step) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const core::ScopePlan& scope = plan_.scopes.at(static_cast<std::size_t>(step.scopeIndex));
   StepResult result;
   core::StepRecord& rec = result.step;
@@ -309,7 +309,7 @@ StepResult Executor::run(const core::CollectiveStep& step) {
     result.rows.push_back(std::move(row));
   }
   rec.status = anyWrong ? "wrong" : (step.check ? "ok" : "unchecked");
-  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rec.seconds = clock.seconds();
   return result;
 }
 
@@ -404,7 +404,7 @@ core::CopyRecord copyRow(const core::CopyStep& step, core::CopyMethod method, st
 }  // namespace
 
 CopyResult Executor::run(const core::CopyStep& step) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   CopyResult result;
   core::StepRecord& rec = result.step;
   rec = stepHeader(plan_, step);
@@ -454,7 +454,7 @@ CopyResult Executor::run(const core::CopyStep& step) {
   }
   rec.groups = static_cast<int>(result.rows.size() / std::max<std::size_t>(methods.size(), 1));
   rec.status = anyWrong ? "wrong" : "ok";
-  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rec.seconds = clock.seconds();
   return result;
 }
 
@@ -528,7 +528,7 @@ core::PairRecord pairRow(const core::PairStep& step, std::size_t slot, std::pair
 }  // namespace
 
 PairResult Executor::run(const core::PairStep& step) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   injectAtStart(step.index, std::nullopt);
   const std::vector<std::pair<int, int>> pairs = core::pairsOf(step);
   const bool nodeLevel = step.level == core::PairLevel::kNode;
@@ -584,7 +584,7 @@ PairResult Executor::run(const core::PairStep& step) {
   s = stepHeader(plan_, step);
   s.groups = static_cast<int>(result.rows.size());
   s.status = anyWrong ? "wrong" : "ok";
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.seconds = clock.seconds();
   return result;
 }
 
@@ -609,7 +609,7 @@ Communicator splitInto(MPI_Comm world, const std::vector<std::vector<int>>& grou
 }  // namespace
 
 ScalingResult Executor::run(const core::ScalingStep& step) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   ScalingResult result;
   result.step = stepHeader(plan_, step);
   injectAtStart(step.index, core::Op::kAllReduce);
@@ -651,7 +651,7 @@ ScalingResult Executor::run(const core::ScalingStep& step) {
     row.busbw = core::busbwGBs(core::Op::kAllReduce, shape.bytes, rep.median, n);
   }
   result.step.status = row.wrong > 0 ? "wrong" : "ok";
-  result.step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.step.seconds = clock.seconds();
   result.rows.push_back(std::move(row));
   return result;
 }
@@ -674,7 +674,7 @@ TrafficRunner& Executor::traffic() {
 }
 
 TrainingResult Executor::run(const core::TrainingStep& step) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   TrainingResult result;
   result.step = stepHeader(plan_, step);
   injectAtStart(step.index, std::nullopt);
@@ -733,7 +733,7 @@ TrainingResult Executor::run(const core::TrainingStep& step) {
     result.rows.push_back(std::move(row));
   }
   result.step.status = "unchecked";
-  result.step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.step.seconds = clock.seconds();
   return result;
 }
 

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 
 #include "core/error.h"
+#include "worker/clock.h"
 #include "worker/comm.h"
 #include "worker/executor.h"
 #include "worker/mpi_check.h"
@@ -102,7 +102,7 @@ void checkStorage(MPI_Comm world, const core::Plan& plan) {
 }
 
 StorageResult Executor::run(const core::StorageStep& step) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   StorageResult result;
   result.step = stepHeader(plan_, step);
   injectAtStart(step.index, std::nullopt);
@@ -143,7 +143,7 @@ StorageResult Executor::run(const core::StorageStep& step) {
   finish(total);
   result.rows.push_back(total);
   result.step.status = "ok";
-  result.step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.step.seconds = clock.seconds();
   return result;
 }
 

@@ -7,7 +7,15 @@
 //   names are there as expected (Open MPI 3 to 5 keep this layout).
 // - the btls: Open MPI unloads the btl components that did not initialize, and their control
 //   variables go with them; the "btl_NAME_*" variables left after MPI_Init are the btls in use.
+// SimGrid's SMPI (the sim build) has no MPI_T interface and one transport, its network model.
 #include "worker/mpi_transport.h"
+
+#include "core/config.h"
+#if FABRICMAP_HAVE_SIM
+namespace fabricmap::worker {
+std::string mpiTransport() { return "smpi (simulated network)"; }
+}  // namespace fabricmap::worker
+#else
 
 #include <dlfcn.h>
 #include <mpi.h>
@@ -83,3 +91,4 @@ std::string mpiTransport() {
 }
 
 }  // namespace fabricmap::worker
+#endif  // FABRICMAP_HAVE_SIM

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -17,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "worker/clock.h"
 #include "worker/host_buffer.h"
 
 namespace fabricmap::worker {
@@ -97,10 +97,6 @@ StorageIo ioError(std::string why) {
   return io;
 }
 
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::uint64_t roundUp(std::uint64_t bytes, std::uint64_t block) { return (bytes + block - 1) / block * block; }
 
 StorageIo writeOwn(const core::StorageStep& step, const std::string& file, int rank) {
@@ -113,7 +109,7 @@ StorageIo writeOwn(const core::StorageStep& step, const std::string& file, int r
   fillNoise(buffer.data(), step.blockBytes, static_cast<std::uint64_t>(rank) + 1);
   const File out(file, O_WRONLY | O_CREAT | O_EXCL);
   if (out.fd() < 0) return ioError(failed("cannot create", file));
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const std::uint64_t total = roundUp(step.bytes, kPage);
   while (io.bytes < total) {
     const std::size_t chunk = std::min(step.blockBytes, total - io.bytes);  // O_DIRECT: whole pages
@@ -124,7 +120,7 @@ StorageIo writeOwn(const core::StorageStep& step, const std::string& file, int r
     ++io.ops;
   }
   if (::fdatasync(out.fd()) != 0) return ioError(failed("cannot sync", file));
-  io.seconds = since(start);
+  io.seconds = clock.seconds();
   io.cache = out.direct() ? "direct" : evicted(file) ? "dropped" : "cached";
   return io;
 }
@@ -163,7 +159,7 @@ StorageIo readSequential(const core::StorageStep& step, const std::vector<std::s
   if (!io.error.empty()) return io;
   HostBuffer buffer;
   buffer.reserve(step.blockBytes);
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   for (std::size_t f = 0; f < sources.size() && io.bytes < step.bytes; ++f) {
     for (off_t at = 0; io.bytes < step.bytes; at += static_cast<off_t>(step.blockBytes)) {
       const std::size_t chunk = std::min(step.blockBytes, roundUp(step.bytes - io.bytes, kPage));
@@ -174,7 +170,7 @@ StorageIo readSequential(const core::StorageStep& step, const std::vector<std::s
       ++io.ops;
     }
   }
-  io.seconds = since(start);
+  io.seconds = clock.seconds();
   return io;
 }
 
@@ -193,8 +189,8 @@ StorageIo readRandom(const core::StorageStep& step, const std::vector<std::strin
   buffer.reserve(step.blockBytes);
   std::mt19937_64 random(static_cast<std::uint64_t>(rank) * 7919 + 17);
   std::uniform_int_distribution<std::uint64_t> pick(0, blocks - 1);
-  const auto start = std::chrono::steady_clock::now();
-  while (io.ops < kMaxRandomReads && (io.ops % 64 != 0 || since(start) < step.seconds)) {
+  const Stopwatch clock;
+  while (io.ops < kMaxRandomReads && (io.ops % 64 != 0 || clock.seconds() < step.seconds)) {
     const std::uint64_t b = pick(random);
     const auto f = static_cast<std::size_t>(std::upper_bound(blocksBefore.begin(), blocksBefore.end(), b) -
                                             blocksBefore.begin());
@@ -205,7 +201,7 @@ StorageIo readRandom(const core::StorageStep& step, const std::vector<std::strin
     io.bytes += step.blockBytes;
     ++io.ops;
   }
-  io.seconds = since(start);
+  io.seconds = clock.seconds();
   return io;
 }
 

@@ -4,7 +4,7 @@
 // a step overruns its deadline, rank 0's watchdog judges which ranks hold it up and hands that to
 // the run (which records a `hang` finding and ends the job, exit 3). Every other rank ends itself
 // a grace period later, which covers a rank 0 that is itself stuck or gone. No MPI call is made
-// off the main thread.
+// off the main thread. In the sim build (SimGrid SMPI) it is off: see Watchdog::Watchdog.
 #pragma once
 
 #include <mpi.h>

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/config.h"
 #include "topologies/cuda_driver.h"
 #include "topologies/inventory_records.h"
 #include "worker/comm.h"
@@ -21,7 +22,8 @@ std::vector<NodeInventory> gather(const core::Topology& topology, const std::str
   int rank = 0;
   FM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   std::string mine;
-  if (topology.ranks.at(static_cast<std::size_t>(rank)).localRank == 0) {
+  // a simulated host (the sim build) has no hardware: the simulating machine's is no node's
+  if (!FABRICMAP_HAVE_SIM && topology.ranks.at(static_cast<std::size_t>(rank)).localRank == 0) {
     // names from sysfs are not always UTF-8
     mine = topo::inventoryJson(topo::readLocalInventory(sysfsRoot)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }

@@ -6,10 +6,10 @@
 // MPI: out-of-place, the root sends from its input buffer and its output is that buffer.
 #include "worker/mpi/collective.h"
 
-#include <chrono>
 
 #include "core/error.h"
 #include "worker/host_check.h"
+#include "worker/clock.h"
 #include "worker/mpi_check.h"
 
 namespace fabricmap::worker::mpi {
@@ -65,11 +65,10 @@ class MpiCollective final : public CollectiveRunner {
 
   std::vector<double> timeIterations(int iters) override {
     std::vector<double> done(static_cast<std::size_t>(iters));
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch clock;
     for (int i = 0; i < iters; ++i) {
       call();
-      done[static_cast<std::size_t>(i)] =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      done[static_cast<std::size_t>(i)] = clock.seconds();
     }
     return done;
   }

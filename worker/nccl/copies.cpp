@@ -244,18 +244,16 @@ class GpuCopies final : public CopyRunner {
     const bool receiving = roles[1 - rank_] == 1;
     const std::uint64_t perPass = (bytes + slotBytes_ - 1) / slotBytes_;
     if (warmup > 0) pump(sending, receiving, bytes, perPass * static_cast<std::uint64_t>(warmup));
-    const auto start = pump(sending, receiving, bytes, perPass * static_cast<std::uint64_t>(iters));
-    const double seconds =
-        sending ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0.0;
+    const double start = pump(sending, receiving, bytes, perPass * static_cast<std::uint64_t>(iters));
+    const double seconds = sending ? MPI_Wtime() - start : 0.0;
     sleepingBarrier(comm_);
     return seconds;
   }
 
   // The staging pipeline: produce into my direction's slots, consume from the other's, until
   // `chunks` have gone each active way (and, as a source, until the peer has taken them all).
-  // Both ranks start it together; returns when it started.
-  std::chrono::steady_clock::time_point pump(bool sending, bool receiving, std::size_t bytes,
-                                             std::uint64_t chunks) {
+  // Both ranks start it together; returns when it started (MPI_Wtime, the worker's one clock).
+  double pump(bool sending, bool receiving, std::size_t bytes, std::uint64_t chunks) {
     FM_MPI(MPI_Barrier(comm_));  // the previous pass is over everywhere: reset the counters
     if (rank_ == 0) {
       for (int d = 0; d < 2; ++d) {
@@ -264,7 +262,8 @@ class GpuCopies final : public CopyRunner {
       }
     }
     FM_MPI(MPI_Barrier(comm_));
-    const auto start = std::chrono::steady_clock::now();
+    const double start = MPI_Wtime();
+    const auto waitFrom = std::chrono::steady_clock::now();
     const int out = rank_;
     const int in = 1 - rank_;
     std::byte* staging = segment_ + kPage;
@@ -282,7 +281,7 @@ class GpuCopies final : public CopyRunner {
     bool consuming = false;
     cudaStream_t up = stream_.get();
     cudaStream_t down = second_.get();
-    const auto deadline = start + std::chrono::duration<double>(timeout_);
+    const auto deadline = waitFrom + std::chrono::duration<double>(timeout_);
     while (true) {
       bool progress = false;
       if (sending) {
