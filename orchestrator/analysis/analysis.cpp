@@ -81,6 +81,9 @@ const std::vector<Rule>& rules() {
       {{"switch", "with --fabric: the fewest switches, switch uplinks and nodes that explain the slow node pairs, "
                   "healthy pairs clearing what they cross; the switches and uplinks named, their pairs explained"},
        switchRule},
+      {{"cable", "with --fabric: one slow cable among a leaf's uplinks, by the shapes destination forwarding gives "
+                 "(the leaf's nodes slow to some destinations only, or some of its nodes slow from outside only)"},
+       cableRule},
       {{"node", "a node most of whose peers see it slow both ways, or by its egress or ingress only (against the "
                 "fabric's baseline, then the pairs without it, then on its ranks' transfers)"},
        nodeRule},

@@ -86,6 +86,8 @@ using RuleFn = void (*)(RuleContext& ctx, std::vector<Finding>& findings);
 
 // switch_rules.cpp: with the fabric's topology, slow node pairs blamed on switches and uplinks
 void switchRule(RuleContext& ctx, std::vector<Finding>& findings);
+// cable_rules.cpp: with the fabric's topology, one slow cable among a leaf's uplinks
+void cableRule(RuleContext& ctx, std::vector<Finding>& findings);
 // inter_node_rules.cpp: the node matrix and the inter-node rank pairs
 void nodeRule(RuleContext& ctx, std::vector<Finding>& findings);
 void linkRule(RuleContext& ctx, std::vector<Finding>& findings);

@@ -13,6 +13,7 @@
 
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/analysis/matrices.h"
+#include "topologies/fabric_file.h"
 #include "topologies/rank_map.h"
 
 namespace fabricmap::orchestrator {
@@ -184,6 +185,31 @@ inline Fabric lineRateFabric(float gbs, const std::map<int, double>& rates = {})
     f.topology.inventory.nics.push_back({x, "mlx5_1", 1, "rdma", "DOWN", "Disabled", 400, 4, "NDR", "IB", "", "", 0});
   }
   f.m.nodeBwWorst = f.m.nodeBw;
+  return f;
+}
+
+// A two-level fat tree routed by destination as InfiniBand's ftree does (up from a leaf to spine
+// d mod spines): `leaves` x `hosts` nodes of one rank (host0.. on leaf0..), the cable between leaf
+// `badLeaf` and spine `badSpine` slow both ways (its pairs at `slow` GB/s, the rest 10 GB/s); the
+// fabric file as `--fabric` gives it, the routing left out. `plant` changes cells after.
+inline Fabric destinationRouted(int leaves, int hosts, int spines, int badLeaf, int badSpine, float slow,
+                                const std::function<void(core::Matrices&)>& plant = {}) {
+  const int n = leaves * hosts;
+  Fabric f = fabric(n, 1, 64, [&](core::Matrices& m, const core::Topology&) {
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) {
+        if (a / hosts == b / hosts || b % spines != badSpine) continue;
+        if (a / hosts == badLeaf || b / hosts == badLeaf) setBw(m, a, b, slow);  // up it, or down it
+      }
+    }
+    if (plant) plant(m);
+  });
+  std::string text;
+  for (int h = 0; h < n; ++h) text += fmt::format("host{} -> leaf{}:{}\n", h, h / hosts, h % hosts + 1);
+  for (int l = 0; l < leaves; ++l) {
+    for (int k = 0; k < spines; ++k) text += fmt::format("leaf{}:{} -> spine{}:{}\n", l, hosts + 1 + k, k, l + 1);
+  }
+  f.topology.fabric = topologies::parseFabric(text, "fabric.txt");
   return f;
 }
 

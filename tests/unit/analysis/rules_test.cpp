@@ -57,6 +57,8 @@ std::map<std::string, RuleCase> ruleCases() {
   for (int h = 0; h < 8; ++h) text += fmt::format("host{} -> leaf{}\nleaf{} -> spine{}\n", h, h / 2, h / 2, h % 2);
   uplink.topology.fabric = topologies::parseFabric(text, "fabric.txt");
   cases.emplace("switch", fromFabric(std::move(uplink), {"switch"}, "uplink", "error"));
+  // leaf1's cable to spine0 slow both ways, the fabric routed by destination
+  cases.emplace("cable", fromFabric(destinationRouted(4, 2, 2, 1, 0, 0.02f), {"cable"}, "uplink", "error"));
   cases.emplace("link", fromFabric(fabric(4, 1, 64, [](core::Matrices& m, const core::Topology&) { setBw(m, 0, 3, 0.02f); }),
                                    {"link"}, "link", "error"));
   cases.emplace("latency", fromFabric(fabric(4, 1, 64,

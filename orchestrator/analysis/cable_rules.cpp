@@ -1,0 +1,222 @@
+// The cable rule (see rules.h): with the fabric's topology, one slow cable among a leaf's uplinks.
+//
+// A subnet whose switches forward by destination (InfiniBand's linear forwarding tables, whatever
+// the routing engine: ftree, updn, minhop) sends all of a leaf's traffic for one destination up
+// one of its cables, and all traffic into one of its nodes down one. So one slow cable of several
+// slows, going up, the pairs from every node under the leaf to the destinations routed over it
+// and none of their other pairs; coming down, the pairs into the nodes under the leaf routed over
+// it from every node outside the leaf, while their leafmates reach them at full rate. Which cable
+// carries which destination is the subnet manager's choice, not in the fabric file, so the switch
+// rule sees only the leaf's uplinks as a group, mostly fine; the node rule would name each such
+// destination's ingress and the link rule the rest, every one of them innocent.
+//
+// Per leaf with two uplinks or more, this rule looks for those two shapes among the pairs no
+// finding before explains:
+//   out of it: destinations d outside the leaf that at least --attribute-share of the nodes under
+//              it reach slowly (2 at least), while at least that share of the other nodes outside
+//              the leaf reach d well (d itself is fine), fewer than all the destinations (else the
+//              whole group is slow: the switch rule's);
+//   into it:   nodes x under the leaf reached slowly from at least that share of the nodes outside
+//              it, and well from at least that share of their leafmates (x itself is fine);
+// slow at one level (kOneCauseSpread). Either names the leaf's uplinks, one finding per leaf,
+// the destinations in its message, the pairs explained.
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/stats.h"
+#include "core/units.h"
+#include "orchestrator/analysis/fabric_paths.h"
+#include "orchestrator/analysis/rules.h"
+
+namespace fabricmap::orchestrator::internal {
+namespace {
+
+// One cause slows the pairs through it alike (as in the switch rule): the slow pairs of a shape
+// lie within this factor of their median.
+constexpr double kOneCauseSpread = 4.0;
+
+// Slow and fine counts of a set of pairs no finding before explains.
+struct Count {
+  int judged = 0;
+  int slow = 0;
+  int fine = 0;
+  void add(Verdict v) {
+    if (v != Verdict::kSlow && v != Verdict::kFine && v != Verdict::kNoisy) return;
+    ++judged;
+    slow += v == Verdict::kSlow;
+    fine += v == Verdict::kFine;
+  }
+  bool mostlySlow(double share) const { return judged >= 2 && slow >= share * judged; }
+  bool mostlyFine(double share) const { return judged >= 1 && fine >= share * judged; }
+};
+
+struct Leaf {
+  int uplinks = -1;          // its kUplinks suspect
+  std::vector<int> under;    // run nodes under it
+  std::vector<int> outside;  // placed run nodes not under it
+};
+
+class Shapes {
+ public:
+  Shapes(const InterNode& in, const Leaf& leaf, double share) : in_(in), leaf_(leaf), share_(share) {}
+
+  // Destinations outside the leaf its nodes reach slowly while the rest of the fabric reaches them well.
+  std::vector<int> outward() const {
+    std::vector<int> out;
+    for (int d : leaf_.outside) {
+      Count from;
+      Count others;
+      for (int s : leaf_.under) from.add(at(s, d));
+      for (int x : leaf_.outside) {
+        if (x != d) others.add(at(x, d));
+      }
+      if (from.mostlySlow(share_) && others.mostlyFine(share_)) out.push_back(d);
+    }
+    return out;
+  }
+
+  // Nodes under the leaf reached slowly from outside it and well from their leafmates.
+  std::vector<int> inward() const {
+    std::vector<int> in;
+    for (int x : leaf_.under) {
+      Count outside;
+      Count mates;
+      for (int s : leaf_.outside) outside.add(at(s, x));
+      for (int m : leaf_.under) {
+        if (m != x) mates.add(at(m, x));
+      }
+      if (outside.mostlySlow(share_) && mates.mostlyFine(share_)) in.push_back(x);
+    }
+    return in;
+  }
+
+  Verdict at(int x, int y) const {
+    if (x >= in_.view.n() || y >= in_.view.n() || in_.isExplained(x, y)) return Verdict::kUnmeasured;
+    return in_.view.at(x, y).verdict;
+  }
+
+ private:
+  const InterNode& in_;
+  const Leaf& leaf_;
+  double share_;
+};
+
+std::vector<Leaf> leavesOf(const FabricPaths& paths) {
+  std::vector<Leaf> leaves;
+  const std::set<int> placed(paths.placed.begin(), paths.placed.end());
+  for (std::size_t s = 0; s < paths.suspects.size(); ++s) {
+    const FabricSuspect& u = paths.suspects[s];
+    if (u.kind != FabricSuspect::Kind::kUplinks || u.uplinks.size() < 2 || u.nodesBelow.empty()) continue;
+    Leaf leaf{static_cast<int>(s), u.nodesBelow, {}};
+    std::set_difference(placed.begin(), placed.end(), u.nodesBelow.begin(), u.nodesBelow.end(),
+                        std::back_inserter(leaf.outside));
+    if (leaf.outside.size() >= 2) leaves.push_back(std::move(leaf));
+  }
+  return leaves;
+}
+
+// The pairs of both shapes: from every node under the leaf to each outward destination, into each
+// inward node from every node outside.
+std::vector<std::pair<int, int>> pairsOf(const Leaf& leaf, const std::vector<int>& outward, const std::vector<int>& inward) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int d : outward) {
+    for (int s : leaf.under) pairs.emplace_back(s, d);
+  }
+  for (int x : inward) {
+    for (int s : leaf.outside) pairs.emplace_back(s, x);
+  }
+  return pairs;
+}
+
+// The pairs that clear the ends: the rest of the fabric into each outward destination, the
+// leafmates into each inward node.
+Count clearing(const Shapes& shapes, const Leaf& leaf, const std::vector<int>& outward, const std::vector<int>& inward) {
+  Count c;
+  for (int d : outward) {
+    for (int x : leaf.outside) {
+      if (x != d) c.add(shapes.at(x, d));
+    }
+  }
+  for (int x : inward) {
+    for (int m : leaf.under) {
+      if (m != x) c.add(shapes.at(m, x));
+    }
+  }
+  return c;
+}
+
+std::string namesOf(const core::Topology& topo, const std::vector<int>& nodes) {
+  return nodesText(topo, nodes, 6);
+}
+
+Finding cableFinding(const InterNode& in, const core::FabricGraph& graph, const FabricPaths& paths, const Leaf& leaf,
+                     const std::vector<int>& outward, const std::vector<int>& inward, const Evidence& e,
+                     const Count& clear) {
+  const FabricSuspect& u = paths.suspects[static_cast<std::size_t>(leaf.uplinks)];
+  const std::string leafName = graph.devices[static_cast<std::size_t>(u.device)].name;
+  Finding f;
+  f.kind = core::FindingKind::kUplink;
+  f.subject = suspectName(graph, u);
+  f.expected = in.base.bandwidth;
+  f.unit = "GB/s";
+  f.measured = core::median(e.slowValues);
+  f.ratio = f.measured / f.expected;
+  std::vector<std::string> parts;
+  if (!outward.empty()) {
+    parts.push_back(fmt::format("every node under it reaches {} destinations outside it slowly ({}) while the rest "
+                                "of the fabric reaches them well",
+                                outward.size(), namesOf(in.topo, outward)));
+  }
+  if (!inward.empty()) {
+    parts.push_back(fmt::format("{} under it ({}) slow from outside the leaf and fine from their leafmates",
+                                inward.size() == 1 ? "one node" : fmt::format("{} nodes", inward.size()),
+                                namesOf(in.topo, inward)));
+  }
+  f.message = fmt::format(
+      "one cable among the {} uplinks of {}: {}; {} of {} such node pairs slow, {} vs {} baseline ({:.2f}x) - "
+      "its switches forward by destination, so one cable carries each such set: the leaf's forwarding table "
+      "(ibroute) names the port that carries them; check that cable and its two ports (perfquery, ibportstate)",
+      u.uplinks.size(), leafName, fmt::join(parts, "; and "), e.slow, e.judged, core::formatRate(f.measured),
+      core::formatRate(f.expected), f.ratio);
+  f.severity = severityFor(f.ratio);
+  setConfidence(f, e, clear.judged > 0 ? static_cast<double>(clear.fine) / clear.judged : 0.0, true);
+  return f;
+}
+
+// The slow pairs of the shapes lie at one level: the median's kOneCauseSpread.
+bool oneLevel(const Evidence& e) {
+  if (e.slowValues.empty()) return false;
+  const double level = core::median(e.slowValues);
+  return std::all_of(e.slowValues.begin(), e.slowValues.end(),
+                     [&](double v) { return v <= kOneCauseSpread * level && v * kOneCauseSpread >= level; });
+}
+
+}  // namespace
+
+void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
+  const core::FabricGraph& graph = ctx.topo.fabric;
+  if (graph.devices.empty()) return;
+  const FabricPaths paths = fabricPaths(graph, ctx.topo);
+  InterNode& in = ctx.inter;
+  for (const Leaf& leaf : leavesOf(paths)) {
+    const Shapes shapes(in, leaf, ctx.c.attributeShare);
+    std::vector<int> outward = shapes.outward();
+    if (outward.size() < 2 || outward.size() == leaf.outside.size()) outward.clear();
+    const std::vector<int> inward = leaf.under.size() >= 2 ? shapes.inward() : std::vector<int>{};
+    if (outward.empty() && inward.empty()) continue;
+    const std::vector<std::pair<int, int>> pairs = pairsOf(leaf, outward, inward);
+    Evidence e;
+    for (const auto& [s, d] : pairs) {
+      if (!in.isExplained(s, d)) e.add(in.view.at(s, d), in.view.values.at(s, d));
+    }
+    if (!oneLevel(e)) continue;
+    findings.push_back(cableFinding(in, graph, paths, leaf, outward, inward, e, clearing(shapes, leaf, outward, inward)));
+    for (const auto& [s, d] : pairs) {
+      if (in.view.at(s, d).verdict == Verdict::kSlow) in.explainAbove(s, d);
+    }
+  }
+}
+
+}  // namespace fabricmap::orchestrator::internal

@@ -1,0 +1,64 @@
+// The cable rule: one slow cable among a leaf's uplinks, on a fabric routed by destination, named
+// as that leaf's uplinks instead of the destinations' ingress and a link per pair; a slow node's
+// ingress stays the node's.
+#include <gtest/gtest.h>
+
+#include "orchestrator/analysis/analysis.h"
+#include "tests/unit/analysis/analysis_support.h"
+
+namespace fabricmap::orchestrator {
+namespace {
+
+// 8 leaves of 8 hosts under 8 spines (the simulated 64-node fat tree's shape), leaf3's cable to
+// spine5 at 0.3 GB/s: every node under leaf3 slow to the 7 hosts 5 mod 8 outside it, and host29
+// (5 mod 8, under leaf3) slow from every node outside its leaf.
+TEST(CableRule, OneCableOfALeafNotTheDestinationsIngress) {
+  const Fabric f = destinationRouted(8, 8, 8, 3, 5, 0.3f);
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_EQ(found[0].subject.rfind("leaf3 port 9 -> spine0 port 4", 0), 0u) << found[0].subject;
+  EXPECT_NE(found[0].message.find("one cable among the 8 uplinks of leaf3"), std::string::npos) << found[0].message;
+  EXPECT_NE(found[0].message.find("reaches 7 destinations outside it slowly (host5, host13, host21, host37"),
+            std::string::npos)
+      << found[0].message;
+  EXPECT_NE(found[0].message.find("one node under it (host29) slow from outside the leaf"), std::string::npos)
+      << found[0].message;
+  EXPECT_EQ(found[0].severity, core::Severity::kError);
+  EXPECT_GE(found[0].confidence, kDefaults.minConfidence) << found[0].message;
+}
+
+// Only one way: the cable slow towards the spine. The destinations' own leaves reach them well.
+TEST(CableRule, OneWayUp) {
+  const Fabric f = destinationRouted(4, 4, 4, 1, 2, 10.0f, [](core::Matrices& m) {
+    for (int a = 4; a < 8; ++a) {
+      for (int b = 0; b < 16; ++b) {
+        if (b / 4 != 1 && b % 4 == 2) setBw(m, a, b, 0.5f);
+      }
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_NE(found[0].message.find("reaches 3 destinations outside it slowly"), std::string::npos) << found[0].message;
+  EXPECT_EQ(found[0].message.find("from outside the leaf"), std::string::npos) << found[0].message;
+}
+
+// A node whose ingress is slow from everyone, its leafmates too, is the node's, not a cable's.
+TEST(CableRule, ASlowIngressFromLeafmatesTooIsTheNode) {
+  const Fabric f = destinationRouted(4, 4, 4, 1, 2, 10.0f, [](core::Matrices& m) {
+    for (int a = 0; a < 16; ++a) {
+      if (a != 6) setBw(m, a, 6, 0.5f);
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNodeIngress);
+  EXPECT_EQ(found[0].subject, "host6");
+}
+
+}  // namespace
+}  // namespace fabricmap::orchestrator
