@@ -2,7 +2,7 @@
 # Sets up, builds (warnings are errors) and runs the whole test suite with ctest.
 #   ./test.sh                 everything CI runs: the release tiers, then the sanitizer tier (gtests
 #                             under ASan + UBSan, then fuzzing)
-#   ./test.sh --quick         the release tiers only (unit, mpi, cluster, slurm, report, gpu)
+#   ./test.sh --quick         the release tiers only (unit, mpi, cluster, slurm, report, sim, gpu)
 #   ./test.sh -L unit         other arguments go to ctest on the release build (and skip the rest)
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -13,6 +13,7 @@ if [ "${1:-}" = --quick ]; then
 fi
 scripts/setup.sh test || exit 1
 scripts/build.sh release || exit 1
+scripts/build.sh sim || exit 1  # fabricmap for SimGrid SMPI: the sim tier's simulated fat trees
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -16,7 +16,8 @@ run_packages=(
   libucx-dev
 )
 # GoogleTest; clang for the fuzz targets; h5py to read results back; network namespaces, tc and
-# UCX's tools for the emulated cluster; a real Slurm; Chromium to render the report
+# UCX's tools for the emulated cluster; a real Slurm; Chromium to render the report; SimGrid
+# (smpicxx, smpirun) for the simulated fat trees
 test_packages=(
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev
@@ -25,6 +26,7 @@ test_packages=(
   ucx-utils
   slurmctld slurmd slurm-client munge
   chromium
+  libsimgrid-dev
 )
 case "$tier" in
   run) packages=("${run_packages[@]}") ;;

@@ -272,6 +272,8 @@ def _finding_parts(f):
 def _matches(f, c):
     if c["kind"] == "uplink":  # one cable up is a switch_port finding, several an uplink one
         return f["kind"] in ("uplink", "switch_port") and _switch_of(f["subject"]) == c["switch"]
+    if c["kind"] == "switch":  # a whole switch (bench/sim_scenarios.py's leaf and spine faults)
+        return f["kind"] == "switch" and _switch_of(f["subject"]) == c["switch"]
     if f["kind"] != c["kind"]:
         return False
     if c["kind"] == "rank":

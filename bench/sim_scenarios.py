@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""How often does fabricmap blame the right part at the scale users run? Randomized faults on
+simulated fat trees (SimGrid SMPI: the sim build, bench/sim), the real binary running every phase
+(planner, rounds, retests, analysis, writer), scored with tests/cluster/blame.py's definitions.
+
+    scripts/build.sh sim
+    /usr/bin/python3 bench/sim_scenarios.py --build build/sim --seed 34 --scales 64 --scenarios 24 \\
+        --json /tmp/sim-scenarios.json
+
+Scenario i of a seed and scale is always the same (its own random stream). Kinds come in shuffled
+rounds: clean, host (a host's cable both ways, or one way: egress or ingress), cable (a leaf-spine
+cable, both ways or one), leaf (every cable of a leaf switch), spine (every cable of a spine) and
+two (a host and a cable at once, on different leaves). A fault keeps SHARE of its rate: 0.01-0.5,
+where a fault must be named. Shapes per scale: 64 nodes = 8 leaves x 8 hosts, 256 = 16 x 16,
+1,024 = 32 x 32; spines as many as hosts per leaf (1:1) or half (2:1), one rank per host.
+`--modes full,quick` runs each scenario in full and quick pairwise mode; `--without-fabric` runs
+without the --fabric file as well. Needs h5py (Debian's python3-h5py: run with /usr/bin/python3).
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "sim"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "cluster"))
+import blame  # noqa: E402
+import fabric  # noqa: E402
+
+KINDS = ["clean", "host", "cable", "leaf", "spine", "two"]
+SHAPES = {64: 8, 256: 16, 1024: 32}  # nodes -> leaves (= hosts per leaf)
+RUN_ARGS = ["--pairwise", "--pair-bytes", "64K", "--pair-window", "4", "--pair-iters", "4"]
+HOST_KIND = {"both": "node", "up": "node_egress", "down": "node_ingress"}
+
+
+def scenario(seed, scale, i):
+    """Scenario i at `scale`: its shape and faults, and the culprits as blame.py scores them."""
+    rng = random.Random(f"{seed}-{scale}-{i}")
+    leaves = SHAPES[scale]
+    order = KINDS[:]
+    random.Random(f"{seed}-{scale}-round-{i // len(KINDS)}").shuffle(order)
+    kind = order[i % len(KINDS)]
+    spines = leaves if rng.random() < 0.5 else leaves // 2
+    shape = {"levels": 2, "leaves": leaves, "hosts-per-leaf": leaves, "spines": spines, "ranks-per-host": 1}
+    hosts = leaves * leaves
+    share = lambda: round(rng.uniform(0.01, 0.5), 3)  # noqa: E731
+    way = lambda: rng.choice(["both", "both", "up", "down"])  # noqa: E731
+    faults, culprits = [], []
+
+    def host(h=None):
+        h = rng.randrange(hosts) if h is None else h
+        w = way()
+        faults.append(["host", f"n{h:04d}", share(), w])
+        culprits.append({"kind": HOST_KIND[w], "host": f"n{h:04d}", "switch": None, "label": f"host n{h:04d} {w}"})
+        return h // leaves
+
+    def cable(avoid=-1):
+        leaf = rng.choice([x for x in range(leaves) if x != avoid])
+        spine = rng.randrange(spines)
+        faults.append(["cable", f"leaf{leaf:02d}", f"spine{spine:02d}", share(), way()])
+        culprits.append({"kind": "uplink", "switch": f"leaf{leaf:02d}", "host": None,
+                         "label": f"cable leaf{leaf:02d}-spine{spine:02d}"})
+
+    if kind == "host":
+        host()
+    elif kind == "cable":
+        cable()
+    elif kind == "leaf":
+        leaf = rng.randrange(leaves)
+        faults.append(["leaf", f"leaf{leaf:02d}", share()])
+        culprits.append({"kind": "switch", "switch": f"leaf{leaf:02d}", "host": None, "label": f"leaf{leaf:02d}"})
+    elif kind == "spine":
+        spine = rng.randrange(spines)
+        faults.append(["spine", f"spine{spine:02d}", share()])
+        culprits.append({"kind": "switch", "switch": f"spine{spine:02d}", "host": None, "label": f"spine{spine:02d}"})
+    elif kind == "two":
+        cable(avoid=host())
+    return {"id": i, "scale": scale, "kind": kind, "shape": shape, "faults": faults, "culprits": culprits}
+
+
+def culprits_in(sc, results):
+    """The culprits in the results file's node numbering."""
+    index = {n["hostname"]: n["node"] for n in results["nodes"]}
+    out = []
+    for c in sc["culprits"]:
+        node = index[c["host"]] if c["host"] else -1
+        out.append({"kind": c["kind"], "node_a": node, "node_b": -1, "rank": -1, "both": False,
+                    "switch": c["switch"], "label": c["label"]})
+    return out
+
+
+def pairwise_seconds(path):
+    """The simulated seconds of the pairwise phase (its rounds and retests), from /steps."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        steps = f["steps"][:]
+        return float(sum(s["seconds"] for s in steps if blame._value(s["kind"]) == "pairwise"))
+
+
+def run(build, sc, mode, with_fabric, log):
+    with tempfile.TemporaryDirectory(prefix="fmsims-") as out:
+        shape = fabric.write_shape(os.path.join(out, "shape"), sc["shape"], sc["faults"])
+        args = RUN_ARGS + (["--pairwise-mode", "quick"] if mode == "quick" else [])
+        code, output, real, _ = fabric.run(build, shape, out, args, timeout=6 * 3600, with_fabric=with_fabric)
+        rec = {"scenario": sc, "mode": mode, "fabric": with_fabric, "returncode": code, "real_seconds": round(real, 1)}
+        path = os.path.join(out, "run.h5")
+        if code != 0 or not os.path.exists(path):
+            rec.update(status="failed", output_tail=output[-3000:])
+            log(f"#{sc['id']} {sc['kind']} {mode}: exit {code}\n{output[-3000:]}")
+            return rec
+        results = blame.read_results(path)
+        judged = blame.score(culprits_in(sc, results), results["findings"])
+        rec.update(status="ok", has_confidence=results["has_confidence"], pairwise_seconds=pairwise_seconds(path),
+                   **judged)
+        return rec
+
+
+def describe(rec):
+    sc = rec["scenario"]
+    faults = ", ".join(" ".join(str(w) for w in f) for f in sc["faults"]) or "clean"
+    if rec["status"] != "ok":
+        return f"#{sc['id']} {sc['scale']} {sc['kind']} {rec['mode']}: FAILED"
+    flags = "exact" if rec["exact"] else ", ".join(
+        x for x, on in (("false blame", rec["false_blame"]), ("missed", rec["missed"])) if on) or "inexact"
+    named = "; ".join(f"{f['severity']} {f['kind']} {str(f['subject'])[:40]} [{f['verdict']}]"
+                      for f in rec["findings"][:6]) or "none"
+    return (f"#{sc['id']} {sc['scale']} nodes, {sc['shape']['spines']} spines, {rec['mode']}"
+            f"{'' if rec['fabric'] else ' without --fabric'}: {faults}: {flags} "
+            f"({rec['real_seconds']:.0f} s real, pairwise {rec.get('pairwise_seconds', 0):.2f} s simulated); {named}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build/sim")
+    ap.add_argument("--seed", type=int, default=34)
+    ap.add_argument("--scales", default="64")
+    ap.add_argument("--scenarios", type=int, default=12, help="per scale")
+    ap.add_argument("--modes", default="full")
+    ap.add_argument("--without-fabric", action="store_true")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    records = []
+    for scale in (int(s) for s in a.scales.split(",")):
+        for i in range(a.scenarios):
+            sc = scenario(a.seed, scale, i)
+            for mode in a.modes.split(","):
+                for with_fabric in [True] + ([False] if a.without_fabric else []):
+                    rec = run(a.build, sc, mode, with_fabric, print)
+                    records.append(rec)
+                    print(describe(rec), flush=True)
+                    if a.json:
+                        with open(a.json, "w") as f:
+                            json.dump(records, f, indent=1)
+    key = lambda r: (f"{r['scenario']['scale']} {r['mode']}{'' if r['fabric'] else ' no-fabric'} "  # noqa: E731
+                     f"{r['scenario']['kind']}")
+    print()
+    print(blame.format_table(blame.SUMMARY_HEADER, blame.summary_rows(records, key)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
