@@ -1174,11 +1174,10 @@ void renderTopology(Out out, const ResultsFile& f) {
   fmt::format_to(out, "{}<table><tr><th>node</th><th>name</th><th>ranks</th><th>GPUs</th><th>class</th>"
                       "<th>NVSwitch</th><th>NICs</th><th>CPUs</th><th>memory</th><th>warnings</th></tr>\n",
                  fold ? fmt::format("<details><summary>all {} nodes</summary>", t.nodes.size()) : "");
+  std::map<int, std::vector<int>> ranksOf;  // per node, made once: a scan per node is quadratic
+  for (const auto& r : t.ranks) ranksOf[r.node].push_back(r.rank);
   for (const auto& n : t.nodes) {
-    std::vector<int> ranks;
-    for (const auto& r : t.ranks) {
-      if (r.node == n.node) ranks.push_back(r.rank);
-    }
+    const std::vector<int>& ranks = ranksOf[n.node];
     fmt::format_to(out, "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td>"
                         "<td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                    n.node, esc(n.name), core::formatRanks(ranks), n.gpus, esc(n.topologyClass), esc(n.nvswitch),

@@ -41,12 +41,13 @@ struct GpuPairs {
   std::vector<int> rankOfGpu;  // the rank measuring with each GPU, -1 when none
 
   GpuPairs(const core::Matrices& matrices, const AnalysisConfig& config, const core::Topology& topo,
-           const core::NodeRecord& node)
+           const std::vector<int>& ranksOfNode, const core::NodeRecord& node)
       : m(matrices), c(config), rankOfGpu(static_cast<std::size_t>(std::max(node.gpuLinkCount(), 0)), -1) {
     const int ranks = std::max(m.rankUnidir.n, m.rankCopyUnidir.n);
     const int g = node.gpuLinkCount();
-    for (const auto& r : topo.ranks) {
-      if (r.node == node.node && r.gpuIndex >= 0 && r.gpuIndex < g && r.rank < ranks) {
+    for (int rank : ranksOfNode) {
+      const core::RankRecord& r = topo.ranks[static_cast<std::size_t>(rank)];
+      if (r.gpuIndex >= 0 && r.gpuIndex < g && r.rank < ranks) {
         rankOfGpu[static_cast<std::size_t>(r.gpuIndex)] = r.rank;
       }
     }
@@ -164,10 +165,12 @@ void bridgedPairsOnNvswitch(const core::NodeRecord& node, const GpuPairs& pairs,
   findings.push_back(std::move(f));
 }
 
-void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo,
+                           const std::vector<std::vector<int>>& ranksOf, const AnalysisConfig& c,
                            std::vector<core::Finding>& findings) {
   for (const core::NodeRecord& node : topo.nodes) {
-    const GpuPairs pairs(m, c, topo, node);
+    if (node.gpuLinkCount() < 2 || node.node < 0 || node.node >= static_cast<int>(ranksOf.size())) continue;
+    const GpuPairs pairs(m, c, topo, ranksOf[static_cast<std::size_t>(node.node)], node);
     nvlinkAtPcieSpeed(node, pairs, topo, findings);
     bridgedPairsOnNvswitch(node, pairs, findings);
   }
@@ -176,7 +179,7 @@ void claimedVersusMeasured(const core::Matrices& m, const core::Topology& topo, 
 }  // namespace
 
 void claimedVsMeasuredRule(RuleContext& ctx, std::vector<Finding>& findings) {
-  claimedVersusMeasured(ctx.m, ctx.topo, ctx.c, findings);
+  claimedVersusMeasured(ctx.m, ctx.topo, ctx.ranksOf, ctx.c, findings);
 }
 
 // What a node's topology class means for tensor parallelism, once per class.

@@ -35,7 +35,7 @@ Evidence rankEvidence(const InterNode& in, int r, bool outgoing) {
 // host slows every rank behind it; one rank far slower than its node-mates is its own NIC or
 // rail. Empty when the node has one rank, or its ranks do not differ so.
 std::vector<std::pair<int, double>> slowRanksOf(const InterNode& in, int x, bool outgoing, bool incoming) {
-  const std::vector<int> ranks = ranksOn(in.topo, x);
+  const std::vector<int>& ranks = in.ranksOf[static_cast<std::size_t>(x)];
   if (ranks.size() < 2 || ranks.back() >= in.m.rankUnidir.n || in.m.rankLinkClass.n != in.m.rankUnidir.n) return {};
   std::vector<double> medians;
   for (int r : ranks) {
@@ -390,7 +390,7 @@ void rankFindings(InterNode& in, std::vector<Finding>& findings) {
     if (i) e.merge(inc);
     // the margin: how fine the node's other ranks are in the same directions
     Evidence others;
-    for (int q : ranksOn(in.topo, rec.node)) {
+    for (int q : in.ranksOf[static_cast<std::size_t>(rec.node)]) {
       if (q == r) continue;
       if (o) others.merge(rankEvidence(in, q, true));
       if (i) others.merge(rankEvidence(in, q, false));
@@ -451,7 +451,7 @@ void slowRankFindings(const InterNode& in, std::vector<Finding>& findings) {
 // shared host than single rank pairs (issue 14's shaped scenario 23: node pairs +-50%, both ranks
 // of the throttled node 12 of 12 transfers at 0.20x). Judged on its ranks' transfers, merged.
 std::optional<NodeCulprit> nodeCulpritByRanks(InterNode& in, int x) {
-  const std::vector<int> ranks = ranksOn(in.topo, x);
+  const std::vector<int>& ranks = in.ranksOf[static_cast<std::size_t>(x)];
   if (ranks.size() < 2 || in.m.rankLinkClass.n != in.m.rankUnidir.n || ranks.back() >= in.m.rankUnidir.n) {
     return std::nullopt;
   }

@@ -176,10 +176,10 @@ double restIsClean(const JudgedMatrix& v, const Evidence& out, const Evidence& i
   return judged > 0 ? 1.0 - static_cast<double>(slow) / judged : 1.0;
 }
 
-std::vector<int> ranksOn(const core::Topology& topo, int node) {
-  std::vector<int> out;
+std::vector<std::vector<int>> ranksByNode(const core::Topology& topo) {
+  std::vector<std::vector<int>> out(topo.nodes.size());
   for (const auto& r : topo.ranks) {
-    if (r.node == node) out.push_back(r.rank);
+    if (r.node >= 0 && r.node < static_cast<int>(out.size())) out[static_cast<std::size_t>(r.node)].push_back(r.rank);
   }
   return out;
 }

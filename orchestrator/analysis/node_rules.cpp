@@ -74,7 +74,8 @@ void latencyFindings(const core::Matrices& m, const core::Topology& topo, const 
 
 // Inside nodes: slow same-node pairs, one finding per node and link class (each class is judged
 // against its own baseline: NVLink pairs against NVLink pairs, PCIe against PCIe).
-void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, const AnalysisConfig& c,
+void intraNodeFindings(const core::Matrices& m, const core::Topology& topo,
+                       const std::vector<std::vector<int>>& ranksOf, const AnalysisConfig& c,
                        const std::array<Baseline, core::kLinkClasses>& classJudge, NoisyPairs& noisy,
                        std::vector<Finding>& findings) {
   // The class's own variation in the final (best) figures: a node's pairs within it are as likely
@@ -92,7 +93,7 @@ void intraNodeFindings(const core::Matrices& m, const core::Topology& topo, cons
   std::map<std::pair<int, LinkClass>, Evidence> intra;
   std::map<std::pair<int, LinkClass>, std::set<std::pair<int, int>>> slowPairsOf;
   for (std::size_t node = 0; node < topo.nodes.size(); ++node) {
-    const std::vector<int> ranks = ranksOn(topo, static_cast<int>(node));
+    const std::vector<int>& ranks = ranksOf[node];
     for (int a : ranks) {
       for (int b : ranks) {
         const LinkClass cls = m.rankLinkClass.at(a, b);
@@ -183,7 +184,7 @@ void latencyRule(RuleContext& ctx, std::vector<Finding>& findings) {
 }
 
 void intraNodeRule(RuleContext& ctx, std::vector<Finding>& findings) {
-  intraNodeFindings(ctx.m, ctx.topo, ctx.c, ctx.classJudge, ctx.noisyRanks, findings);
+  intraNodeFindings(ctx.m, ctx.topo, ctx.ranksOf, ctx.c, ctx.classJudge, ctx.noisyRanks, findings);
 }
 
 }  // namespace fabricmap::orchestrator::internal

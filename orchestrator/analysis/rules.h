@@ -23,6 +23,7 @@ inline constexpr int kAloneCells = 6;
 struct InterNode {
   const core::Matrices& m;
   const core::Topology& topo;
+  const std::vector<std::vector<int>>& ranksOf;  // per node (ranksByNode)
   const AnalysisConfig& c;
   core::Expected base;      // node pairs
   Baseline rankJudge;       // what an inter-node rank pair is judged against
@@ -76,6 +77,7 @@ struct RuleContext {
   core::Expected nodeBase;
   std::array<core::Expected, core::kLinkClasses> classBase;
   std::array<Baseline, core::kLinkClasses> classJudge;
+  std::vector<std::vector<int>> ranksOf;  // per node (ranksByNode)
   NoisyPairs noisyNodes;
   NoisyPairs noisyRanks;
   InterNode inter;
