@@ -19,7 +19,8 @@
 //   into it:   nodes x under the leaf reached slowly from at least that share of the nodes outside
 //              it, and well from at least that share of their leafmates (x itself is fine);
 // slow at one level (kOneCauseSpread). Either names the leaf's uplinks, one finding per leaf,
-// the destinations in its message, the pairs explained.
+// the destinations in its message, the pairs explained, and with them the slow pairs the other
+// way: their acknowledgements (a transport's, a rendezvous protocol's) travel back over the cable.
 #include <algorithm>
 #include <set>
 
@@ -215,6 +216,7 @@ void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
     findings.push_back(cableFinding(in, graph, paths, leaf, outward, inward, e, clearing(shapes, leaf, outward, inward)));
     for (const auto& [s, d] : pairs) {
       if (in.view.at(s, d).verdict == Verdict::kSlow) in.explainAbove(s, d);
+      if (!in.isExplained(d, s) && in.view.at(d, s).verdict == Verdict::kSlow) in.explainAbove(d, s);
     }
   }
 }

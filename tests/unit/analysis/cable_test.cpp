@@ -29,6 +29,17 @@ TEST(CableRule, OneCableOfALeafNotTheDestinationsIngress) {
   EXPECT_GE(found[0].confidence, kDefaults.minConfidence) << found[0].message;
 }
 
+// A pair the other way, whose acknowledgements go back over the cable, mildly slow (the simulated
+// tree's host61 -> host31 at 0.82x): the cable's, not a link.
+TEST(CableRule, APairWhoseAcknowledgementsCrossTheCableIsItsToo) {
+  const Fabric f = destinationRouted(8, 8, 8, 3, 5, 0.3f, [](core::Matrices& m) { setBw(m, 61, 31, 8.2f); });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_EQ(ofKindIn(all, "link"), 0) << describe(all);
+}
+
 // Only one way: the cable slow towards the spine. The destinations' own leaves reach them well.
 TEST(CableRule, OneWayUp) {
   const Fabric f = destinationRouted(4, 4, 4, 1, 2, 10.0f, [](core::Matrices& m) {
