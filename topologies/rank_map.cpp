@@ -21,7 +21,7 @@ std::string classFromGpuCount(int gpus) {
 
 // Per host, the CPUs available to its ranks: the union of their affinity masks (bound ranks each
 // see one core; together they see the host's share), else the largest single count. One pass over
-// the probes (a pass per node was quadratic: 5 s at 131,072 ranks).
+// the probes: a pass per node would be quadratic in the ranks.
 std::map<std::string, int> cpusPerHost(const std::vector<core::HostProbe>& probes) {
   std::map<std::string, std::pair<std::vector<std::uint64_t>, int>> hosts;  // union of masks, largest count
   for (const auto& p : probes) {

@@ -240,8 +240,8 @@ Evidence directionOf(const JudgedMatrix& v, int x, bool outgoing);
 // How clean the fabric is apart from node x: the fine share of the pairs that do not involve it.
 double restIsClean(const JudgedMatrix& v, const Evidence& out, const Evidence& in);
 
-// Per node, its ranks in rank order: made once per analysis (a scan of every rank per node is
-// quadratic, 16,384 nodes of 8 ranks took 20 s).
+// Per node, its ranks in rank order: made once per analysis, since a scan of every rank per node
+// is quadratic in the ranks.
 std::vector<std::vector<int>> ranksByNode(const core::Topology& topo);
 
 

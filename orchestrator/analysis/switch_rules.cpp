@@ -75,9 +75,8 @@ std::vector<PairCase> casesOf(const InterNode& in, const JudgedMatrix& view, con
 
 // One cause slows the pairs through it alike: alone on a slowed part, each reads about the part's
 // rate. A slow pair more than kOneCause times faster than the median of the slow pairs through a
-// part is slow for another reason (host noise, a mild second fault), not evidence for that part: a
-// leaf's pair at 0.7x beside its cross-leaf pairs at 0.02x once made the leaf switch the cover of
-// a throttled uplink elsewhere.
+// part is slow for another reason (host noise, a mild second fault), not evidence for that part:
+// the cause that holds pairs at 0.02x does not leave another at 0.7x.
 constexpr float kOneCause = 4.0f;
 
 struct Tally {
