@@ -1,6 +1,7 @@
 // The fat tree of a shape file (see fat_tree.h).
 #include "bench/sim/fat_tree.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -23,7 +24,19 @@ double number(const std::string& word, const std::string& where) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != word.size() || !(v >= 0)) throw std::runtime_error(where + ": '" + word + "' is not a number >= 0");
+  if (used != word.size() || !(v >= 0) || !std::isfinite(v)) {
+    throw std::runtime_error(where + ": '" + word + "' is not a number >= 0");
+  }
+  return v;
+}
+
+constexpr double kMaxCount = 65536;  // hosts in a subnet (InfiniBand's unicast LIDs: 48K)
+constexpr double kMaxSwitches = 4096;
+
+// A share of a rate: above 0, at most 1.
+double share(const std::string& word, const std::string& where) {
+  const double v = number(word, where);
+  if (!(v > 0 && v <= 1)) throw std::runtime_error(where + ": a share of a rate is above 0 and at most 1, not " + word);
   return v;
 }
 
@@ -35,8 +48,10 @@ void set(Shape& s, const std::string& key, const std::string& value, const std::
   std::map<std::string, double*> reals{{"nic-gbps", &s.nicGbps}, {"uplink-gbps", &s.uplinkGbps},
                                        {"nvlink-gbps", &s.nvlinkGbps}, {"latency-us", &s.latencyUs}};
   if (const auto i = ints.find(key); i != ints.end()) {
+    if (v != std::floor(v) || v > kMaxCount) throw std::runtime_error(where + ": " + key + " is a whole number up to 65536");
     *i->second = static_cast<int>(v);
   } else if (const auto r = reals.find(key); r != reals.end()) {
+    if (!(v > 0) || v > 1e6) throw std::runtime_error(where + ": " + key + " is above 0 (and at most 1e6)");
     *r->second = v;
   } else {
     throw std::runtime_error(where + ": unknown setting '" + key + "'");
@@ -122,17 +137,18 @@ void applyFault(FatTree& t, const std::map<std::string, std::vector<int>>& touch
   const auto ways = [&](std::size_t at) { return f.size() > at ? f[at] : std::string("both"); };
   const auto directed = [&](const std::string& base, const std::string& way, double share) {
     if (way != "both" && way != "up" && way != "down") throw std::runtime_error("fault: direction '" + way + "'");
+  if (f.size() > 5) throw std::runtime_error("fault: too many words");
     if (way != "down") scale(t, base + "-up", share);
     if (way != "up") scale(t, base + "-down", share);
   };
   if (f.size() >= 3 && f[0] == "host") {
-    directed(f[1], ways(3), number(f[2], line));
+    directed(f[1], ways(3), share(f[2], line));
   } else if (f.size() >= 4 && f[0] == "cable") {
-    directed(f[1] + "-" + f[2], ways(4), number(f[3], line));
+    directed(f[1] + "-" + f[2], ways(4), share(f[3], line));
   } else if (f.size() == 3 && (f[0] == "leaf" || f[0] == "spine")) {
     const auto parts = touching.find(f[1]);
     if (parts == touching.end()) throw std::runtime_error("fault: no " + f[0] + " " + f[1]);
-    for (int i : parts->second) t.links[static_cast<std::size_t>(i)].gbps *= number(f[2], line);
+    for (int i : parts->second) t.links[static_cast<std::size_t>(i)].gbps *= share(f[2], line);
   } else {
     throw std::runtime_error("fault: not host|cable|leaf|spine with its parts and share");
   }
@@ -143,9 +159,16 @@ void applyFault(FatTree& t, const std::map<std::string, std::vector<int>>& touch
 Shape readShape(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseShape(text.str(), path);
+}
+
+Shape parseShape(const std::string& all, const std::string& path) {
   Shape s;
+  std::istringstream lines(all);
   std::string text;
-  for (int n = 1; std::getline(in, text); ++n) {
+  for (int n = 1; std::getline(lines, text); ++n) {
     text = text.substr(0, text.find('#'));
     std::istringstream words(text);
     std::vector<std::string> w;
@@ -166,6 +189,11 @@ Shape readShape(const std::string& path) {
     throw std::runtime_error(path + ": levels 2 (one pod) or 3 (cores a multiple of spines), every count >= 1");
   }
   if (!three) s.cores = 0;
+  const double hosts = static_cast<double>(s.pods) * s.leaves * s.hostsPerLeaf;
+  if (hosts > kMaxCount || static_cast<double>(s.pods) * s.spines > kMaxSwitches ||
+      static_cast<double>(s.pods) * s.leaves > kMaxSwitches || s.cores > kMaxSwitches || s.ranksPerHost > 1024) {
+    throw std::runtime_error(path + ": at most 65536 hosts, 4096 switches a level and 1024 ranks a host");
+  }
   return s;
 }
 

@@ -71,8 +71,12 @@ struct FatTree {
   int loopback(int a) const { return linkIndex.at(hosts[static_cast<std::size_t>(a)] + "-nvlink"); }
 };
 
-// Reads a shape file; throws std::runtime_error naming the line on anything it does not know.
+// Reads a shape file; throws std::runtime_error naming the line on anything it does not know, and
+// on a tree past what a subnet holds (65,536 hosts, 4,096 switches a level) or a rate that is not
+// above 0 (a fault's share too: a link at 0 would hold a simulated transfer forever).
 Shape readShape(const std::string& path);
+// The same from the file's text; `where` names it in messages.
+Shape parseShape(const std::string& text, const std::string& where);
 // The tree of `shape`, its faults applied; throws std::runtime_error on a fault naming no part.
 FatTree buildFatTree(const Shape& shape);
 
