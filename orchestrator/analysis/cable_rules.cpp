@@ -171,13 +171,13 @@ Finding cableFinding(const InterNode& in, const core::FabricGraph& graph, const 
                                 outward.size(), namesOf(in.topo, outward)));
   }
   if (!inward.empty()) {
-    parts.push_back(fmt::format("{} under it ({}) slow from outside the leaf and fine from their leafmates",
+    parts.push_back(fmt::format("{} under it ({}) slow from outside the leaf and fine from {} leafmates",
                                 inward.size() == 1 ? "one node" : fmt::format("{} nodes", inward.size()),
-                                namesOf(in.topo, inward)));
+                                namesOf(in.topo, inward), inward.size() == 1 ? "its" : "their"));
   }
   f.message = fmt::format(
       "one cable among the {} uplinks of {}: {}; {} of {} such node pairs slow, {} vs {} baseline ({:.2f}x) - "
-      "its switches forward by destination, so one cable carries each such set: the leaf's forwarding table "
+      "a fabric that forwards by destination sends each such set over one cable: the leaf's forwarding table "
       "(ibroute) names the port that carries them; check that cable and its two ports (perfquery, ibportstate)",
       u.uplinks.size(), leafName, fmt::join(parts, "; and "), e.slow, e.judged, core::formatRate(f.measured),
       core::formatRate(f.expected), f.ratio);
