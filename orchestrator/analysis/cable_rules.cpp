@@ -17,11 +17,15 @@
 //              the leaf reach d well (d itself is fine), fewer than all the destinations (else the
 //              whole group is slow: the switch rule's);
 //   into it:   nodes x under the leaf reached slowly from at least that share of the nodes outside
-//              it, and well from at least that share of their leafmates (x itself is fine);
+//              it, and well from at least that share of their leafmates (x itself is fine), as
+//              fast as the leaf's other pairs among themselves (a pair inside a leaf crosses
+//              fewer cables and runs faster: a host's own slow cable can leave it above the
+//              fabric's bar while it is below its leafmates' own rate);
 // slow at one level (kOneCauseSpread). Either names the leaf's uplinks, one finding per leaf,
 // the destinations in its message, the pairs explained, and with them the slow pairs the other
 // way: their acknowledgements (a transport's, a rendezvous protocol's) travel back over the cable.
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -61,7 +65,8 @@ struct Leaf {
 
 class Shapes {
  public:
-  Shapes(const InterNode& in, const Leaf& leaf, double share) : in_(in), leaf_(leaf), share_(share) {}
+  Shapes(const InterNode& in, const Leaf& leaf, const AnalysisConfig& c)
+      : in_(in), leaf_(leaf), share_(c.attributeShare), threshold_(c.slowThreshold) {}
 
   // Destinations outside the leaf its nodes reach slowly while the rest of the fabric reaches them well.
   std::vector<int> outward() const {
@@ -88,9 +93,29 @@ class Shapes {
       for (int m : leaf_.under) {
         if (m != x) mates.add(at(m, x));
       }
-      if (outside.mostlySlow(share_) && mates.mostlyFine(share_)) in.push_back(x);
+      if (outside.mostlySlow(share_) && mates.mostlyFine(share_) && asFastAsTheLeaf(x)) in.push_back(x);
     }
     return in;
+  }
+
+  // The leafmates' pairs into x at the leaf's own rate: their median at least --slow-threshold of
+  // the median of the leaf's pairs that do not touch x (true without such pairs to compare).
+  bool asFastAsTheLeaf(int x) const {
+    std::vector<double> into;
+    std::vector<double> rest;
+    for (int a : leaf_.under) {
+      for (int b : leaf_.under) {
+        if (a == b || a >= in_.view.n() || b >= in_.view.n()) continue;
+        const float v = in_.view.values.at(a, b);
+        if (!std::isfinite(v)) continue;
+        if (b == x) {
+          into.push_back(v);
+        } else if (a != x) {
+          rest.push_back(v);
+        }
+      }
+    }
+    return into.empty() || rest.empty() || core::median(into) >= threshold_ * core::median(rest);
   }
 
   Verdict at(int x, int y) const {
@@ -102,6 +127,7 @@ class Shapes {
   const InterNode& in_;
   const Leaf& leaf_;
   double share_;
+  double threshold_;
 };
 
 std::vector<Leaf> leavesOf(const FabricPaths& paths) {
@@ -202,7 +228,7 @@ void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
   const FabricPaths paths = fabricPaths(graph, ctx.topo);
   InterNode& in = ctx.inter;
   for (const Leaf& leaf : leavesOf(paths)) {
-    const Shapes shapes(in, leaf, ctx.c.attributeShare);
+    const Shapes shapes(in, leaf, ctx.c);
     std::vector<int> outward = shapes.outward();
     if (outward.size() < 2 || outward.size() == leaf.outside.size()) outward.clear();
     const std::vector<int> inward = leaf.under.size() >= 2 ? shapes.inward() : std::vector<int>{};

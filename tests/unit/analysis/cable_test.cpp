@@ -71,5 +71,27 @@ TEST(CableRule, ASlowIngressFromLeafmatesTooIsTheNode) {
   EXPECT_EQ(found[0].subject, "host6");
 }
 
+// Pairs inside a leaf run faster than across it (fewer cables): at 12 GB/s against 10. Host6's own
+// cable slows what it receives: 8.5 from outside, 10.2 from its leafmates, above the fabric's bar
+// but below their 12. Its ingress, not a cable above its leaf.
+TEST(CableRule, AHostSlowerFromItsLeafmatesThanTheLeafIsItsOwn) {
+  const Fabric f = destinationRouted(4, 4, 4, 1, 2, 10.0f, [](core::Matrices& m) {
+    for (int a = 0; a < 16; ++a) {
+      for (int b = 0; b < 16; ++b) {
+        if (a != b && a / 4 == b / 4) setBw(m, a, b, 12.0f);
+      }
+    }
+    for (int a = 0; a < 16; ++a) {
+      if (a != 6) setBw(m, a, 6, a / 4 == 1 ? 10.2f : 8.5f);
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  EXPECT_EQ(ofKindIn(all, "uplink"), 0) << describe(all);
+  const auto ingress = ofKind(all, "node_ingress");  // 0.85x of the fabric: as sure as the node rule is
+  ASSERT_EQ(ingress.size(), 1u) << describe(all);
+  EXPECT_EQ(ingress[0].subject, "host6");
+  for (const auto& x : serious(all)) EXPECT_EQ(x.nodeA, 6) << describe(all);
+}
+
 }  // namespace
 }  // namespace fabricmap::orchestrator
