@@ -68,6 +68,11 @@ RuleContext::RuleContext(const core::Matrices& matrices, const core::Topology& t
             {},
             std::nullopt} {}
 
+const FabricPaths& RuleContext::fabricPaths() {
+  if (!fabricPaths_) fabricPaths_ = internal::fabricPaths(topo.fabric, topo);
+  return *fabricPaths_;
+}
+
 namespace {
 
 struct Rule {

@@ -225,7 +225,7 @@ bool oneLevel(const Evidence& e) {
 void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
   const core::FabricGraph& graph = ctx.topo.fabric;
   if (graph.devices.empty()) return;
-  const FabricPaths paths = fabricPaths(graph, ctx.topo);
+  const FabricPaths& paths = ctx.fabricPaths();
   InterNode& in = ctx.inter;
   for (const Leaf& leaf : leavesOf(paths)) {
     const Shapes shapes(in, leaf, ctx.c);

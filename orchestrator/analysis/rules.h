@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "orchestrator/analysis/fabric_paths.h"
 #include "orchestrator/analysis/judging.h"
 
 namespace fabricmap::orchestrator::internal {
@@ -81,6 +82,11 @@ struct RuleContext {
   NoisyPairs noisyNodes;
   NoisyPairs noisyRanks;
   InterNode inter;
+  // Where the run's nodes hang in the fabric (`--fabric`), found once by the first rule that needs it.
+  const FabricPaths& fabricPaths();
+
+ private:
+  std::optional<FabricPaths> fabricPaths_;
 };
 
 // A rule adds its findings (or, the last ones, adjusts those before it).

@@ -381,7 +381,7 @@ void judgeAlone(RuleContext& ctx, const Context& x, const std::vector<int>& chos
 void switchRule(RuleContext& ctx, std::vector<Finding>& findings) {
   const core::FabricGraph& graph = ctx.topo.fabric;
   if (graph.devices.empty()) return;
-  const FabricPaths paths = fabricPaths(graph, ctx.topo);
+  const FabricPaths& paths = ctx.fabricPaths();
   if (paths.placed.size() < 3) return;  // two nodes: one pair, which no part of the path can be told from
   InterNode& in = ctx.inter;
   const Suspects suspects{static_cast<int>(paths.suspects.size())};
