@@ -467,6 +467,8 @@ struct PairReport {
   int latency = 0;   // 1 when this rank measured the latency
   double send = 0;   // seconds of its sender-only stream
   double bidir = 0;  // seconds of the bidirectional stream
+  int sendIters = 0; // the windows those timed (fewer for a clearly slow pair)
+  int bidirIters = 0;
   double cv = 0;     // the least steady of its streams: coefficient of variation of iteration times
   double oneWay = 0; // seconds, one-way latency
   std::uint64_t wrong = 0;
@@ -504,28 +506,39 @@ core::PairRecord pairRow(const core::PairStep& step, std::size_t slot, std::pair
   rec.bytes = step.bytes;
   rec.window = step.window;
   rec.iters = step.iters;
-  double sendA = 0, sendB = 0, bidir = 0;
+  // the bytes each direction moved over the longest of its streams' times
+  const double perWindow = static_cast<double>(step.bytes) * step.window;
+  double sendA = 0, sendB = 0, bidir = 0, volumeA = 0, volumeB = 0, volumeBoth = 0;
   for (const PairReport& r : all) {
     if (r.slot != static_cast<int>(slot)) continue;
     if (r.first) {
       ++rec.streams;
       sendA = std::max(sendA, r.send);
+      volumeA += perWindow * r.sendIters;
     } else {
       sendB = std::max(sendB, r.send);
+      volumeB += perWindow * r.sendIters;
     }
+    rec.iters = std::min({rec.iters, r.sendIters, r.bidirIters});
     bidir = std::max(bidir, r.bidir);
+    volumeBoth += perWindow * r.bidirIters;
     rec.cv = std::max(rec.cv, r.cv);
     if (r.latency && r.first) rec.latencyUs = r.oneWay * 1e6;
     rec.wrong += r.wrong;
   }
-  const double volume = static_cast<double>(step.bytes) * step.window * step.iters;
-  rec.bwAB = sendA > 0 ? rec.streams * volume / sendA / 1e9 : 0.0;
-  rec.bwBA = sendB > 0 ? rec.streams * volume / sendB / 1e9 : 0.0;
-  rec.bwBidir = bidir > 0 ? 2.0 * rec.streams * volume / bidir / 1e9 : 0.0;
+  rec.bwAB = sendA > 0 ? volumeA / sendA / 1e9 : 0.0;
+  rec.bwBA = sendB > 0 ? volumeB / sendB / 1e9 : 0.0;
+  rec.bwBidir = bidir > 0 ? volumeBoth / bidir / 1e9 : 0.0;
   return rec;
 }
 
 }  // namespace
+
+std::size_t Executor::historyOf(bool nodeLevel, int peer) const {
+  if (nodeLevel) return 2;
+  const auto& ranks = topology_.ranks;
+  return ranks.at(static_cast<std::size_t>(rank_)).node == ranks.at(static_cast<std::size_t>(peer)).node ? 0 : 1;
+}
 
 PairResult Executor::run(const core::PairStep& step) {
   const Stopwatch clock;
@@ -546,17 +559,27 @@ PairResult Executor::run(const core::PairStep& step) {
 
   if (peer >= 0) {
     report(step.index, StepPhase::kMeasuring);
-    std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, pairSpecFor(step));
+    WindowHistory& history = windowTimes_[historyOf(nodeLevel, peer)];
+    PairSpec spec = pairSpecFor(step);
+    spec.slowWindow = kClearlySlow * history.median();
+    std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, spec);
     const bool first = mine.first == 1;
+    const auto timed = [&](bool send, bool receive) {
+      const PairRunner::Timing t = runner->stream(peer, send, receive);
+      if (t.iters > 0) history.add(t.seconds / t.iters);
+      return t;
+    };
     // a -> b, then b -> a, then both at once; every node-level stream of a direction runs together
     together();
-    const PairRunner::Timing ab = runner->stream(peer, first, !first);
+    const PairRunner::Timing ab = timed(first, !first);
     together();
-    const PairRunner::Timing ba = runner->stream(peer, !first, first);
+    const PairRunner::Timing ba = timed(!first, first);
     mine.send = first ? ab.seconds : ba.seconds;
+    mine.sendIters = first ? ab.iters : ba.iters;
     together();
-    const PairRunner::Timing both = runner->stream(peer, true, true);
+    const PairRunner::Timing both = timed(true, true);
     mine.bidir = both.seconds;
+    mine.bidirIters = both.iters;
     mine.cv = std::max({ab.cv, ba.cv, both.cv});
     const bool measuresLatency = !nodeLevel || topology_.ranks.at(static_cast<std::size_t>(rank_)).localRank == 0;
     if (step.latencyIters > 0 && measuresLatency) {

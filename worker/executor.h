@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/records.h"
 #include "worker/backend.h"
 #include "worker/comm.h"
+#include "worker/pair_timing.h"
 #include "worker/watchdog.h"
 
 namespace fabricmap::worker {
@@ -117,6 +119,10 @@ class Executor {
   Communicator groupComm_;
   std::vector<Communicator> trafficComms_;  // per Plan::traffic entry
   std::unique_ptr<TrafficRunner> traffic_;
+  // This rank's window times of pairs: rank pairs inside its node, rank pairs across nodes,
+  // node pairs (the classes whose healthy rates differ by far more than kClearlySlow).
+  std::array<WindowHistory, 3> windowTimes_;
+  std::size_t historyOf(bool nodeLevel, int peer) const;
 };
 
 // The row type a step kind's run returns.

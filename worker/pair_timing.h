@@ -9,28 +9,78 @@
 
 #include "core/stats.h"
 #include "worker/backend.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::worker {
 
-// A handshake, `spec.warmup` untimed windows, a handshake, then `spec.iters` timed windows: the
-// seconds from the second handshake to the end of the last window, and how much the windows'
-// times varied.
-template <class Sync, class Window>
-PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Window window) {
+// The fewer of two sides' counts: each sends its own and takes the smaller (a handshake, too).
+inline int agreeOnFewer(MPI_Comm comm, int peer, int tag, int mine) {
+  int theirs = 0;
+  FM_MPI(MPI_Sendrecv(&mine, 1, MPI_INT, peer, tag, &theirs, 1, MPI_INT, peer, tag, comm, MPI_STATUS_IGNORE));
+  return std::min(mine, theirs);
+}
+
+// A handshake, `spec.warmup` untimed windows, then the timed windows: `spec.iters` of them, or
+// one when either side's last warm-up window took longer than `spec.slowWindow` (the first ones
+// may set up connections). `agree(count)` is that handshake: both sides' counts, the fewer
+// kept. `window(last)` is told the last warm-up window and the last timed one. The seconds from
+// that handshake to the end of the last window, and how much the windows' times varied.
+template <class Sync, class Agree, class Window>
+PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Window window) {
   sync();
-  for (int i = 0; i < spec.warmup; ++i) window();
-  sync();
-  std::vector<double> iterations(static_cast<std::size_t>(spec.iters));
+  double lastWarm = 0;
+  for (int i = 0; i < spec.warmup; ++i) {
+    const double begin = MPI_Wtime();
+    window(i + 1 == spec.warmup);
+    lastWarm = MPI_Wtime() - begin;
+  }
+  const bool clearlySlow = spec.warmup > 0 && spec.slowWindow > 0 && lastWarm > spec.slowWindow;
+  const int iters = agree(clearlySlow ? std::min(spec.iters, 1) : spec.iters);
+  std::vector<double> iterations(static_cast<std::size_t>(std::max(iters, 0)));
   const double start = MPI_Wtime();
   double last = start;
-  for (double& t : iterations) {
-    window();
+  for (std::size_t i = 0; i < iterations.size(); ++i) {
+    window(i + 1 == iterations.size());
     const double now = MPI_Wtime();
-    t = now - last;
+    iterations[i] = now - last;
     last = now;
   }
-  return {last - start, core::summarize(std::move(iterations)).cv};
+  return {last - start, core::summarize(std::move(iterations)).cv, iters};
 }
+
+// The last few timed windows' seconds of one kind of pair on this rank, and their median: what a
+// window of a healthy pair takes, so that a window many times slower is clearly slow.
+class WindowHistory {
+ public:
+  static constexpr std::size_t kKept = 31;
+  void add(double seconds) {
+    if (!(seconds > 0)) return;
+    if (kept_.size() < kKept) {
+      kept_.push_back(seconds);
+    } else {
+      kept_[next_] = seconds;
+    }
+    next_ = (next_ + 1) % kKept;
+  }
+  // 0 while nothing is kept
+  double median() const {
+    if (kept_.empty()) return 0;
+    std::vector<double> sorted = kept_;
+    const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+    std::nth_element(sorted.begin(), mid, sorted.end());
+    return *mid;
+  }
+
+ private:
+  std::vector<double> kept_;
+  std::size_t next_ = 0;
+};
+
+// A warm window this many times the rank's typical one (WindowHistory) marks a pair clearly slow
+// (PairSpec::slowWindow): such a pair reads below an eighth of its peers' rate, far under the bar
+// of half that where a pair is measured again; two or three streams meeting on one cable stay
+// well above it.
+inline constexpr double kClearlySlow = 8;
 
 // A handshake, `skip` untimed round trips, then `spec.latencyIters` timed ones: the one-way
 // latency in seconds (half the mean round trip).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -69,6 +70,16 @@ void answerSync(int peer) {
                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+// The handshake before the timed windows, which carries each side's count of them: returns the
+// fewer of the runner's and `mine`.
+int answerCount(int peer, int mine) {
+  await(peer, mpi::kTagSync, "count handshake");
+  int theirs = 0;
+  MPI_Sendrecv(&mine, 1, MPI_INT, peer, mpi::kTagSync, &theirs, 1, MPI_INT, peer, mpi::kTagSync, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  return std::min(mine, theirs);
+}
+
 PairSpec specOf(std::uint64_t bytes, int window) {
   PairSpec spec;
   spec.bytes = bytes;
@@ -90,12 +101,13 @@ struct ReceiverLog {
   int windows = 0;
   int messages = 0;
   int early = 0;  // windows after which data came before the acknowledgement went back
+  int timed = 0;  // the timed windows both sides agreed on
 };
 
 // osu_bw's receiver, watching: per window it takes `window` messages, holds the acknowledgement
 // back for `hold` seconds while checking that nothing more arrives (the sender must be waiting for
-// it), then acknowledges with osu_bw's 4 bytes.
-ReceiverLog receiveLikeOsuBw(int sender, const PairSpec& spec, Buffers& b, double hold) {
+// it), then acknowledges with osu_bw's 4 bytes. It asks for `count` timed windows.
+ReceiverLog receiveLikeOsuBw(int sender, const PairSpec& spec, Buffers& b, double hold, int count) {
   ReceiverLog log;
   const std::array<char, mpi::kAckBytes> ack{};
   const auto windows = [&](int n) {
@@ -113,8 +125,8 @@ ReceiverLog receiveLikeOsuBw(int sender, const PairSpec& spec, Buffers& b, doubl
   };
   answerSync(sender);
   windows(spec.warmup);
-  answerSync(sender);
-  windows(spec.iters);
+  log.timed = answerCount(sender, count);
+  windows(log.timed);
   return log;
 }
 
@@ -125,14 +137,14 @@ struct OneWay {
   ReceiverLog log;
 };
 
-OneWay oneWayAgainstOsuReceiver(const PairSpec& spec, double hold) {
+OneWay oneWayAgainstOsuReceiver(const PairSpec& spec, double hold, int count = -1) {
   Buffers b(spec.bytes);
   OneWay result;
   MPI_Barrier(MPI_COMM_WORLD);
   if (worldRank() == 0) {
     result.timing = mpi::makePairRunner(MPI_COMM_WORLD, spec, b.send.data(), b.receive.data())->stream(1, true, false);
   } else {
-    result.log = receiveLikeOsuBw(0, spec, b, hold);
+    result.log = receiveLikeOsuBw(0, spec, b, hold, count < 0 ? spec.iters : count);
   }
   result.log = toRoot(result.log);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -165,6 +177,41 @@ TEST(MpiPairShape, AHeldAcknowledgementSlowsEveryWindow) {
       << "prompt " << prompt.timing.seconds << " s, held " << held.timing.seconds << " s";
 }
 
+// A warm window slower than the spec's slowWindow marks the pair clearly slow: the runner asks
+// for one timed window, and the peer's larger count gives way to it. One window timed is a figure
+// of the same shape, in a fraction of the time.
+TEST(MpiPairShape, AClearlySlowPairTimesOneWindow) {
+  PairSpec spec = specOf(64 << 10, 8);
+  spec.iters = 6;
+  spec.slowWindow = 0.01;  // each window is held 0.05 s
+  const OneWay slow = oneWayAgainstOsuReceiver(spec, 0.05);
+  if (worldRank() == 0) {
+    EXPECT_EQ(slow.log.timed, 1);
+    EXPECT_EQ(slow.timing.iters, 1);
+    EXPECT_EQ(slow.log.windows, spec.warmup + 1);
+    EXPECT_GE(slow.timing.seconds, 0.05);
+    EXPECT_LT(slow.timing.seconds, 0.05 * 3);
+  }
+  // under the bound the stream runs its windows
+  spec.slowWindow = 10;
+  const OneWay steady = oneWayAgainstOsuReceiver(spec, 0.05);
+  if (worldRank() == 0) {
+    EXPECT_EQ(steady.timing.iters, spec.iters);
+    EXPECT_EQ(steady.log.windows, spec.warmup + spec.iters);
+  }
+}
+
+// The fewer count wins on both sides: a peer that found the pair clearly slow cuts the runner's
+// stream too, so the two never wait for a window the other will not send.
+TEST(MpiPairShape, ThePeersFewerCountIsKept) {
+  const PairSpec spec = specOf(64 << 10, 8);
+  const OneWay r = oneWayAgainstOsuReceiver(spec, 0, 1);
+  if (worldRank() != 0) return;
+  EXPECT_EQ(r.timing.iters, 1);
+  EXPECT_EQ(r.log.windows, spec.warmup + 1);
+  EXPECT_EQ(r.log.messages, (spec.warmup + 1) * spec.window);
+}
+
 // The runner as receiver acknowledges each window with osu_bw's 4 bytes, so osu_bw's own sender
 // runs against it.
 TEST(MpiPairShape, ReceiverAcknowledgesEachWindowLikeOsuBw) {
@@ -195,8 +242,7 @@ TEST(MpiPairShape, ReceiverAcknowledgesEachWindowLikeOsuBw) {
     };
     answerSync(1);
     windows(spec.warmup);
-    answerSync(1);
-    windows(spec.iters);
+    windows(answerCount(1, spec.iters));
     MPI_Status next = await(1, MPI_ANY_TAG, "marker");
     EXPECT_EQ(next.MPI_TAG, kMarker) << "the receiver sent more than one acknowledgement per window";
     MPI_Recv(nullptr, 0, MPI_BYTE, 1, kMarker, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -232,8 +278,7 @@ TEST(MpiPairShape, BothWaysIsOsuBibw) {
     };
     answerSync(1);
     windows(spec.warmup);
-    answerSync(1);
-    windows(spec.iters);
+    windows(answerCount(1, spec.iters));
     MPI_Status next = await(1, MPI_ANY_TAG, "marker");
     EXPECT_EQ(next.MPI_TAG, kMarker) << "the bidirectional stream sent something osu_bibw does not";
     MPI_Recv(nullptr, 0, MPI_BYTE, 1, kMarker, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

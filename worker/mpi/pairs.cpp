@@ -28,7 +28,9 @@ class MpiPairs final : public PairRunner {
   }
 
   Timing stream(int peer, bool send, bool receive) override {
-    return timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
+    return timeWindows(
+        spec_, [&] { sync(peer); }, [&](int mine) { return agreeOnFewer(comm_, peer, kTagSync, mine); },
+        [&](bool /*last*/) { window(peer, send, receive); });
   }
 
   double pingPong(int peer, bool initiator) override {

@@ -62,7 +62,7 @@ class NcclPairs final : public PairRunner {
     }
     // the last iteration ended with the last acknowledgement: the sender's time covers delivery
     return {elapsedSeconds(start_, iterationEnds_.empty() ? start_ : iterationEnds_.back()),
-            core::summarize(std::move(iterations)).cv};
+            core::summarize(std::move(iterations)).cv, spec_.iters};
   }
 
   double pingPong(int peer, bool initiator) override {

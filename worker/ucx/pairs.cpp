@@ -59,6 +59,11 @@ class UcxPairsBase : public PairRunner {
                         MPI_STATUS_IGNORE));
   }
 
+  // timeWindows' handshake on the timed windows' count
+  auto agreeWith(int peer) {
+    return [this, peer](int mine) { return agreeOnFewer(comm_, peer, mpi::kTagSync, mine); };
+  }
+
   // A tagged send or receive of `buffer`, in the pair memory unless `host` (the 4-byte messages).
   ucs_status_ptr_t sendTo(int peer, const void* buffer, std::size_t bytes, TagKind kind, bool host = false) {
     const ucp_request_param_t param = paramFor(host);
@@ -152,7 +157,7 @@ class TagPairs final : public UcxPairsBase {
   }
 
   Timing stream(int peer, bool send, bool receive) override {
-    const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, send, receive); });
+    const Timing t = timeWindows(spec_, [&] { sync(peer); }, agreeWith(peer), [&](bool /*last*/) { window(peer, send, receive); });
     ucp_.finish(peer);
     return t;
   }
@@ -213,8 +218,8 @@ class RmaPairs final : public UcxPairsBase {
 
   Timing stream(int peer, bool send, bool receive) override {
     const RemoteBuffer& remote = remoteOf(peer);
-    windows_ = 0;
-    const Timing t = timeWindows(spec_, [&] { sync(peer); }, [&] { window(peer, remote, send, receive); });
+    const Timing t =
+        timeWindows(spec_, [&] { sync(peer); }, agreeWith(peer), [&](bool last) { window(peer, remote, send, receive, last); });
     ucp_.finish(peer);
     return t;
   }
@@ -290,13 +295,12 @@ class RmaPairs final : public UcxPairsBase {
   // timed loop's, the writes are flushed (complete at the peer) and the writer tells the peer,
   // which waits for it, progressing UCX; both ways, each side tells the other. Neither leaves for
   // the handshake in MPI while the other's flush may still need its progress.
-  void window(int peer, const RemoteBuffer& remote, bool send, bool receive) {
-    ++windows_;
+  void window(int peer, const RemoteBuffer& remote, bool send, bool receive, bool last) {
     if (send) {
       for (int w = 0; w < spec_.window; ++w) requests_.push_back(put(peer, remote, spec_.bytes));
       ucp_.waitAll(requests_, "write");
     }
-    if (windows_ != spec_.warmup && windows_ != spec_.warmup + spec_.iters) return;
+    if (!last) return;
     if (send) flush(peer);
     if (send != receive) {
       acknowledge(peer, receive);
@@ -336,7 +340,6 @@ class RmaPairs final : public UcxPairsBase {
   Registered registered_;
   std::map<int, std::unique_ptr<RemoteBuffer>> remotes_;
   std::array<char, kAckBytes> theirAck_{};
-  int windows_ = 0;  // of the stream in progress, warm-up included
 };
 
 }  // namespace
