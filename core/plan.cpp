@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <span>
 
 namespace fabricmap::core {
 namespace {
@@ -75,23 +77,54 @@ std::vector<std::pair<int, int>> pairsOf(const PairStep& step) {
   return step.pairs.empty() ? circleRound(step.members, step.round) : step.pairs;
 }
 
-std::vector<std::vector<std::pair<int, int>>> packRounds(const std::vector<std::pair<int, int>>& pairs) {
-  std::vector<std::vector<std::pair<int, int>>> rounds;
-  std::vector<std::vector<bool>> busy;  // per round: which members are taken
+namespace {
+
+// The parts a pair holds: those one end claims and the other does not.
+std::vector<int> heldBy(const std::vector<std::vector<int>>& claims, int a, int b) {
+  const auto of = [&](int m) {
+    return m >= 0 && static_cast<std::size_t>(m) < claims.size() ? std::span<const int>(claims[static_cast<std::size_t>(m)])
+                                                                 : std::span<const int>();
+  };
+  std::vector<int> held;
+  std::set_symmetric_difference(of(a).begin(), of(a).end(), of(b).begin(), of(b).end(), std::back_inserter(held));
+  return held;
+}
+
+// One round being packed: the members and the parts its pairs hold.
+struct OpenRound {
+  std::vector<bool> members;
+  std::vector<bool> parts;
+  static bool taken(const std::vector<bool>& v, int i) { return static_cast<std::size_t>(i) < v.size() && v[static_cast<std::size_t>(i)]; }
+  static void take(std::vector<bool>& v, int i) {
+    if (v.size() <= static_cast<std::size_t>(i)) v.resize(static_cast<std::size_t>(i) + 1, false);
+    v[static_cast<std::size_t>(i)] = true;
+  }
+  bool fits(int a, int b, const std::vector<int>& held) const {
+    return !taken(members, a) && !taken(members, b) &&
+           std::none_of(held.begin(), held.end(), [&](int p) { return taken(parts, p); });
+  }
+  void add(int a, int b, const std::vector<int>& held) {
+    take(members, a);
+    take(members, b);
+    for (int p : held) take(parts, p);
+  }
+};
+
+}  // namespace
+
+Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims) {
+  Rounds rounds;
+  std::vector<OpenRound> open;
   for (const auto& [a, b] : pairs) {
-    const auto need = static_cast<std::size_t>(std::max(a, b) + 1);
+    const std::vector<int> held = heldBy(claims, a, b);
     std::size_t r = 0;
-    for (; r < rounds.size(); ++r) {
-      if (busy[r].size() < need) busy[r].resize(need, false);
-      if (!busy[r][static_cast<std::size_t>(a)] && !busy[r][static_cast<std::size_t>(b)]) break;
-    }
+    while (r < rounds.size() && !open[r].fits(a, b, held)) ++r;
     if (r == rounds.size()) {
       rounds.emplace_back();
-      busy.emplace_back(need, false);
+      open.emplace_back();
     }
     rounds[r].emplace_back(a, b);
-    busy[r][static_cast<std::size_t>(a)] = true;
-    busy[r][static_cast<std::size_t>(b)] = true;
+    open[r].add(a, b, held);
   }
   return rounds;
 }

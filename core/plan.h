@@ -94,7 +94,11 @@ int circleRounds(int members);
 std::vector<std::pair<int, int>> circleRound(int members, int round);
 
 // Packs pairs into rounds of disjoint pairs (greedy, in order), for quick mode and retests.
-std::vector<std::vector<std::pair<int, int>>> packRounds(const std::vector<std::pair<int, int>>& pairs);
+// `claims` (per member, sorted; members past its end claim nothing) names shared parts a pair's
+// traffic crosses, such as a switch's uplinks: a pair holds the parts one end claims and the other
+// does not (traffic inside a leaf stays off its uplinks), and a round holds each part at most once.
+using Rounds = std::vector<std::vector<std::pair<int, int>>>;
+Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims = {});
 
 // How a GPU-pair copy moves the data (the per-method columns of /copies and /matrix/gpu).
 enum class CopyMethod : std::uint8_t {

@@ -87,6 +87,12 @@ inline constexpr double kSuspectShare = 0.5;
 std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c);
 std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const AnalysisConfig& c);
 
+// Per node of the run, the switches whose uplinks its traffic to any node outside them certainly
+// crosses (device indices in topology.fabric, sorted): a leaf it hangs on alone, and each level
+// above where it has one switch. Retests of pairs that hold no such switch in common cannot meet
+// on a cable (core::packRounds' claims); without a fabric, no node claims any.
+std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology);
+
 // Findings, most severe first: severity "error" below half the baseline (or latency above twice
 // the factor), "warning" otherwise, "info" for pairs too noisy to judge.
 //

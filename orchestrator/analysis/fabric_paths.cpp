@@ -1,5 +1,6 @@
 // Where the run's nodes hang in the fabric and what their pairs cross (see fabric_paths.h).
 #include "orchestrator/analysis/fabric_paths.h"
+#include "orchestrator/analysis/analysis.h"
 
 #include <algorithm>
 #include <iterator>
@@ -125,3 +126,24 @@ std::string suspectName(const core::FabricGraph& graph, const FabricSuspect& sus
 }
 
 }  // namespace fabricmap::orchestrator::internal
+
+namespace fabricmap::orchestrator {
+
+std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology) {
+  std::vector<std::vector<int>> claims(topology.nodes.size());
+  if (topology.fabric.devices.empty()) return claims;
+  const internal::FabricPaths paths = internal::fabricPaths(topology.fabric, topology);
+  for (int x : paths.placed) {
+    std::vector<int>& mine = claims[static_cast<std::size_t>(x)];
+    for (const std::vector<int>& level : paths.above[static_cast<std::size_t>(x)]) {
+      // several switches on a level: which one a pair crosses is the routing's choice
+      if (level.size() == 1 && paths.uplinkSuspect[static_cast<std::size_t>(level.front())] >= 0) {
+        mine.push_back(level.front());
+      }
+    }
+    std::sort(mine.begin(), mine.end());
+  }
+  return claims;
+}
+
+}  // namespace fabricmap::orchestrator

@@ -435,22 +435,28 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 }
 
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
-                 const std::vector<std::pair<int, int>>& pairs, core::Plan& plan) {
+                 const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
+                 const std::vector<std::vector<int>>& claims) {
   if (pairs.empty()) return;
   // A suspect measured beside a really slow pair can look slow because of it (ranks spinning on a
   // slow transfer take the CPU, a throttled route congests its switch): a few suspects are
-  // retested alone, one pair per round. Many are packed into rounds of disjoint pairs.
-  std::vector<std::vector<std::pair<int, int>>> rounds;
+  // retested alone, one pair per round. Many are packed into rounds of disjoint pairs, none two
+  // through one switch's uplinks where the fabric is known. Elsewhere two pairs of a round may
+  // still meet on a cable; each sample is packed from another starting pair, so that a pair does
+  // not meet the same neighbours in every sample.
+  core::Rounds rounds;
   if (pairs.size() <= kIsolatedRetests) {
     for (const auto& pair : pairs) rounds.push_back({pair});
   } else {
-    rounds = core::packRounds(pairs);
+    std::vector<std::pair<int, int>> order = pairs;
+    const auto samples = static_cast<std::size_t>(std::max(config.retests, sample));
+    const std::size_t shift = static_cast<std::size_t>(sample - 1) * order.size() / samples;
+    std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shift), order.end());
+    rounds = core::packRounds(order, claims);
   }
-  for (int sample = 1; sample <= config.retests; ++sample) {
-    core::PairStep base = pairStepTemplate(config, level, members);
-    base.sample = sample;
-    appendPairRounds(plan, base, rounds);
-  }
+  core::PairStep base = pairStepTemplate(config, level, members);
+  base.sample = sample;
+  appendPairRounds(plan, base, rounds);
 }
 
 double stepBytes(const core::CollectiveStep& step) {

@@ -55,11 +55,14 @@ void planCopies(const RunConfig& config, const core::Topology& topology, core::P
 // each member against `pairwisePeers` random others, packed into rounds of disjoint pairs.
 void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
 
-// Appends `config.retests` re-measurements of `pairs`: one pair per round when there are at most
-// kIsolatedRetests of them (a retest measures the suspect alone), else rounds of disjoint pairs.
+// Appends re-measurement number `sample` (1..config.retests) of `pairs`: one pair per round when
+// there are at most kIsolatedRetests of them (a retest measures the suspect alone), else rounds
+// of disjoint pairs that hold each of the members' `claims` at most once (core::packRounds),
+// each sample packed from another starting pair.
 inline constexpr std::size_t kIsolatedRetests = 128;
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
-                 const std::vector<std::pair<int, int>>& pairs, core::Plan& plan);
+                 const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
+                 const std::vector<std::vector<int>>& claims = {});
 
 // Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
 // `seed`); unordered, deduplicated, sorted.

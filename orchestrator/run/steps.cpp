@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -99,11 +101,22 @@ class PlanRun {
   void finding(const core::Finding& f) {
     steps_.sinks.each([&](core::RecordSink& s) { s.finding(f); });
   }
-  using PairList = std::vector<std::pair<int, int>>;
-  // The pairs rank 0 found suspect and had not measured again yet, told to every rank: (rank
-  // pairs, node pairs).
-  std::pair<PairList, PairList> suspects();
+  // Pairs per level (rank, node), sorted.
+  using LevelPairs = std::array<std::vector<std::pair<int, int>>, 2>;
+  // Rank 0: the pairs that look slow and were not measured again yet.
+  LevelPairs newSuspects();
+  // Rank 0: the pairs of `pass` that no longer look slow on the samples so far.
+  LevelPairs cleared(const LevelPairs& pass);
+  // Rank 0's pairs, and the members' uplink claims per level (analysis.h uplinkClaims), told to
+  // every rank.
+  struct Suspects {
+    LevelPairs pairs;
+    std::array<std::vector<std::vector<int>>, 2> claims;
+  };
+  Suspects tell(const LevelPairs& pairs);
   void retest(const std::vector<core::PairStep>& list);
+  // Runs the retests appended from `firstRetest` on (a resumed run takes those it measured).
+  void runRetests(const std::vector<core::PairStep>& list, std::size_t firstRetest);
   void fixBaselinesFrom(const core::Matrices& m);
   void analyze();
 
@@ -213,35 +226,95 @@ void PlanRun::followUp(const core::PairStep& /*step*/, const core::PairRecord& p
                            p.b, p.step, p.wrong));
 }
 
-std::pair<PlanRun::PairList, PlanRun::PairList> PlanRun::suspects() {
-  // wire format: level (0 rank, 1 node), a, b per suspect pair
-  std::vector<int> wire;
-  if (builder_) {
-    const core::Matrices m = builder_->build();
-    const AnalysisConfig c = analysisConfigOf(steps_.config);
-    for (int level : {0, 1}) {
-      for (const auto& pair : level == 0 ? suspectRankPairs(m, c) : suspectNodePairs(m, c)) {
-        if (retested_[level].insert(pair).second) wire.insert(wire.end(), {level, pair.first, pair.second});
-      }
+namespace {
+
+// Rank 0's ints, told to every rank.
+std::vector<int> broadcastInts(std::vector<int> ints) {
+  int count = static_cast<int>(ints.size());
+  FM_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  ints.resize(static_cast<std::size_t>(count));
+  FM_MPI(MPI_Bcast(ints.data(), count, MPI_INT, 0, MPI_COMM_WORLD));
+  return ints;
+}
+
+}  // namespace
+
+PlanRun::LevelPairs PlanRun::newSuspects() {
+  LevelPairs out;
+  const core::Matrices m = builder_->build();
+  const AnalysisConfig c = analysisConfigOf(steps_.config);
+  for (std::size_t level : {0u, 1u}) {
+    for (const auto& pair : level == 0 ? suspectRankPairs(m, c) : suspectNodePairs(m, c)) {
+      if (retested_[level].insert(pair).second) out[level].push_back(pair);
     }
   }
-  int count = static_cast<int>(wire.size());
-  FM_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD));
-  wire.resize(static_cast<std::size_t>(count));
-  FM_MPI(MPI_Bcast(wire.data(), count, MPI_INT, 0, MPI_COMM_WORLD));
-  std::pair<PairList, PairList> out;
-  for (std::size_t i = 0; i + 2 < wire.size(); i += 3) {
-    (wire[i] == 0 ? out.first : out.second).emplace_back(wire[i + 1], wire[i + 2]);
+  return out;
+}
+
+PlanRun::LevelPairs PlanRun::cleared(const LevelPairs& pass) {
+  LevelPairs out;
+  const core::Matrices m = builder_->build();  // the typical figures of the samples so far
+  const AnalysisConfig c = analysisConfigOf(steps_.config);
+  for (std::size_t level : {0u, 1u}) {
+    const auto slow = level == 0 ? suspectRankPairs(m, c) : suspectNodePairs(m, c);
+    for (const auto& pair : pass[level]) {
+      if (!std::binary_search(slow.begin(), slow.end(), pair)) out[level].push_back(pair);
+    }
+  }
+  return out;
+}
+
+PlanRun::Suspects PlanRun::tell(const LevelPairs& pairs) {
+  // wire format: level (0 rank, 1 node), a, b per pair; then per node its claims' count and the
+  // claims (rank 0 alone read the fabric)
+  std::vector<int> wire;
+  std::vector<int> claimWire;
+  if (root_) {
+    for (int level : {0, 1}) {
+      for (const auto& [a, b] : pairs[static_cast<std::size_t>(level)]) wire.insert(wire.end(), {level, a, b});
+    }
+    for (const std::vector<int>& mine : uplinkClaims(topology_)) {
+      claimWire.push_back(static_cast<int>(mine.size()));
+      claimWire.insert(claimWire.end(), mine.begin(), mine.end());
+    }
+  }
+  wire = broadcastInts(std::move(wire));
+  Suspects out;
+  for (std::size_t i = 0; i + 2 < wire.size(); i += 3) out.pairs[static_cast<std::size_t>(wire[i])].emplace_back(wire[i + 1], wire[i + 2]);
+  if (out.pairs[0].empty() && out.pairs[1].empty()) return out;
+  claimWire = broadcastInts(std::move(claimWire));
+  std::vector<std::vector<int>>& nodeClaims = out.claims[1];
+  for (std::size_t i = 0; i < claimWire.size(); i += static_cast<std::size_t>(claimWire[i]) + 1) {
+    const auto first = claimWire.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+    nodeClaims.emplace_back(first, first + claimWire[i]);
+  }
+  for (const core::RankRecord& r : topology_.ranks) {
+    const auto node = static_cast<std::size_t>(r.node);
+    out.claims[0].push_back(node < nodeClaims.size() ? nodeClaims[node] : std::vector<int>{});
   }
   return out;
 }
 
 void PlanRun::retest(const std::vector<core::PairStep>& list) {
-  const auto [rankPairs, nodePairs] = suspects();
-  const std::size_t firstRetest = list.size();
-  planRetests(steps_.config, core::PairLevel::kRank, static_cast<int>(topology_.ranks.size()), rankPairs, plan_);
-  planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), nodePairs, plan_);
-  if (list.size() == firstRetest) return;
+  // Sample 1 measures every new suspect again; each later one only the pairs an earlier retest
+  // cleared: a retest as slow as the first figure settles the pair (the typical figure is the
+  // better of two, or the middle of three, and a third sample could not lift it), one fine
+  // retest against a slow first figure is a tie that the next sample breaks.
+  LevelPairs pass = root_ && builder_ ? newSuspects() : LevelPairs{};
+  for (int sample = 1; sample <= steps_.config.retests; ++sample) {
+    const LevelPairs now = sample == 1 ? pass : (root_ ? cleared(pass) : LevelPairs{});
+    const Suspects found = tell(now);
+    if (found.pairs[0].empty() && found.pairs[1].empty()) return;
+    const std::size_t firstRetest = list.size();
+    const int ranks = static_cast<int>(topology_.ranks.size());
+    planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0]);
+    planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1],
+                plan_, sample, found.claims[1]);
+    runRetests(list, firstRetest);
+  }
+}
+
+void PlanRun::runRetests(const std::vector<core::PairStep>& list, std::size_t firstRetest) {
   Resuming& resuming = steps_.resuming;
   if (!resuming.recorded.empty()) {
     // a retest the stopped run measured is taken from the file when it retests the same pairs

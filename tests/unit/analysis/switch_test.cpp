@@ -349,6 +349,43 @@ TEST(SwitchRule, APartTheBaselineMissedIsJudgedAgainstThePairsThatDoNotCrossIt) 
       << describe(analyze(mild.m, mild.topology, kDefaults));
 }
 
+// The parts whose cables retests must not share: each node's leaf (two spines above it: which
+// one carries a pair is the routing's), and in a tree of pods also the pod's one switch; a core
+// with no uplinks is claimed by none; a node the fabric lacks, nothing; a run without a fabric,
+// nothing.
+TEST(UplinkClaims, EachNodesOneSwitchPerLevelThatHasUplinks) {
+  const auto named = [](const core::Topology& t, const std::vector<int>& devices) {
+    std::vector<std::string> names;
+    for (int d : devices) names.push_back(t.fabric.devices[static_cast<std::size_t>(d)].name);
+    std::sort(names.begin(), names.end());
+    return fmt::format("{}", fmt::join(names, " "));
+  };
+  const Fabric two = withFabric(fabric(9, 1), kTwoSpines);
+  const auto claims = uplinkClaims(two.topology);
+  ASSERT_EQ(claims.size(), 9u);
+  EXPECT_EQ(named(two.topology, claims[0]), "leaf0");
+  EXPECT_EQ(claims[0], claims[1]);
+  EXPECT_EQ(named(two.topology, claims[7]), "leaf3");
+  EXPECT_TRUE(claims[8].empty());  // host8 is not in the fabric
+
+  std::string text;
+  for (int pod = 0; pod < 2; ++pod) {
+    text += fmt::format("spine{}:1 -> core0:{}\n", pod, pod + 1);
+    for (int leaf = 2 * pod; leaf < 2 * pod + 2; ++leaf) {
+      text += fmt::format("leaf{} -> spine{}\n", leaf, pod);
+      for (int host = 2 * leaf; host < 2 * leaf + 2; ++host) text += fmt::format("host{} -> leaf{}\n", host, leaf);
+    }
+  }
+  const Fabric pods = withFabric(fabric(8, 1), text.c_str());
+  const auto podClaims = uplinkClaims(pods.topology);
+  EXPECT_EQ(named(pods.topology, podClaims[0]), "leaf0 spine0");
+  EXPECT_EQ(named(pods.topology, podClaims[7]), "leaf3 spine1");
+
+  const auto none = uplinkClaims(fabric(4, 2).topology);
+  ASSERT_EQ(none.size(), 4u);
+  for (const auto& c : none) EXPECT_TRUE(c.empty());
+}
+
 TEST(SwitchRule, NothingWithoutSlowPairsOrPlacedNodes) {
   const Fabric clean = withFabric(fabric(8, 1), kTwoSpines);
   EXPECT_TRUE(serious(analyze(clean.m, clean.topology, kDefaults)).empty());

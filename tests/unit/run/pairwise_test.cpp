@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -73,6 +74,38 @@ TEST(PackRounds, DisjointAndComplete) {
   // the triangle 0-1-2 needs three rounds; greedy packing stays within 2 x max degree - 1
   EXPECT_GE(rounds.size(), 3u);
   EXPECT_LE(rounds.size(), 5u);
+}
+
+// Two leaves of four nodes: a pair across them holds both leaves' uplinks, so a round holds at
+// most one such pair; pairs inside a leaf hold nothing and fill the rounds beside it.
+TEST(PackRounds, PairsAcrossLeavesNeverShareAnUplinkInARound) {
+  const std::vector<std::vector<int>> claims{{10}, {10}, {10}, {10}, {11}, {11}, {11}, {11}};
+  const Pairs pairs{{0, 4}, {1, 5}, {2, 6}, {3, 7}, {0, 1}, {2, 3}, {4, 5}, {6, 7}};
+  const auto rounds = core::packRounds(pairs, claims);
+  std::multiset<std::pair<int, int>> seen;
+  for (const auto& r : rounds) {
+    expectDisjoint(r);
+    int across = 0;
+    for (const auto& [a, b] : r) across += a / 4 != b / 4 ? 1 : 0;
+    EXPECT_LE(across, 1);
+    seen.insert(r.begin(), r.end());
+  }
+  const std::multiset<std::pair<int, int>> want(pairs.begin(), pairs.end());
+  EXPECT_EQ(seen, want);
+  EXPECT_EQ(rounds.size(), 4u);  // the four crossing pairs, one a round
+  // without claims the same pairs pack into fewer rounds, crossing pairs side by side
+  EXPECT_EQ(core::packRounds(pairs)[0].size(), 4u);
+}
+
+// A three-level claim: nodes under one pod switch share it; a pair inside the pod holds only
+// the two leaves, a pair across pods the leaves and both pods' switches.
+TEST(PackRounds, AClaimBothEndsHoldIsNotHeld) {
+  const std::vector<std::vector<int>> claims{{1, 100}, {2, 100}, {3, 100}, {4, 100}, {5, 101}, {6, 101}};
+  // (0,1) holds 1, 2; (2,3) holds 3, 4: one round. (0,4) and (2,5) both hold pods 100 and 101.
+  const auto inPod = core::packRounds({{0, 1}, {2, 3}}, claims);
+  EXPECT_EQ(inPod.size(), 1u);
+  const auto acrossPods = core::packRounds({{0, 4}, {2, 5}}, claims);
+  EXPECT_EQ(acrossPods.size(), 2u);
 }
 
 TEST(QuickMode, EveryMemberMeetsEnoughPeersDeterministically) {
@@ -147,8 +180,9 @@ TEST(PairPlan, CollectivesComeFirstAndRetestsLast) {
   ASSERT_GT(collectives, 0);
   EXPECT_EQ(plan.pairSteps.front().index, collectives);
   const int before = plan.stepCount();
-  planRetests(c, core::PairLevel::kRank, 4, {{0, 1}, {1, 2}, {2, 3}}, plan);
-  // a few suspects are retested alone: 3 rounds of one pair, measured twice (default --retests 2)
+  planRetests(c, core::PairLevel::kRank, 4, {{0, 1}, {1, 2}, {2, 3}}, plan, 1);
+  planRetests(c, core::PairLevel::kRank, 4, {{0, 1}, {1, 2}, {2, 3}}, plan, 2);
+  // a few suspects are retested alone: 3 rounds of one pair, each sample
   ASSERT_EQ(plan.stepCount(), before + 6);
   EXPECT_EQ(plan.pairSteps.back().index, before + 5);
   EXPECT_EQ(plan.pairSteps.back().sample, 2);
@@ -164,9 +198,31 @@ TEST(PairPlan, ManyRetestsArePacked) {
   std::vector<std::pair<int, int>> pairs;
   for (int a = 0; a < 400; a += 2) pairs.emplace_back(a, a + 1);  // 200 disjoint pairs
   ASSERT_GT(pairs.size(), kIsolatedRetests);
-  planRetests(pairwiseConfig({"--retests", "1"}), core::PairLevel::kRank, 400, pairs, plan);
+  planRetests(pairwiseConfig({"--retests", "1"}), core::PairLevel::kRank, 400, pairs, plan, 1);
   ASSERT_EQ(plan.pairSteps.size(), 1u);
   EXPECT_EQ(plan.pairSteps[0].pairs.size(), 200u);
+}
+
+// Many suspects with no fabric known: each sample packs from another starting pair, so that a
+// pair meets other neighbours (and other cables) in its second retest.
+TEST(PairPlan, EachRetestSampleMeetsOtherNeighbours) {
+  core::Plan plan;
+  std::vector<std::pair<int, int>> pairs;
+  for (int a = 0; a < 40; ++a) {
+    for (int b = a + 1; b < 40; b += 7) pairs.emplace_back(a, b);
+  }
+  ASSERT_GT(pairs.size(), kIsolatedRetests);
+  for (int sample : {1, 2}) planRetests(pairwiseConfig(), core::PairLevel::kRank, 40, pairs, plan, sample);
+  std::map<std::pair<int, int>, std::vector<std::set<std::pair<int, int>>>> roundOf;
+  for (const auto& step : plan.pairSteps) {
+    for (const auto& p : step.pairs) roundOf[p].emplace_back(step.pairs.begin(), step.pairs.end());
+  }
+  int same = 0;
+  for (const auto& p : pairs) {
+    ASSERT_EQ(roundOf[p].size(), 2u);  // --retests 2: once in each sample
+    same += roundOf[p][0] == roundOf[p][1] ? 1 : 0;
+  }
+  EXPECT_LT(same, static_cast<int>(pairs.size()) / 4);
 }
 
 TEST(PairPlan, QuickMode) {
