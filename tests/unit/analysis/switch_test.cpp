@@ -157,16 +157,21 @@ TEST(SwitchRule, ANoisyPairUnderALeafDoesNotMakeItsUplinksTheWholeSwitch) {
   EXPECT_EQ(std::pair(found[0].nodeA, found[0].nodeB), std::pair(2, 3));
 }
 
-TEST(SwitchRule, TheCableAboveAPod) {
+// `pods` pods of two leaves of two hosts, each pod under its one spine, the spines under core0.
+std::string podTree(int pods) {
   std::string text;
-  for (int pod = 0; pod < 4; ++pod) {
+  for (int pod = 0; pod < pods; ++pod) {
     text += fmt::format("spine{}:1 -> core0:{}\n", pod, pod + 1);
     for (int leaf = 2 * pod; leaf < 2 * pod + 2; ++leaf) {
       text += fmt::format("leaf{} -> spine{}\n", leaf, pod);
       for (int host = 2 * leaf; host < 2 * leaf + 2; ++host) text += fmt::format("host{} -> leaf{}\n", host, leaf);
     }
   }
-  const Fabric f = withFabric(leavingSlow(16, {0, 1, 2, 3}), text.c_str());
+  return text;
+}
+
+TEST(SwitchRule, TheCableAboveAPod) {
+  const Fabric f = withFabric(leavingSlow(16, {0, 1, 2, 3}), podTree(4).c_str());
   const auto found = serious(analyze(f.m, f.topology, kDefaults));
   ASSERT_EQ(found.size(), 1u) << describe(analyze(f.m, f.topology, kDefaults));
   EXPECT_EQ(found[0].kind, core::FindingKind::kSwitchPort);
@@ -368,15 +373,7 @@ TEST(UplinkClaims, EachNodesOneSwitchPerLevelThatHasUplinks) {
   EXPECT_EQ(named(two.topology, claims[7]), "leaf3");
   EXPECT_TRUE(claims[8].empty());  // host8 is not in the fabric
 
-  std::string text;
-  for (int pod = 0; pod < 2; ++pod) {
-    text += fmt::format("spine{}:1 -> core0:{}\n", pod, pod + 1);
-    for (int leaf = 2 * pod; leaf < 2 * pod + 2; ++leaf) {
-      text += fmt::format("leaf{} -> spine{}\n", leaf, pod);
-      for (int host = 2 * leaf; host < 2 * leaf + 2; ++host) text += fmt::format("host{} -> leaf{}\n", host, leaf);
-    }
-  }
-  const Fabric pods = withFabric(fabric(8, 1), text.c_str());
+  const Fabric pods = withFabric(fabric(8, 1), podTree(2).c_str());
   const auto podClaims = uplinkClaims(pods.topology);
   EXPECT_EQ(named(pods.topology, podClaims[0]), "leaf0 spine0");
   EXPECT_EQ(named(pods.topology, podClaims[7]), "leaf3 spine1");
