@@ -23,7 +23,9 @@
 //              fabric's bar while it is below its leafmates' own rate);
 // slow at one level (kOneCauseSpread). Either names the leaf's uplinks, one finding per leaf,
 // the destinations in its message, the pairs explained, and with them the slow pairs the other
-// way: their acknowledgements (a transport's, a rendezvous protocol's) travel back over the cable.
+// way: their acknowledgements (a transport's, a rendezvous protocol's) travel back over the cable;
+// and the slow pairs across the uplinks too few measured pairs left out of a shape (quick mode),
+// at the finding's level, whose ends are fine with everyone else.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -118,12 +120,56 @@ class Shapes {
     return into.empty() || rest.empty() || core::median(into) >= threshold_ * core::median(rest);
   }
 
+  // Slow pairs across the leaf's uplinks that the shapes missed, as where each node met only a few
+  // peers (quick mode): at the finding's `level` (kOneCauseSpread), and both ends fine otherwise.
+  // Out of the leaf: from a node that reaches most other nodes outside well, to one the rest of
+  // the fabric reaches well. Into it: to a node its leafmates reach well, from one that reaches
+  // most other nodes well.
+  std::vector<std::pair<int, int>> stragglers(double level) const {
+    std::vector<std::pair<int, int>> out;
+    for (int s : leaf_.under) {
+      for (int d : leaf_.outside) {
+        if (slowAt(s, d, level) && mostlyFineFrom(s, d) && fineFromOutside(d, s)) out.emplace_back(s, d);
+        if (slowAt(d, s, level) && mostlyFineFrom(d, s) && fineFromMates(s)) out.emplace_back(d, s);
+      }
+    }
+    return out;
+  }
+
   Verdict at(int x, int y) const {
     if (x >= in_.view.n() || y >= in_.view.n() || in_.isExplained(x, y)) return Verdict::kUnmeasured;
     return in_.view.at(x, y).verdict;
   }
 
  private:
+  bool slowAt(int x, int y, double level) const {
+    if (at(x, y) != Verdict::kSlow) return false;
+    const double v = in_.view.values.at(x, y);
+    return v <= kOneCauseSpread * level && v * kOneCauseSpread >= level;
+  }
+  // x's other pairs out: more of them fine than not
+  bool mostlyFineFrom(int x, int but) const {
+    Count c;
+    forEachPeer(in_.view.values, x, [&](int y) {
+      if (y != but) c.add(at(x, y));
+    });
+    return c.judged >= 1 && 2 * c.fine > c.judged;
+  }
+  bool fineFromOutside(int d, int but) const {
+    Count c;
+    for (int x : leaf_.outside) {
+      if (x != d && x != but) c.add(at(x, d));
+    }
+    return c.mostlyFine(share_);
+  }
+  bool fineFromMates(int x) const {
+    Count c;
+    for (int m : leaf_.under) {
+      if (m != x) c.add(at(m, x));
+    }
+    return c.mostlyFine(share_);
+  }
+
   const InterNode& in_;
   const Leaf& leaf_;
   double share_;
@@ -240,7 +286,10 @@ void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
     }
     if (!oneLevel(e)) continue;
     findings.push_back(cableFinding(in, graph, paths, leaf, outward, inward, e, clearing(shapes, leaf, outward, inward)));
-    for (const auto& [s, d] : pairs) {
+    std::vector<std::pair<int, int>> explains = pairs;
+    const std::vector<std::pair<int, int>> more = shapes.stragglers(core::median(e.slowValues));
+    explains.insert(explains.end(), more.begin(), more.end());
+    for (const auto& [s, d] : explains) {
       if (in.view.at(s, d).verdict == Verdict::kSlow) in.explainAbove(s, d);
       if (!in.isExplained(d, s) && in.view.at(d, s).verdict == Verdict::kSlow) in.explainAbove(d, s);
     }

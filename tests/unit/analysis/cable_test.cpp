@@ -3,6 +3,8 @@
 // ingress stays the node's.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "orchestrator/analysis/analysis.h"
 #include "tests/unit/analysis/analysis_support.h"
 
@@ -37,6 +39,21 @@ TEST(CableRule, APairWhoseAcknowledgementsCrossTheCableIsItsToo) {
   const auto found = serious(all);
   ASSERT_EQ(found.size(), 1u) << describe(all);
   EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_EQ(ofKindIn(all, "link"), 0) << describe(all);
+}
+
+// Where a node met few peers (quick mode), a destination behind the cable reached from only one
+// node under the leaf shows no shape of its own: host24 -> host45 is the cable's too, not a link,
+// as its ends are fine with everyone else.
+TEST(CableRule, APairTheShapesMissedAtTheirLevelIsTheCables) {
+  const Fabric f = destinationRouted(8, 8, 8, 3, 5, 0.3f, [](core::Matrices& m) {
+    for (int a = 25; a < 32; ++a) setBw(m, a, 45, std::nanf(""));
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_NE(found[0].message.find("reaches 6 destinations outside it slowly"), std::string::npos) << found[0].message;
   EXPECT_EQ(ofKindIn(all, "link"), 0) << describe(all);
 }
 
