@@ -266,6 +266,78 @@ bool oneLevel(const Evidence& e) {
                      [&](double v) { return v <= kOneCauseSpread * level && v * kOneCauseSpread >= level; });
 }
 
+// The switches the leaves' uplinks lead to, by name.
+std::vector<std::string> spinesAbove(const core::FabricGraph& graph, const FabricPaths& paths, const std::vector<const Leaf*>& leaves) {
+  std::set<std::string> names;
+  for (const Leaf* leaf : leaves) {
+    for (int i : paths.suspects[static_cast<std::size_t>(leaf->uplinks)].uplinks) {
+      names.insert(graph.devices[static_cast<std::size_t>(graph.links[static_cast<std::size_t>(i)].b)].name);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+Finding spineFinding(const InterNode& in, const std::vector<std::string>& spines, int leaves, const std::vector<int>& into,
+                     const Evidence& e, const Count& clear) {
+  Finding f;
+  f.kind = core::FindingKind::kSwitch;
+  f.subject = fmt::format("one of {} spines ({} .. {})", spines.size(), spines.front(), spines.back());
+  f.expected = in.base.bandwidth;
+  f.unit = "GB/s";
+  f.measured = core::median(e.slowValues);
+  f.ratio = f.measured / f.expected;
+  f.message = fmt::format(
+      "one spine, or every cable of one: under each of {} leaves, the nodes {} are reached slowly from the other "
+      "leaves and well from their leafmates; {} of {} such node pairs slow, {} vs {} baseline ({:.2f}x) - a fabric "
+      "that forwards by destination sends all traffic into one node down one spine, so one spine carries them all; "
+      "the forwarding tables say which (ibtracert from another leaf to {}): check that spine and its ports "
+      "(perfquery)",
+      leaves, nodesText(in.topo, into, 8), e.slow, e.judged, core::formatRate(f.measured), core::formatRate(f.expected),
+      f.ratio, nodeName(in.topo, into.front()));
+  f.severity = severityFor(f.ratio);
+  setConfidence(f, e, clear.judged > 0 ? static_cast<double>(clear.fine) / clear.judged : 0.0, true);
+  return f;
+}
+
+// Every leaf's inward shape at once, and no outward one: not a cable per leaf but one spine, or
+// every cable of one, that all of those nodes are routed down from (a cable down to each leaf,
+// and the cables up to it, which every other leaf's pairs to them cross as well: no leaf is fine
+// to them, so no outward shape shows). At least 3 leaves and half of them: two leaves' cables
+// failing at once stay two findings. Names the spines as candidates: which one carries those
+// nodes is the routing's, not in the fabric file.
+void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Finding>& findings) {
+  InterNode& in = ctx.inter;
+  std::vector<const Leaf*> shaped;
+  std::vector<int> into;
+  std::vector<std::pair<int, int>> pairs;
+  Count clear;
+  for (const Leaf& leaf : leaves) {
+    if (leaf.under.size() < 2) continue;
+    const Shapes shapes(in, leaf, ctx.c);
+    const std::vector<int> inward = shapes.inward();
+    std::vector<int> outward = shapes.outward();
+    if (inward.empty() || (outward.size() >= 2 && outward.size() < leaf.outside.size())) continue;
+    shaped.push_back(&leaf);
+    into.insert(into.end(), inward.begin(), inward.end());
+    const auto mine = pairsOf(leaf, {}, inward);
+    pairs.insert(pairs.end(), mine.begin(), mine.end());
+    const Count c = clearing(shapes, leaf, {}, inward);
+    clear.judged += c.judged;
+    clear.fine += c.fine;
+  }
+  if (shaped.size() < 3 || 2 * shaped.size() < leaves.size()) return;
+  Evidence e;
+  for (const auto& [s, d] : pairs) e.add(in.view.at(s, d), in.view.values.at(s, d));
+  if (!oneLevel(e)) return;
+  std::sort(into.begin(), into.end());
+  findings.push_back(spineFinding(in, spinesAbove(ctx.topo.fabric, ctx.fabricPaths(), shaped), static_cast<int>(shaped.size()),
+                                  into, e, clear));
+  for (const auto& [s, d] : pairs) {
+    if (in.view.at(s, d).verdict == Verdict::kSlow) in.explainAbove(s, d);
+    if (!in.isExplained(d, s) && in.view.at(d, s).verdict == Verdict::kSlow) in.explainAbove(d, s);
+  }
+}
+
 }  // namespace
 
 void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
@@ -273,7 +345,9 @@ void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
   if (graph.devices.empty()) return;
   const FabricPaths& paths = ctx.fabricPaths();
   InterNode& in = ctx.inter;
-  for (const Leaf& leaf : leavesOf(paths)) {
+  const std::vector<Leaf> leaves = leavesOf(paths);
+  spineRule(ctx, leaves, findings);
+  for (const Leaf& leaf : leaves) {
     const Shapes shapes(in, leaf, ctx.c);
     std::vector<int> outward = shapes.outward();
     if (outward.size() < 2 || outward.size() == leaf.outside.size()) outward.clear();

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "orchestrator/analysis/analysis.h"
 #include "tests/unit/analysis/analysis_support.h"
 
@@ -55,6 +57,45 @@ TEST(CableRule, APairTheShapesMissedAtTheirLevelIsTheCables) {
   EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
   EXPECT_NE(found[0].message.find("reaches 6 destinations outside it slowly"), std::string::npos) << found[0].message;
   EXPECT_EQ(ofKindIn(all, "link"), 0) << describe(all);
+}
+
+// Every cable of spine5 slow: every pair across leaves into a host 5 mod 8 crosses it. Each leaf
+// shows the inward shape; one finding names the spines as candidates (which one carries those
+// hosts is the routing's), not eight leaves' uplinks. Likewise on a 2:1 tree of 4 spines.
+TEST(CableRule, EveryLeafsInwardShapeIsOneSpine) {
+  for (const int spines : {8, 4}) {
+    const Fabric f = destinationRouted(8, 8, spines, -1, 0, 10.0f, [&](core::Matrices& m) {
+      for (int a = 0; a < 64; ++a) {
+        for (int b = 0; b < 64; ++b) {
+          if (a / 8 != b / 8 && b % spines == 1) setBw(m, a, b, 0.3f);
+        }
+      }
+    });
+    const auto all = analyze(f.m, f.topology, kDefaults);
+    const auto found = serious(all);
+    ASSERT_EQ(found.size(), 1u) << spines << " spines: " << describe(all);
+    EXPECT_EQ(found[0].kind, core::FindingKind::kSwitch);
+    EXPECT_EQ(found[0].subject, fmt::format("one of {} spines (spine0 .. spine{})", spines, spines - 1));
+    EXPECT_NE(found[0].message.find("under each of 8 leaves, the nodes host1, host"), std::string::npos)
+        << found[0].message;
+    EXPECT_EQ(found[0].severity, core::Severity::kError);
+  }
+}
+
+// Two leaves' cables to one spine at once: two cables, each its leaf's, not a spine.
+TEST(CableRule, TwoLeavesCablesAreNotASpine) {
+  const Fabric f = destinationRouted(8, 8, 8, 1, 2, 10.0f, [](core::Matrices& m) {
+    for (int a = 0; a < 64; ++a) {
+      for (int b = 0; b < 64; ++b) {
+        const bool across = a / 8 != b / 8 && b % 8 == 2;
+        if (across && (a / 8 == 1 || b / 8 == 1 || a / 8 == 5 || b / 8 == 5)) setBw(m, a, b, 0.3f);
+      }
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 2u) << describe(all);
+  for (const auto& x : found) EXPECT_EQ(x.kind, core::FindingKind::kUplink) << describe(all);
 }
 
 // Only one way: the cable slow towards the spine. The destinations' own leaves reach them well.
