@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -92,6 +93,54 @@ def culprits_in(sc, results):
     return out
 
 
+def affected(fault, shape):
+    """Whether directed node pair x -> y (host indices) crosses the fault, and which way the
+    fabric routes it: by destination, up from a leaf to spine y mod spines (fat_tree.h)."""
+    per, spines = shape["hosts-per-leaf"], shape["spines"]
+    number = lambda name: int(name.lstrip("nleafspine"))  # noqa: E731
+    kind = fault[0]
+    if kind == "host":
+        h, way = number(fault[1]), fault[3]
+        return lambda x, y: (x == h and way != "down") or (y == h and way != "up")
+    if kind == "cable":
+        leaf, spine, way = number(fault[1]), number(fault[2]), fault[4]
+        return lambda x, y: (x // per != y // per and y % spines == spine and
+                             ((x // per == leaf and way != "down") or (y // per == leaf and way != "up")))
+    if kind == "leaf":
+        leaf = number(fault[1])
+        return lambda x, y: x // per == leaf or y // per == leaf
+    spine = number(fault[1])
+    return lambda x, y: x // per != y // per and y % spines == spine
+
+
+def observed(sc, results):
+    """Per fault, how slow the pairs across it measured: the median over them of each pair's
+    figure against the median of the pairs the scenario's faults leave alone in the same class
+    (inside a leaf, or across leaves). None without a node matrix."""
+    bw = results.get("node_bw") or results.get("rank_bw")
+    if not bw:
+        return [None] * len(sc["faults"])
+    host = {n["node"]: int(str(n["hostname"]).lstrip("n")) for n in results["nodes"]}
+    per = sc["shape"]["hosts-per-leaf"]
+    hit = [affected(f, sc["shape"]) for f in sc["faults"]]
+    clean = {True: [], False: []}
+    cells = []
+    for a, row in enumerate(bw):
+        for b, v in enumerate(row):
+            if a == b or not (v == v and v > 0):
+                continue
+            x, y = host[a], host[b]
+            cells.append((x, y, v))
+            if not any(h(x, y) for h in hit):
+                clean[x // per == y // per].append(v)
+    base = {k: statistics.median(v) for k, v in clean.items() if v}
+    out = []
+    for h in hit:
+        shares = [v / base[x // per == y // per] for x, y, v in cells if h(x, y) and (x // per == y // per) in base]
+        out.append(round(statistics.median(shares), 3) if shares else None)
+    return out
+
+
 def pairwise_seconds(path):
     """The simulated seconds of the pairwise phase (its rounds and retests), from /steps."""
     import h5py
@@ -113,6 +162,8 @@ def run(build, sc, mode, with_fabric, log):
             return rec
         results = blame.read_results(path)
         judged = blame.score(culprits_in(sc, results), results["findings"])
+        for c, seen in zip(judged["culprits"], observed(sc, results)):
+            c["observed"] = seen
         rec.update(status="ok", has_confidence=results["has_confidence"], pairwise_seconds=pairwise_seconds(path),
                    **judged)
         return rec
@@ -158,7 +209,26 @@ def main():
                      f"{r['scenario']['kind']}")
     print()
     print(blame.format_table(blame.SUMMARY_HEADER, blame.summary_rows(records, key)))
+    print()
+    print(blame.format_table(blame.FAULT_HEADER, blame.fault_rows(as_faults(records), observed_band)))
     return 0
+
+
+def observed_band(_share, seen):
+    """The goal's line: a fault observed at 0.5x or worse must be named."""
+    if seen is None:
+        return (2, "observed: unknown")
+    return (0, "observed at 0.5x or worse") if seen <= 0.5 else (1, "observed above 0.5x")
+
+
+def as_faults(records):
+    """The records as blame.fault_rows reads them (a fault's share as its throttle)."""
+    out = []
+    for r in records:
+        if r["status"] == "ok":
+            faults = [{"throttle": next(w for w in f if isinstance(w, float))} for f in r["scenario"]["faults"]]
+            out.append(dict(r, scenario=dict(r["scenario"], faults=faults)))
+    return out
 
 
 if __name__ == "__main__":

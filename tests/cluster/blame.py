@@ -27,7 +27,8 @@ starts with, a switch finding that switch, intra_node and anything else the part
   right    when its kind and subject are those of an injected culprit,
   partial  when everything it blames is guilty but it is not a culprit's exact name (a node's
            egress named for a node slowed both ways; latency findings on a slowed node or link;
-           the leaf switch named for its slowed uplink),
+           the leaf switch named for its slowed uplink; spines named as candidates, "one of 8
+           spines (spine00 .. spine07)", among them the slowed one, which it covers),
   false    when it blames anything innocent (an innocent node, link direction, rank: false blame).
 A culprit is missed when some part of it is blamed by no warning or error finding. A run is
 exactly right when its warning and error findings are exactly the culprits, one each.
@@ -269,6 +270,16 @@ def _finding_parts(f):
     return _parts(f["kind"], f["node_a"], f["node_b"], f["rank"], both, switch)
 
 
+def _candidates(f):
+    """The name range of a switch finding that names candidates, "one of 8 spines (spine00 ..
+    spine07)" (the cable rule's spine: which one is the routing's), else None."""
+    subject = str(f["subject"])
+    if f["kind"] != "switch" or not subject.startswith("one of ") or " .. " not in subject:
+        return None
+    first, last = subject[subject.index("(") + 1:subject.rindex(")")].split(" .. ")
+    return first, last
+
+
 def _matches(f, c):
     if c["kind"] == "uplink":  # one cable up is a switch_port finding, several an uplink one
         return f["kind"] in ("uplink", "switch_port") and _switch_of(f["subject"]) == c["switch"]
@@ -306,6 +317,13 @@ def score(culprits, findings):
             # on a node or link of a culprit is partial, elsewhere false
             ends = {n for n in (f["node_a"], f["node_b"]) if n >= 0}
             f["verdict"] = "partial" if ends & nodes_involved else "false"
+            continue
+        span = _candidates(f)
+        if span is not None:  # one of several spines: partial when the culprit is among them
+            inside = [c for c in culprits if c["kind"] == "switch" and span[0] <= c["switch"] <= span[1]]
+            f["verdict"] = "partial" if inside else "false"
+            for c in inside:
+                blamed |= _culprit_parts(c)
             continue
         parts = _finding_parts(f)
         if any(_matches(f, c) for c in culprits):
