@@ -113,6 +113,14 @@ def affected(fault, shape):
     return lambda x, y: x // per != y // per and y % spines == spine
 
 
+def matrix_cells(bw):
+    """(row, col, value) of a matrix as read back: dense rows, or quick mode's sparse table of
+    (row, col, value) records (SCHEMA.md)."""
+    if bw and isinstance(bw[0], (tuple, list)) and len(bw[0]) == 3 and not isinstance(bw[0][0], float):
+        return [(int(r), int(c), float(v)) for r, c, v in bw]
+    return [(a, b, v) for a, row in enumerate(bw) for b, v in enumerate(row)]
+
+
 def observed(sc, results):
     """Per fault, how slow the pairs across it measured: the median over them of each pair's
     figure against the median of the pairs the scenario's faults leave alone in the same class
@@ -125,14 +133,13 @@ def observed(sc, results):
     hit = [affected(f, sc["shape"]) for f in sc["faults"]]
     clean = {True: [], False: []}
     cells = []
-    for a, row in enumerate(bw):
-        for b, v in enumerate(row):
-            if a == b or not (v == v and v > 0):
-                continue
-            x, y = host[a], host[b]
-            cells.append((x, y, v))
-            if not any(h(x, y) for h in hit):
-                clean[x // per == y // per].append(v)
+    for a, b, v in matrix_cells(bw):
+        if a == b or not (v == v and v > 0):
+            continue
+        x, y = host[a], host[b]
+        cells.append((x, y, v))
+        if not any(h(x, y) for h in hit):
+            clean[x // per == y // per].append(v)
     base = {k: statistics.median(v) for k, v in clean.items() if v}
     out = []
     for h in hit:

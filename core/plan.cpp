@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <iterator>
+#include <map>
 #include <span>
 
 namespace fabricmap::core {
@@ -90,41 +91,73 @@ std::vector<int> heldBy(const std::vector<std::vector<int>>& claims, int a, int 
   return held;
 }
 
-// One round being packed: the members and the parts its pairs hold.
+// One round being packed: its members, and how many of its pairs hold each part.
 struct OpenRound {
   std::vector<bool> members;
-  std::vector<bool> parts;
-  static bool taken(const std::vector<bool>& v, int i) { return static_cast<std::size_t>(i) < v.size() && v[static_cast<std::size_t>(i)]; }
-  static void take(std::vector<bool>& v, int i) {
-    if (v.size() <= static_cast<std::size_t>(i)) v.resize(static_cast<std::size_t>(i) + 1, false);
-    v[static_cast<std::size_t>(i)] = true;
+  std::vector<int> held;
+  static std::size_t at(int i) { return static_cast<std::size_t>(i); }
+  bool busy(int m) const { return at(m) < members.size() && members[at(m)]; }
+  int holding(int part) const { return at(part) < held.size() ? held[at(part)] : 0; }
+  bool fits(int a, int b, const std::vector<int>& parts, const std::map<int, int>& capacity) const {
+    return !busy(a) && !busy(b) &&
+           std::all_of(parts.begin(), parts.end(), [&](int p) { return holding(p) < capacity.at(p); });
   }
-  bool fits(int a, int b, const std::vector<int>& held) const {
-    return !taken(members, a) && !taken(members, b) &&
-           std::none_of(held.begin(), held.end(), [&](int p) { return taken(parts, p); });
-  }
-  void add(int a, int b, const std::vector<int>& held) {
-    take(members, a);
-    take(members, b);
-    for (int p : held) take(parts, p);
+  void add(int a, int b, const std::vector<int>& parts) {
+    for (int m : {a, b}) {
+      if (members.size() <= at(m)) members.resize(at(m) + 1, false);
+      members[at(m)] = true;
+    }
+    for (int p : parts) {
+      if (held.size() <= at(p)) held.resize(at(p) + 1, 0);
+      ++held[at(p)];
+    }
   }
 };
+
+// How many pairs of a round may hold each part: one, unless the part is held by over kHot times
+// the pairs the typical (median) part is (the leaf of a fault, whose every pair looks slow; a
+// pod's switch above several leaves is held by about as many times the pairs as it has leaves):
+// such a part must not stretch the rounds beyond what the busiest member or the typical part
+// needs, so it holds at most its pairs over that many rounds at once.
+constexpr int kHot = 4;
+std::map<int, int> capacities(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& held) {
+  std::map<int, int> load;
+  std::map<int, int> degree;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    ++degree[pairs[i].first];
+    ++degree[pairs[i].second];
+    for (int p : held[i]) ++load[p];
+  }
+  if (load.empty()) return load;
+  std::vector<int> loads;
+  for (const auto& [part, n] : load) loads.push_back(n);
+  std::nth_element(loads.begin(), loads.begin() + static_cast<std::ptrdiff_t>(loads.size() / 2), loads.end());
+  int busiest = 0;
+  for (const auto& [member, n] : degree) busiest = std::max(busiest, n);
+  const int typical = loads[loads.size() / 2];
+  const int rounds = std::max(busiest, typical);
+  for (auto& [part, n] : load) n = n > kHot * typical ? (n + rounds - 1) / rounds : 1;
+  return load;
+}
 
 }  // namespace
 
 Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims) {
+  std::vector<std::vector<int>> held;
+  for (const auto& [a, b] : pairs) held.push_back(heldBy(claims, a, b));
+  const std::map<int, int> capacity = capacities(pairs, held);
   Rounds rounds;
   std::vector<OpenRound> open;
-  for (const auto& [a, b] : pairs) {
-    const std::vector<int> held = heldBy(claims, a, b);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto [a, b] = pairs[i];
     std::size_t r = 0;
-    while (r < rounds.size() && !open[r].fits(a, b, held)) ++r;
+    while (r < rounds.size() && !open[r].fits(a, b, held[i], capacity)) ++r;
     if (r == rounds.size()) {
       rounds.emplace_back();
       open.emplace_back();
     }
     rounds[r].emplace_back(a, b);
-    open[r].add(a, b, held);
+    open[r].add(a, b, held[i]);
   }
   return rounds;
 }

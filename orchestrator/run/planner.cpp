@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -380,6 +381,35 @@ std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_
   return edges;
 }
 
+std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
+                                              const std::vector<std::vector<int>>& claims, int members, int perSide,
+                                              std::size_t limit, const std::function<bool(int, int)>& measured) {
+  const auto claimsOf = [&](int m) {
+    return static_cast<std::size_t>(m) < claims.size() ? claims[static_cast<std::size_t>(m)] : std::vector<int>{};
+  };
+  std::set<std::pair<int, int>> out;
+  // up to perSide new pairs of `other` with the neighbours of `near`
+  const auto around = [&](int near, int other) {
+    int added = 0;
+    for (int step = 1; step < members && added < perSide; ++step) {
+      const int m = (near + step) % members;
+      if (m == other || claimsOf(m) != claimsOf(near)) continue;
+      const std::pair<int, int> pair{std::min(m, other), std::max(m, other)};
+      if (measured(pair.first, pair.second) || out.count(pair) > 0) continue;
+      out.insert(pair);
+      ++added;
+    }
+  };
+  for (const auto& [a, b] : suspects) {
+    if (out.size() >= limit) break;
+    around(a, b);
+    around(b, a);
+  }
+  std::vector<std::pair<int, int>> pairs(out.begin(), out.end());
+  if (pairs.size() > limit) pairs.resize(limit);
+  return pairs;
+}
+
 core::PairStep pairStepTemplate(const RunConfig& config, core::PairLevel level, int members) {
   core::PairStep step;
   step.level = level;
@@ -457,6 +487,14 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
   core::PairStep base = pairStepTemplate(config, level, members);
   base.sample = sample;
   appendPairRounds(plan, base, rounds);
+}
+
+void planWidening(const RunConfig& config, core::PairLevel level, int members,
+                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan) {
+  // Packed as the first quick rounds, without claims: pairs meeting on a cable here are
+  // retested apart, and a leaf's neighbours packed apart would take a round each.
+  if (pairs.empty()) return;
+  appendPairRounds(plan, pairStepTemplate(config, level, members), core::packRounds(pairs));
 }
 
 double stepBytes(const core::CollectiveStep& step) {

@@ -2,6 +2,7 @@
 // same plan without talking to the others.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,20 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
 // Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
 // `seed`); unordered, deduplicated, sorted.
 std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed);
+
+// Quick mode's second round: for each suspect pair (a, b), up to `perSide` pairs that tell its
+// cause apart, (a's neighbours, b) and (a, b's neighbours), none of them `measured` yet. A
+// member's neighbours are the members with its uplink claims (analysis.h uplinkClaims: its leaf;
+// everyone without a fabric), the nearest after it in index order first. At most `limit` pairs,
+// unordered, deduplicated, sorted.
+std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
+                                              const std::vector<std::vector<int>>& claims, int members, int perSide,
+                                              std::size_t limit, const std::function<bool(int, int)>& measured);
+inline constexpr int kWidenPerSide = 3;
+
+// Appends rounds of disjoint first measurements of `pairs` (quick mode's second round).
+void planWidening(const RunConfig& config, core::PairLevel level, int members,
+                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan);
 
 // Each step kind's planning knowledge beside its planX above: about how many bytes the step
 // moves per rank (waived: none), and what the progress line calls it.

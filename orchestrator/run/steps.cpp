@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -114,9 +115,12 @@ class PlanRun {
     std::array<std::vector<std::vector<int>>, 2> claims;
   };
   Suspects tell(const LevelPairs& pairs);
+  // The rank claims from the node claims: each rank's node's.
+  std::vector<std::vector<int>> rankClaims(const std::vector<std::vector<int>>& nodeClaims) const;
+  void widen(const std::vector<core::PairStep>& list);
   void retest(const std::vector<core::PairStep>& list);
-  // Runs the retests appended from `firstRetest` on (a resumed run takes those it measured).
-  void runRetests(const std::vector<core::PairStep>& list, std::size_t firstRetest);
+  // Runs the pair steps appended from `firstRetest` on (a resumed run takes those it measured).
+  void runAppended(const std::vector<core::PairStep>& list, std::size_t firstRetest);
   void fixBaselinesFrom(const core::Matrices& m);
   void analyze();
 
@@ -157,7 +161,9 @@ void PlanRun::after(const std::vector<core::ScalingStep>& /*list*/) {
 void PlanRun::after(const std::vector<core::PairStep>& list) {
   // the bar every pair is judged against: fixed from the first measurements (and the specs)
   if (builder_) fixBaselinesFrom(builder_->build());
-  if (steps_.config.retests <= 0 || list.empty()) return;
+  if (list.empty()) return;
+  if (steps_.config.pairwiseMode == PairwiseMode::kQuick) widen(list);
+  if (steps_.config.retests <= 0) return;
   retest(list);
   // a first round that ran slow everywhere must not leave the bar under a slow node: then the
   // pairs that only look slow against the raised bar are measured again too, once
@@ -288,11 +294,44 @@ PlanRun::Suspects PlanRun::tell(const LevelPairs& pairs) {
     const auto first = claimWire.begin() + static_cast<std::ptrdiff_t>(i) + 1;
     nodeClaims.emplace_back(first, first + claimWire[i]);
   }
+  out.claims[0] = rankClaims(nodeClaims);
+  return out;
+}
+
+std::vector<std::vector<int>> PlanRun::rankClaims(const std::vector<std::vector<int>>& nodeClaims) const {
+  std::vector<std::vector<int>> out;
   for (const core::RankRecord& r : topology_.ranks) {
     const auto node = static_cast<std::size_t>(r.node);
-    out.claims[0].push_back(node < nodeClaims.size() ? nodeClaims[node] : std::vector<int>{});
+    out.push_back(node < nodeClaims.size() ? nodeClaims[node] : std::vector<int>{});
   }
   return out;
+}
+
+void PlanRun::widen(const std::vector<core::PairStep>& list) {
+  // Quick mode's second round: each node met a few peers, too few to tell a slow pair's cause (a
+  // node, a link, a cable above a leaf: its shapes need several nodes of the leaf towards one
+  // destination). Around each suspect pair, its ends' neighbours meet the other end.
+  LevelPairs more;
+  if (root_ && builder_) {
+    const core::Matrices m = builder_->build();
+    const AnalysisConfig c = analysisConfigOf(steps_.config);
+    const std::vector<std::vector<int>> nodeClaims = uplinkClaims(topology_);
+    const std::array<std::vector<std::vector<int>>, 2> claims{rankClaims(nodeClaims), nodeClaims};
+    for (std::size_t level : {0u, 1u}) {
+      const core::Matrix& bw = level == 0 ? m.rankUnidir : m.nodeBw;
+      const auto measured = [&](int a, int b) { return std::isfinite(core::cellOr(bw, a, b)); };
+      const int members = static_cast<int>(level == 0 ? topology_.ranks.size() : topology_.nodes.size());
+      const auto suspects = level == 0 ? suspectRankPairs(m, c) : suspectNodePairs(m, c);
+      const auto limit = static_cast<std::size_t>(members) * static_cast<std::size_t>(steps_.config.pairwisePeers);
+      more[level] = widenedPairs(suspects, claims[level], members, kWidenPerSide, limit, measured);
+    }
+  }
+  const Suspects found = tell(more);
+  if (found.pairs[0].empty() && found.pairs[1].empty()) return;
+  const std::size_t first = list.size();
+  planWidening(steps_.config, core::PairLevel::kRank, static_cast<int>(topology_.ranks.size()), found.pairs[0], plan_);
+  planWidening(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1], plan_);
+  runAppended(list, first);
 }
 
 void PlanRun::retest(const std::vector<core::PairStep>& list) {
@@ -310,14 +349,14 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
     planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0]);
     planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1],
                 plan_, sample, found.claims[1]);
-    runRetests(list, firstRetest);
+    runAppended(list, firstRetest);
   }
 }
 
-void PlanRun::runRetests(const std::vector<core::PairStep>& list, std::size_t firstRetest) {
+void PlanRun::runAppended(const std::vector<core::PairStep>& list, std::size_t firstRetest) {
   Resuming& resuming = steps_.resuming;
   if (!resuming.recorded.empty()) {
-    // a retest the stopped run measured is taken from the file when it retests the same pairs
+    // a step the stopped run measured is taken from the file when it measures the same pairs
     const int from = list[firstRetest].index;
     std::vector<char> more;
     if (root_) more = resuming.replay.match(plan_, from, false);

@@ -97,6 +97,27 @@ TEST(PackRounds, PairsAcrossLeavesNeverShareAnUplinkInARound) {
   EXPECT_EQ(core::packRounds(pairs)[0].size(), 4u);
 }
 
+// A leaf whose every pair looks slow (a fault under it) holds far more pairs than the others: it
+// may hold several per round, so that it does not take a round per pair. Leaf 100 (members 0..7)
+// has 32 pairs, the 16 two-member leaves 2 each: 4 rounds (each member of 100 is in 4 pairs),
+// not 32.
+TEST(PackRounds, AFaultyLeafDoesNotTakeARoundPerPair) {
+  std::vector<std::vector<int>> claims(40);
+  for (int m = 0; m < 40; ++m) claims[static_cast<std::size_t>(m)] = {m < 8 ? 100 : 1 + (m - 8) / 2};
+  Pairs pairs;
+  for (int a = 0; a < 8; ++a) {
+    for (int j = 0; j < 4; ++j) pairs.emplace_back(a, 8 + 4 * a + j);
+  }
+  const auto rounds = core::packRounds(pairs, claims);
+  EXPECT_EQ(rounds.size(), 4u);
+  std::size_t seen = 0;
+  for (const auto& r : rounds) {
+    expectDisjoint(r);
+    seen += r.size();
+  }
+  EXPECT_EQ(seen, pairs.size());
+}
+
 // A three-level claim: nodes under one pod switch share it; a pair inside the pod holds only
 // the two leaves, a pair across pods the leaves and both pods' switches.
 TEST(PackRounds, AClaimBothEndsHoldIsNotHeld) {
@@ -223,6 +244,33 @@ TEST(PairPlan, EachRetestSampleMeetsOtherNeighbours) {
     same += roundOf[p][0] == roundOf[p][1] ? 1 : 0;
   }
   EXPECT_LT(same, static_cast<int>(pairs.size()) / 4);
+}
+
+// Quick mode's second round around a suspect pair 1-6 on two leaves of four: 1's leafmates meet 6,
+// 6's leafmates meet 1, the nearest after each first; pairs measured already are left out; the
+// limit holds; without a fabric every member is a neighbour.
+TEST(PairPlan, TheSecondQuickRoundMeetsTheSuspectsNeighbours) {
+  const std::vector<std::vector<int>> leaves{{10}, {10}, {10}, {10}, {11}, {11}, {11}, {11}};
+  const auto none = [](int, int) { return false; };
+  EXPECT_EQ(widenedPairs({{1, 6}}, leaves, 8, 2, 100, none), (Pairs{{1, 4}, {1, 7}, {2, 6}, {3, 6}}));
+  const auto measured = [](int a, int b) { return a == 2 && b == 6; };
+  EXPECT_EQ(widenedPairs({{1, 6}}, leaves, 8, 2, 100, measured), (Pairs{{0, 6}, {1, 4}, {1, 7}, {3, 6}}));
+  EXPECT_EQ(widenedPairs({{1, 6}, {0, 5}}, leaves, 8, 2, 3, none).size(), 3u);
+  EXPECT_EQ(widenedPairs({{1, 6}}, {}, 8, 2, 100, none), (Pairs{{0, 1}, {1, 7}, {2, 6}, {3, 6}}));
+}
+
+// A quick run measures the second round as first measurements (sample 0), in rounds of disjoint
+// pairs.
+TEST(PairPlan, TheSecondQuickRoundIsFirstMeasurements) {
+  core::Plan plan;
+  planWidening(pairwiseConfig({"--pairwise-mode", "quick"}), core::PairLevel::kNode, 8,
+               {{0, 4}, {1, 5}, {2, 3}, {0, 7}}, plan);
+  ASSERT_EQ(plan.pairSteps.size(), 2u);
+  for (const auto& step : plan.pairSteps) {
+    EXPECT_EQ(step.sample, 0);
+    EXPECT_EQ(step.level, core::PairLevel::kNode);
+    expectDisjoint(step.pairs);
+  }
 }
 
 TEST(PairPlan, QuickMode) {
