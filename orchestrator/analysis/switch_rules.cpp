@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -57,12 +58,48 @@ struct Suspects {
   bool isFabric(int s) const { return s < fabric; }
 };
 
+// Whether x and y hang on the same one leaf.
+bool sameLeaf(const FabricPaths& paths, int x, int y) {
+  const auto& ax = paths.above[static_cast<std::size_t>(x)];
+  const auto& ay = paths.above[static_cast<std::size_t>(y)];
+  return !ax.empty() && !ay.empty() && ax.front().size() == 1 && ax.front() == ay.front();
+}
+
+// Pairs inside one leaf cross two cables and no uplink: healthy, they run faster than pairs across
+// leaves (2x on the simulated 2:1 tree, whose rounds share uplinks), so such a pair is judged
+// against the median of the pairs inside leaves, where that is higher: a leaf whose own ports are
+// slow slows its inner pairs far below their class though not below the fabric's, and is then a
+// switch, not its uplinks. Needs inner pairs under 3 leaves at least (else 0: no such bar).
+double innerBaseline(const InterNode& in, const FabricPaths& paths) {
+  std::vector<double> values;
+  std::set<std::vector<int>> leaves;
+  for (int x : paths.placed) {
+    for (int y : paths.placed) {
+      if (x == y || x >= in.view.n() || y >= in.view.n() || !sameLeaf(paths, x, y)) continue;
+      const float v = in.m.nodeBw.at(x, y);
+      if (!std::isfinite(v)) continue;
+      values.push_back(v);
+      leaves.insert(paths.above[static_cast<std::size_t>(x)].front());
+    }
+  }
+  return leaves.size() >= 3 ? core::median(values) : 0.0;
+}
+
+Judged judgedAt(const JudgedMatrix& view, int x, int y, double inner) {
+  if (inner <= 0) return view.at(x, y);
+  const float variation = core::cellOr(view.cv, x, y);
+  core::Expected e = view.base.forCell(variation);
+  e.bandwidth = std::max(e.bandwidth, inner);
+  return view.judge(view.values.at(x, y), core::worstAt(view.worst, view.values, x, y), variation, e, view.c);
+}
+
 std::vector<PairCase> casesOf(const InterNode& in, const JudgedMatrix& view, const FabricPaths& paths, const Suspects& s) {
   std::vector<PairCase> cases;
+  const double inner = innerBaseline(in, paths);
   for (int x : paths.placed) {
     for (int y : paths.placed) {
       if (x == y || x >= view.n() || y >= view.n()) continue;
-      const Judged j = view.at(x, y);
+      const Judged j = sameLeaf(paths, x, y) ? judgedAt(view, x, y, inner) : view.at(x, y);
       if (j.verdict != Verdict::kSlow && j.verdict != Verdict::kFine) continue;  // noisy: no evidence
       PairCase c{x, y, j, in.m.nodeBw.at(x, y), paths.crossed(x, y)};
       if (c.suspects.empty()) continue;  // no shared switch: not a path the fabric describes

@@ -354,6 +354,28 @@ TEST(SwitchRule, APartTheBaselineMissedIsJudgedAgainstThePairsThatDoNotCrossIt) 
       << describe(analyze(mild.m, mild.topology, kDefaults));
 }
 
+// Pairs inside a leaf run at 20 GB/s, across leaves at 10. Every port of leaf3 slow: its pairs
+// across leaves at 3, its inner pairs at 9.5 - fine against the fabric's 10, but under half of
+// the other leaves' inner pairs. The whole switch, not its uplinks.
+TEST(SwitchRule, ALeafsInnerPairsAreJudgedAgainstOtherLeavesInnerPairs) {
+  const Fabric f = destinationRouted(8, 8, 8, -1, 0, 10.0f, [](core::Matrices& m) {
+    for (int a = 0; a < 64; ++a) {
+      for (int b = 0; b < 64; ++b) {
+        if (a == b) continue;
+        const bool inner = a / 8 == b / 8;
+        const bool touches = a / 8 == 3 || b / 8 == 3;
+        if (inner) setBw(m, a, b, touches ? 9.5f : 20.0f);
+        if (!inner && touches) setBw(m, a, b, 3.0f);
+      }
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kSwitch) << describe(all);
+  EXPECT_EQ(found[0].subject, "leaf3");
+}
+
 // The parts whose cables retests must not share: each node's leaf (two spines above it: which
 // one carries a pair is the routing's), and in a tree of pods also the pod's one switch; a core
 // with no uplinks is claimed by none; a node the fabric lacks, nothing; a run without a fabric,
