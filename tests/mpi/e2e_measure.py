@@ -145,7 +145,10 @@ def case_pairwise_quick(args, tmp):
         degree[pr["a"]] += 1
         degree[pr["b"]] += 1
     check(all(d >= 3 for d in degree.values()), f"every rank meets 3+ peers: {degree}")
-    check(len(first) < args.np * (args.np - 1) // 2, "quick mode measured every pair")
+    # the second quick round (only around pairs that looked slow, which are then retested) may
+    # reach every pair of 8 ranks; without a suspect, quick mode measures a subset
+    suspects = any(pr["sample"] > 0 for pr in t["pairs"])
+    check(suspects or len(first) < args.np * (args.np - 1) // 2, "quick mode measured every pair with no suspect")
     check_pairwise(out, args.np, mode="quick")
     import numpy
     with h5py.File(out, "r") as f:
