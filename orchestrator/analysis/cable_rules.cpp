@@ -121,16 +121,17 @@ class Shapes {
   }
 
   // Slow pairs across the leaf's uplinks that the shapes missed, as where each node met only a few
-  // peers (quick mode): at the finding's `level` (kOneCauseSpread), and both ends fine otherwise.
-  // Out of the leaf: from a node that reaches most other nodes outside well, to one the rest of
-  // the fabric reaches well. Into it: to a node its leafmates reach well, from one that reaches
-  // most other nodes well.
+  // peers (quick mode): at the finding's `level` (kOneCauseSpread), and neither end slow
+  // otherwise. Out of the leaf: from a node that reaches more other nodes well than slowly, to
+  // one no other node outside the leaf reaches slowly (its few other pairs may all be noisy).
+  // Into it: to a node no leafmate reaches slowly, from one that reaches more nodes well than
+  // slowly.
   std::vector<std::pair<int, int>> stragglers(double level) const {
     std::vector<std::pair<int, int>> out;
     for (int s : leaf_.under) {
       for (int d : leaf_.outside) {
-        if (slowAt(s, d, level) && mostlyFineFrom(s, d) && fineFromOutside(d, s)) out.emplace_back(s, d);
-        if (slowAt(d, s, level) && mostlyFineFrom(d, s) && fineFromMates(s)) out.emplace_back(d, s);
+        if (slowAt(s, d, level) && mostlyFineFrom(s, d) && slowFromNoneOutside(d, s)) out.emplace_back(s, d);
+        if (slowAt(d, s, level) && mostlyFineFrom(d, s) && slowFromNoMate(s)) out.emplace_back(d, s);
       }
     }
     return out;
@@ -147,27 +148,27 @@ class Shapes {
     const double v = in_.view.values.at(x, y);
     return v <= kOneCauseSpread * level && v * kOneCauseSpread >= level;
   }
-  // x's other pairs out: more of them fine than not
+  // x's other pairs out: more of them fine than slow
   bool mostlyFineFrom(int x, int but) const {
     Count c;
     forEachPeer(in_.view.values, x, [&](int y) {
       if (y != but) c.add(at(x, y));
     });
-    return c.judged >= 1 && 2 * c.fine > c.judged;
+    return c.fine > c.slow;
   }
-  bool fineFromOutside(int d, int but) const {
+  bool slowFromNoneOutside(int d, int but) const {
     Count c;
     for (int x : leaf_.outside) {
       if (x != d && x != but) c.add(at(x, d));
     }
-    return c.mostlyFine(share_);
+    return c.slow == 0;
   }
-  bool fineFromMates(int x) const {
+  bool slowFromNoMate(int x) const {
     Count c;
     for (int m : leaf_.under) {
       if (m != x) c.add(at(m, x));
     }
-    return c.mostlyFine(share_);
+    return c.slow == 0;
   }
 
   const InterNode& in_;

@@ -59,6 +59,19 @@ TEST(CableRule, APairTheShapesMissedAtTheirLevelIsTheCables) {
   EXPECT_EQ(ofKindIn(all, "link"), 0) << describe(all);
 }
 
+// The same where nothing outside the leaf measured host45 (quick mode: its few other pairs were
+// noisy): no pair says it is slow, so the pair is still the cable's.
+TEST(CableRule, APairTheShapesMissedIsTheCablesWhenNothingElseMeasuredItsEnd) {
+  const Fabric f = destinationRouted(8, 8, 8, 3, 5, 0.3f, [](core::Matrices& m) {
+    for (int a = 0; a < 64; ++a) {
+      if (a != 24 && a != 45) setBw(m, a, 45, std::nanf(""));
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  ASSERT_EQ(serious(all).size(), 1u) << describe(all);
+  EXPECT_EQ(ofKindIn(all, "link"), 0) << describe(all);
+}
+
 // Every cable of spine5 slow: every pair across leaves into a host 5 mod 8 crosses it. Each leaf
 // shows the inward shape; one finding names the spines as candidates (which one carries those
 // hosts is the routing's), not eight leaves' uplinks. Likewise on a 2:1 tree of 4 spines.
