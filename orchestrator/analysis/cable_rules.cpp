@@ -122,15 +122,16 @@ class Shapes {
 
   // Slow pairs across the leaf's uplinks that the shapes missed, as where each node met only a few
   // peers (quick mode): at the finding's `level` (kOneCauseSpread), and neither end slow
-  // otherwise. Out of the leaf: from a node that reaches more other nodes well than slowly, to
-  // one no other node outside the leaf reaches slowly (its few other pairs may all be noisy).
+  // otherwise. Out of the leaf: from a node with no slow pair with its leafmates (its other pairs
+  // out may cross the same cable), to one no other node outside the leaf reaches slowly (its few
+  // other pairs may all be noisy).
   // Into it: to a node no leafmate reaches slowly, from one that reaches more nodes well than
   // slowly.
   std::vector<std::pair<int, int>> stragglers(double level) const {
     std::vector<std::pair<int, int>> out;
     for (int s : leaf_.under) {
       for (int d : leaf_.outside) {
-        if (slowAt(s, d, level) && mostlyFineFrom(s, d) && slowFromNoneOutside(d, s)) out.emplace_back(s, d);
+        if (slowAt(s, d, level) && fineWithMates(s) && slowFromNoneOutside(d, s)) out.emplace_back(s, d);
         if (slowAt(d, s, level) && mostlyFineFrom(d, s) && slowFromNoMate(s)) out.emplace_back(d, s);
       }
     }
@@ -147,6 +148,14 @@ class Shapes {
     if (at(x, y) != Verdict::kSlow) return false;
     const double v = in_.view.values.at(x, y);
     return v <= kOneCauseSpread * level && v * kOneCauseSpread >= level;
+  }
+  // x under the leaf and its leafmates: no slow pair either way (pairs inside the leaf cross no
+  // uplink, so x's own cable is fine)
+  bool fineWithMates(int x) const {
+    for (int m : leaf_.under) {
+      if (m != x && (at(x, m) == Verdict::kSlow || at(m, x) == Verdict::kSlow)) return false;
+    }
+    return true;
   }
   // x's other pairs out: more of them fine than slow
   bool mostlyFineFrom(int x, int but) const {

@@ -162,9 +162,11 @@ void PlanRun::after(const std::vector<core::PairStep>& list) {
   // the bar every pair is judged against: fixed from the first measurements (and the specs)
   if (builder_) fixBaselinesFrom(builder_->build());
   if (list.empty()) return;
+  retest(list);
+  // quick mode's second round goes around the pairs the retests left slow (on a healthy fabric,
+  // few: the first rounds' collisions are cleared), and its own suspects are retested below
   if (steps_.config.pairwiseMode == PairwiseMode::kQuick) widen(list);
   if (steps_.config.retests <= 0) return;
-  retest(list);
   // a first round that ran slow everywhere must not leave the bar under a slow node: then the
   // pairs that only look slow against the raised bar are measured again too, once
   if (builder_ && builder_->retested()) {
@@ -173,7 +175,7 @@ void PlanRun::after(const std::vector<core::PairStep>& list) {
     core::Matrices fixed = builder_->baselines();
     if (raiseDepressedBaselines(fixed, typical)) builder_->fixExpected(fixed);
   }
-  retest(list);  // only pairs not measured again before: none unless a baseline rose
+  retest(list);  // only pairs not measured again before: the second quick round's, or any a raised baseline shows
 }
 
 void PlanRun::fixBaselinesFrom(const core::Matrices& m) {
