@@ -138,6 +138,22 @@ class Shapes {
     return out;
   }
 
+  // Nodes under the leaf reached slowly from outside it at `level` whose leafmates' pairs to them
+  // are too few to show the inward shape (quick mode), none of them slow: those pairs.
+  std::vector<std::pair<int, int>> slowInto(double level) const {
+    std::vector<std::pair<int, int>> out;
+    for (int x : leaf_.under) {
+      Count outside;
+      std::vector<std::pair<int, int>> mine;
+      for (int s : leaf_.outside) {
+        outside.add(at(s, x));
+        if (slowAt(s, x, level)) mine.emplace_back(s, x);
+      }
+      if (outside.mostlySlow(share_) && slowFromNoMate(x)) out.insert(out.end(), mine.begin(), mine.end());
+    }
+    return out;
+  }
+
   Verdict at(int x, int y) const {
     if (x >= in_.view.n() || y >= in_.view.n() || in_.isExplained(x, y)) return Verdict::kUnmeasured;
     return in_.view.at(x, y).verdict;
@@ -314,7 +330,8 @@ Finding spineFinding(const InterNode& in, const std::vector<std::string>& spines
 // and the cables up to it, which every other leaf's pairs to them cross as well: no leaf is fine
 // to them, so no outward shape shows). At least 3 leaves and half of them: two leaves' cables
 // failing at once stay two findings. Names the spines as candidates: which one carries those
-// nodes is the routing's, not in the fabric file.
+// nodes is the routing's, not in the fabric file. With it go the nodes slow from outside their
+// leaf at its level whose leafmates measured too few pairs to them to show the shape, none slow.
 void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Finding>& findings) {
   InterNode& in = ctx.inter;
   std::vector<const Leaf*> shaped;
@@ -342,6 +359,11 @@ void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Fi
   std::sort(into.begin(), into.end());
   findings.push_back(spineFinding(in, spinesAbove(ctx.topo.fabric, ctx.fabricPaths(), shaped), static_cast<int>(shaped.size()),
                                   into, e, clear));
+  const double level = core::median(e.slowValues);
+  for (const Leaf& leaf : leaves) {
+    const auto more = Shapes(in, leaf, ctx.c).slowInto(level);
+    pairs.insert(pairs.end(), more.begin(), more.end());
+  }
   for (const auto& [s, d] : pairs) {
     if (in.view.at(s, d).verdict == Verdict::kSlow) in.explainAbove(s, d);
     if (!in.isExplained(d, s) && in.view.at(d, s).verdict == Verdict::kSlow) in.explainAbove(d, s);

@@ -95,6 +95,23 @@ TEST(CableRule, EveryLeafsInwardShapeIsOneSpine) {
   }
 }
 
+// The same spine where host9's and host17's leafmates measured nothing to them (quick mode): they
+// are the spine's too, not nodes' ingress.
+TEST(CableRule, ASpinesNodeWithoutItsLeafmatesPairsIsTheSpines) {
+  const Fabric f = destinationRouted(8, 8, 8, -1, 0, 10.0f, [](core::Matrices& m) {
+    for (int a = 0; a < 64; ++a) {
+      for (int b = 0; b < 64; ++b) {
+        if (a / 8 != b / 8 && b % 8 == 1) setBw(m, a, b, 0.3f);
+        if (a != b && a / 8 == b / 8 && (b == 9 || b == 17)) setBw(m, a, b, std::nanf(""));
+      }
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kSwitch);
+}
+
 // Two leaves' cables to one spine at once: two cables, each its leaf's, not a spine.
 TEST(CableRule, TwoLeavesCablesAreNotASpine) {
   const Fabric f = destinationRouted(8, 8, 8, 1, 2, 10.0f, [](core::Matrices& m) {
