@@ -343,7 +343,7 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
   // retest against a slow first figure is a tie that the next sample breaks.
   LevelPairs pass = root_ && builder_ ? newSuspects() : LevelPairs{};
   for (int sample = 1; sample <= steps_.config.retests; ++sample) {
-    const LevelPairs now = sample == 1 ? pass : (root_ ? cleared(pass) : LevelPairs{});
+    const LevelPairs now = sample == 1 ? pass : (root_ && builder_ ? cleared(pass) : LevelPairs{});
     const Suspects found = tell(now);
     if (found.pairs[0].empty() && found.pairs[1].empty()) return;
     const std::size_t firstRetest = list.size();
