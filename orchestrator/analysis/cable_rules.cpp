@@ -25,7 +25,8 @@
 // the destinations in its message, the pairs explained, and with them the slow pairs the other
 // way: their acknowledgements (a transport's, a rendezvous protocol's) travel back over the cable;
 // and the slow pairs across the uplinks too few measured pairs left out of a shape (quick mode),
-// at the finding's level, whose ends are fine with everyone else.
+// at the finding's level, neither of whose ends is slow otherwise. Before the leaves one by one,
+// every leaf's inward shape at once is one spine (spineRule).
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -124,9 +125,8 @@ class Shapes {
   // peers (quick mode): at the finding's `level` (kOneCauseSpread), and neither end slow
   // otherwise. Out of the leaf: from a node with no slow pair with its leafmates (its other pairs
   // out may cross the same cable), to one no other node outside the leaf reaches slowly (its few
-  // other pairs may all be noisy).
-  // Into it: to a node no leafmate reaches slowly, from one that reaches more nodes well than
-  // slowly.
+  // other pairs may all be noisy). Into it: to a node no leafmate reaches slowly, from one that
+  // reaches more nodes well than slowly.
   std::vector<std::pair<int, int>> stragglers(double level) const {
     std::vector<std::pair<int, int>> out;
     for (int s : leaf_.under) {
