@@ -115,6 +115,11 @@ class PlanRun {
     std::array<std::vector<std::vector<int>>, 2> claims;
   };
   Suspects tell(const LevelPairs& pairs);
+  // Rank 0: each node's uplink claims (analysis.h uplinkClaims), from the fabric once.
+  const std::vector<std::vector<int>>& nodeClaims() {
+    if (!nodeClaims_) nodeClaims_ = uplinkClaims(topology_);
+    return *nodeClaims_;
+  }
   // The rank claims from the node claims: each rank's node's.
   std::vector<std::vector<int>> rankClaims(const std::vector<std::vector<int>>& nodeClaims) const;
   void widen(const std::vector<core::PairStep>& list);
@@ -135,6 +140,7 @@ class PlanRun {
   std::vector<core::TrainingRecord> isolated_;   // rank 0: each traffic type alone
   std::optional<MatrixBuilder> builder_;         // rank 0, when copies or pairs are planned
   std::set<std::pair<int, int>> retested_[2];    // rank 0: the rank and node pairs measured again
+  std::optional<std::vector<std::vector<int>>> nodeClaims_;  // rank 0: uplinkClaims, found once
 };
 
 void PlanRun::before(const std::vector<core::TrainingStep>& list) {
@@ -281,7 +287,7 @@ PlanRun::Suspects PlanRun::tell(const LevelPairs& pairs) {
     for (int level : {0, 1}) {
       for (const auto& [a, b] : pairs[static_cast<std::size_t>(level)]) wire.insert(wire.end(), {level, a, b});
     }
-    for (const std::vector<int>& mine : uplinkClaims(topology_)) {
+    for (const std::vector<int>& mine : nodeClaims()) {
       claimWire.push_back(static_cast<int>(mine.size()));
       claimWire.insert(claimWire.end(), mine.begin(), mine.end());
     }
@@ -317,8 +323,7 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
   if (root_ && builder_) {
     const core::Matrices m = builder_->build();
     const AnalysisConfig c = analysisConfigOf(steps_.config);
-    const std::vector<std::vector<int>> nodeClaims = uplinkClaims(topology_);
-    const std::array<std::vector<std::vector<int>>, 2> claims{rankClaims(nodeClaims), nodeClaims};
+    const std::array<std::vector<std::vector<int>>, 2> claims{rankClaims(nodeClaims()), nodeClaims()};
     for (std::size_t level : {0u, 1u}) {
       const core::Matrix& bw = level == 0 ? m.rankUnidir : m.nodeBw;
       const auto measured = [&](int a, int b) { return std::isfinite(core::cellOr(bw, a, b)); };
