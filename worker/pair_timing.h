@@ -21,10 +21,12 @@ inline int agreeOnFewer(MPI_Comm comm, int peer, int tag, int mine) {
 }
 
 // A handshake, `spec.warmup` untimed windows, then the timed windows: `spec.iters` of them, or
-// one when either side's last warm-up window took longer than `spec.slowWindow` (the first ones
-// may set up connections). `agree(count)` is that handshake: both sides' counts, the fewer
-// kept. `window(last)` is told the last warm-up window and the last timed one. The seconds from
-// that handshake to the end of the last window, and how much the windows' times varied.
+// none when either side's last warm-up window took longer than `spec.slowWindow` (the first ones
+// may set up connections): that window is then the pair's measurement, since another window as
+// slow would only hold the round longer. `agree(count)` is the handshake before the timed windows:
+// both sides' counts, the fewer kept. `window(last)` is told the last warm-up window and the last
+// timed one. The seconds from that handshake to the end of the last window (or the slow warm
+// window's), how much the windows' times varied, and how many windows they were.
 template <class Sync, class Agree, class Window>
 PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Window window) {
   sync();
@@ -35,7 +37,8 @@ PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Win
     lastWarm = MPI_Wtime() - begin;
   }
   const bool clearlySlow = spec.warmup > 0 && spec.slowWindow > 0 && lastWarm > spec.slowWindow;
-  const int iters = agree(clearlySlow ? std::min(spec.iters, 1) : spec.iters);
+  const int iters = agree(clearlySlow ? 0 : spec.iters);
+  if (iters <= 0 && spec.warmup > 0) return {lastWarm, 0, 1};
   std::vector<double> iterations(static_cast<std::size_t>(std::max(iters, 0)));
   const double start = MPI_Wtime();
   double last = start;

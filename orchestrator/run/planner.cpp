@@ -410,6 +410,9 @@ std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, i
   return pairs;
 }
 
+// Up to this size a pair's messages are latency-bound and take osu_bw's longer warm-up.
+constexpr std::uint64_t kSmallPairBytes = 8192;
+
 core::PairStep pairStepTemplate(const RunConfig& config, core::PairLevel level, int members) {
   core::PairStep step;
   step.level = level;
@@ -418,7 +421,7 @@ core::PairStep pairStepTemplate(const RunConfig& config, core::PairLevel level, 
   step.window = config.pairWindow;
   step.iters = config.pairIters;
   // untimed windows before each stream: osu_bw's skip, 10 up to 8 KiB messages and 2 above
-  step.warmup = config.pairBytes > 8192 ? 2 : 10;
+  step.warmup = config.pairBytes > kSmallPairBytes ? 2 : 10;
   step.latencyIters = config.latencyIters;
   return step;
 }
@@ -466,16 +469,18 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
-                 const std::vector<std::vector<int>>& claims) {
+                 const std::vector<std::vector<int>>& claims, bool separateMachines) {
   if (pairs.empty()) return;
   // A suspect measured beside a really slow pair can look slow because of it (ranks spinning on a
-  // slow transfer take the CPU, a throttled route congests its switch): a few suspects are
-  // retested alone, one pair per round. Many are packed into rounds of disjoint pairs, none two
-  // through one switch's uplinks where the fabric is known. Elsewhere two pairs of a round may
-  // still meet on a cable; each sample is packed from another starting pair, so that a pair does
-  // not meet the same neighbours in every sample.
+  // slow transfer take the CPU of a machine they share, a throttled route congests the cables it
+  // shares): a few suspects are retested alone, one pair per round, unless the claims keep them
+  // off each other's uplinks and no two members share a machine. Many are packed into rounds of
+  // disjoint pairs, none two through one switch's uplinks where the fabric is known. Elsewhere
+  // two pairs of a round may still meet on a cable; each sample is packed from another starting
+  // pair, so that a pair does not meet the same neighbours in every sample.
+  const bool claimed = std::any_of(claims.begin(), claims.end(), [](const auto& c) { return !c.empty(); });
   core::Rounds rounds;
-  if (pairs.size() <= kIsolatedRetests) {
+  if (pairs.size() <= kIsolatedRetests && !(claimed && separateMachines)) {
     for (const auto& pair : pairs) rounds.push_back({pair});
   } else {
     std::vector<std::pair<int, int>> order = pairs;
@@ -486,6 +491,9 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
   }
   core::PairStep base = pairStepTemplate(config, level, members);
   base.sample = sample;
+  // The pair met in its round, so its connection is up: one warm window will do above 8 KiB, where
+  // the round's two were for that. Small messages keep their ten, which steady the rate.
+  if (base.bytes > kSmallPairBytes) base.warmup = 1;
   appendPairRounds(plan, base, rounds);
 }
 

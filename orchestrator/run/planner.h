@@ -59,11 +59,12 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 // Appends re-measurement number `sample` (1..config.retests) of `pairs`: one pair per round when
 // there are at most kIsolatedRetests of them (a retest measures the suspect alone), else rounds
 // of disjoint pairs that hold each of the members' `claims` at most once (core::packRounds),
-// each sample packed from another starting pair.
+// each sample packed from another starting pair. A few are packed too where claims are known and
+// `separateMachines` (no two members' nodes are one machine).
 inline constexpr std::size_t kIsolatedRetests = 128;
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
-                 const std::vector<std::vector<int>>& claims = {});
+                 const std::vector<std::vector<int>>& claims = {}, bool separateMachines = false);
 
 // Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
 // `seed`); unordered, deduplicated, sorted.

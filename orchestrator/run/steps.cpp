@@ -251,6 +251,16 @@ std::vector<int> broadcastInts(std::vector<int> ints) {
   return ints;
 }
 
+// Whether every node is its own machine: no two share a kernel's boot id (emulated nodes do, and
+// their ranks share its CPUs); nodes whose boot id is unknown count as their own.
+bool separateMachines(const core::Topology& topology) {
+  std::set<std::string> seen;
+  for (const core::NodeRecord& n : topology.nodes) {
+    if (!n.bootId.empty() && !seen.insert(n.bootId).second) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 PlanRun::LevelPairs PlanRun::newSuspects() {
@@ -353,9 +363,10 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
     if (found.pairs[0].empty() && found.pairs[1].empty()) return;
     const std::size_t firstRetest = list.size();
     const int ranks = static_cast<int>(topology_.ranks.size());
-    planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0]);
+    const bool apart = separateMachines(topology_);
+    planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0], apart);
     planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1],
-                plan_, sample, found.claims[1]);
+                plan_, sample, found.claims[1], apart);
     runAppended(list, firstRetest);
   }
 }

@@ -177,20 +177,20 @@ TEST(MpiPairShape, AHeldAcknowledgementSlowsEveryWindow) {
       << "prompt " << prompt.timing.seconds << " s, held " << held.timing.seconds << " s";
 }
 
-// A warm window slower than the spec's slowWindow marks the pair clearly slow: the runner asks
-// for one timed window, and the peer's larger count gives way to it. One window timed is a figure
-// of the same shape, in a fraction of the time.
-TEST(MpiPairShape, AClearlySlowPairTimesOneWindow) {
+// A last warm window slower than the spec's slowWindow marks the pair clearly slow: that window is
+// its figure, the runner asks for no timed window, and the peer's larger count gives way to it.
+// One window is a figure of the same shape, in a fraction of the time.
+TEST(MpiPairShape, AClearlySlowPairIsTimedByItsLastWarmWindow) {
   PairSpec spec = specOf(64 << 10, 8);
   spec.iters = 6;
   spec.slowWindow = 0.01;  // each window is held 0.05 s
   const OneWay slow = oneWayAgainstOsuReceiver(spec, 0.05);
   if (worldRank() == 0) {
-    EXPECT_EQ(slow.log.timed, 1);
+    EXPECT_EQ(slow.log.timed, 0);
     EXPECT_EQ(slow.timing.iters, 1);
-    EXPECT_EQ(slow.log.windows, spec.warmup + 1);
+    EXPECT_EQ(slow.log.windows, spec.warmup);
     EXPECT_GE(slow.timing.seconds, 0.05);
-    EXPECT_LT(slow.timing.seconds, 0.05 * 3);
+    EXPECT_LT(slow.timing.seconds, 0.05 * 2);
   }
   // under the bound the stream runs its windows
   spec.slowWindow = 10;
@@ -201,15 +201,19 @@ TEST(MpiPairShape, AClearlySlowPairTimesOneWindow) {
   }
 }
 
-// The fewer count wins on both sides: a peer that found the pair clearly slow cuts the runner's
-// stream too, so the two never wait for a window the other will not send.
+// The fewer count wins on both sides: a peer that found the pair clearly slow (count 0) cuts the
+// runner's stream too, so the two never wait for a window the other will not send; a peer asking
+// for fewer windows gets them.
 TEST(MpiPairShape, ThePeersFewerCountIsKept) {
   const PairSpec spec = specOf(64 << 10, 8);
-  const OneWay r = oneWayAgainstOsuReceiver(spec, 0, 1);
-  if (worldRank() != 0) return;
-  EXPECT_EQ(r.timing.iters, 1);
-  EXPECT_EQ(r.log.windows, spec.warmup + 1);
-  EXPECT_EQ(r.log.messages, (spec.warmup + 1) * spec.window);
+  for (const int count : {1, 0}) {
+    const OneWay r = oneWayAgainstOsuReceiver(spec, 0, count);
+    if (worldRank() != 0) continue;
+    EXPECT_EQ(r.timing.iters, 1) << count;
+    EXPECT_GT(r.timing.seconds, 0) << count;
+    EXPECT_EQ(r.log.windows, spec.warmup + count);
+    EXPECT_EQ(r.log.messages, (spec.warmup + count) * spec.window);
+  }
 }
 
 // The runner as receiver acknowledges each window with osu_bw's 4 bytes, so osu_bw's own sender

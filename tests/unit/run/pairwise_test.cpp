@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/plan.h"
+#include "core/units.h"
 #include "orchestrator/analysis/analysis.h"
 #include "orchestrator/analysis/matrices.h"
 #include "orchestrator/run/planner.h"
@@ -222,6 +223,38 @@ TEST(PairPlan, ManyRetestsArePacked) {
   planRetests(pairwiseConfig({"--retests", "1"}), core::PairLevel::kRank, 400, pairs, plan, 1);
   ASSERT_EQ(plan.pairSteps.size(), 1u);
   EXPECT_EQ(plan.pairSteps[0].pairs.size(), 200u);
+}
+
+// A retest's pair met in its round: one warm window above 8 KiB (the round's two were for the
+// connection), small messages keep osu_bw's ten.
+TEST(PairPlan, ARetestWarmsLargeMessagesWithOneWindow) {
+  for (const auto& [bytes, warmup] : {std::pair{"64K", 1}, std::pair{"8K", 10}}) {
+    RunConfig c = pairwiseConfig();
+    c.pairBytes = core::parseBytes(bytes, "size");
+    core::Plan plan;
+    planRetests(c, core::PairLevel::kRank, 4, {{0, 1}}, plan, 1);
+    ASSERT_EQ(plan.pairSteps.size(), 1u);
+    EXPECT_EQ(plan.pairSteps[0].warmup, warmup) << bytes;
+  }
+}
+
+// A few suspects are packed too where the claims keep them off each other's uplinks and no two
+// nodes are one machine: on two leaves of four, the pairs inside the leaves share a round, the two
+// across the leaves' uplinks take one each. Nodes sharing a machine, or no fabric, keep them alone.
+TEST(PairPlan, AFewRetestsArePackedOnSeparateMachinesWhereTheFabricIsKnown) {
+  const std::vector<std::vector<int>> leaves{{10}, {10}, {10}, {10}, {11}, {11}, {11}, {11}};
+  const Pairs pairs{{0, 1}, {0, 4}, {1, 5}, {2, 3}, {4, 5}, {6, 7}};
+  const auto rounds = [&](const std::vector<std::vector<int>>& claims, bool apart) {
+    core::Plan plan;
+    planRetests(pairwiseConfig({"--retests", "1"}), core::PairLevel::kNode, 8, pairs, plan, 1, claims, apart);
+    std::size_t measured = 0;
+    for (const auto& step : plan.pairSteps) measured += step.pairs.size();
+    EXPECT_EQ(measured, pairs.size());
+    return plan.pairSteps.size();
+  };
+  EXPECT_EQ(rounds(leaves, true), 3u);
+  EXPECT_EQ(rounds(leaves, false), pairs.size());
+  EXPECT_EQ(rounds({}, true), pairs.size());
 }
 
 // Many suspects with no fabric known: each sample packs from another starting pair, so that a
