@@ -13,7 +13,9 @@
 // narrower), until none explains 2 more. Chosen switches and uplinks become findings and their
 // slow pairs are explained, so the node, rank and link rules do not name the nodes under them;
 // chosen nodes are left to the node rule, which names them with its own evidence. Suspects that
-// no pair tells apart are a tie, named in the finding at the severity of the fault.
+// no pair tells apart are a tie, named in the finding at the severity of the fault. A leaf chosen
+// as its uplinks whose own inner pairs run shifted below other leaves' is named as the switch
+// (shiftedLeaf).
 //
 // A part the fabric's baseline cannot see is then judged alone: when a first round that ran slow
 // fixed the baseline low and noisy (the bar at its 0.1x floor), a leaf uplink at 0.27x went unnamed
@@ -277,7 +279,8 @@ std::string labelOf(const Context& x, int s) {
   return "node " + nodeName(x.in.topo, node) + part[(s - x.suspects.fabric) % 3];
 }
 
-Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
+// `note`, when given, is said before the advice.
+Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties, const std::string& note = {}) {
   const FabricSuspect& suspect = x.paths.suspects[static_cast<std::size_t>(s)];
   Evidence e;
   for (const PairCase& c : x.cases) {
@@ -300,19 +303,73 @@ Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties) {
   std::vector<std::string> others;
   for (int t : ties) others.push_back(labelOf(x, t));
   const char* what = f.kind == core::FindingKind::kSwitch ? "switch " : f.kind == core::FindingKind::kUplink ? "uplinks of " : "cable ";
-  f.message = fmt::format("{}{}: {} of {} node pairs through it slow, {} vs {} {} ({:.2f}x); under it {}{}{} - {}",
+  f.message = fmt::format("{}{}: {} of {} node pairs through it slow, {} vs {} {} ({:.2f}x); under it {}{}{}{} - {}",
                           what, f.subject, e.slow, e.judged, core::formatRate(f.measured), core::formatRate(f.expected),
                           x.against, f.ratio, nodesText(x.in.topo, suspect.nodesBelow, 8),
                           among > 0 ? fmt::format(", whose {} pairs among themselves are {} fine", among, fine) : "",
                           others.empty() ? "" : fmt::format("; a tie with {}: no measured pair tells them apart",
                                                             fmt::join(others, ", ")),
-                          adviceFor(f.kind));
+                          note, adviceFor(f.kind));
   // A tie leaves the fault's place open, not the fault: its severity and confidence are the
   // slowness's (two leaves' uplinks and their spine carry the same pairs; naming the tie as
   // information hid a certain fault from a reader of errors and warnings).
   f.severity = severityFor(f.ratio);
   setConfidence(f, e, margin, true);
   return f;
+}
+
+// A leaf named by its uplinks whose own pairs (which cross no uplink) run, as a group, below
+// kShiftedInner of the pairs inside other leaves and below the lowest tenth of those is the whole
+// switch: an uplink fault leaves its inner pairs at their class's rate, a slow switch (its ports,
+// its chip) slows them too, though latency may keep each above the bar (a leaf at 24% of its rate
+// on the simulated 2:1 tree: its inner pairs at 0.52x, over a bar the rounds' spread lowered to
+// 0.5x). As a group: its median so, and three in four of them below the lowest tenth of the
+// others; kShiftedPairs of its own at least, and inner pairs under 3 other leaves.
+constexpr double kShiftedInner = 0.8;
+constexpr std::size_t kShiftedPairs = 4;
+
+struct Shift {
+  int leaf = -1;  // the leaf's switch suspect, -1: none
+  double ratio = 0;
+  std::size_t pairs = 0;
+};
+
+Shift shiftedLeaf(const Context& x, int s) {
+  const FabricSuspect& uplinks = x.paths.suspects[static_cast<std::size_t>(s)];
+  if (uplinks.kind != FabricSuspect::Kind::kUplinks || uplinks.nodesBelow.size() < 2) return {};
+  const int a0 = uplinks.nodesBelow[0];
+  if (!sameLeaf(x.paths, a0, uplinks.nodesBelow[1])) return {};  // not a leaf: a pod's switch
+  const std::vector<int>& leaf = x.paths.above[static_cast<std::size_t>(a0)].front();
+  std::vector<double> own, others;
+  std::set<std::vector<int>> otherLeaves;
+  for (int a : x.paths.placed) {
+    for (int b : x.paths.placed) {
+      if (a == b || a >= x.view.n() || b >= x.view.n() || !sameLeaf(x.paths, a, b)) continue;
+      const float v = x.in.m.nodeBw.at(a, b);
+      if (!std::isfinite(v)) continue;
+      const std::vector<int>& at = x.paths.above[static_cast<std::size_t>(a)].front();
+      (at == leaf ? own : others).push_back(v);
+      if (at != leaf) otherLeaves.insert(at);
+    }
+  }
+  if (own.size() < kShiftedPairs || otherLeaves.size() < 3) return {};
+  std::vector<double> sorted = others;
+  std::sort(sorted.begin(), sorted.end());
+  const double lowTenth = sorted[sorted.size() / 10];
+  const auto below = std::count_if(own.begin(), own.end(), [&](double v) { return v < lowTenth; });
+  const double ratio = core::median(own) / core::median(others);
+  if (!(ratio <= kShiftedInner && 4 * below >= 3 * static_cast<long>(own.size()))) return {};
+  return {x.paths.switchSuspect[static_cast<std::size_t>(uplinks.device)], ratio, own.size()};
+}
+
+// The part to name for suspect `s`: its leaf where shiftedLeaf finds one, `note` then saying why.
+int namedPart(const Context& x, int s, std::string& note) {
+  const Shift shift = shiftedLeaf(x, s);
+  if (shift.leaf < 0) return s;
+  note = fmt::format("; its {} pairs among its nodes, which cross no uplink, run at {:.2f}x of the pairs inside other "
+                     "leaves: the switch, not only its uplinks",
+                     shift.pairs, shift.ratio);
+  return shift.leaf;
 }
 
 // A measured directed node pair the fabric describes, and the suspects its path certainly crosses.
@@ -387,7 +444,9 @@ std::optional<Finding> aloneFinding(const Context& x, Split split, int s, const 
   });
   if (slowThrough != static_cast<long>(split.through.size())) return std::nullopt;  // a pair fine or noisy
   const Context alone{x.in, x.graph, x.paths, x.suspects, view, cases, tally, e, "of the pairs that do not cross it"};
-  return fabricFinding(alone, s, {});
+  std::string note;
+  const int named = namedPart(alone, s, note);
+  return fabricFinding(alone, named, {}, note);
 }
 
 // The parts the greedy cover left that are named judged alone, those through more pairs first; a
@@ -433,8 +492,10 @@ void switchRule(RuleContext& ctx, std::vector<Finding>& findings) {
   const std::vector<int> picked = cover(cases, tally, ctx.c.attributeShare);
   for (int chosen : picked) {
     if (!suspects.isFabric(chosen)) continue;  // a node: the node rule names it
+    std::string note;
+    chosen = namedPart(x, chosen, note);
     const std::vector<int> ties = tiedWith(cases, tally, chosen, ctx.c.attributeShare);
-    Finding f = fabricFinding(x, chosen, ties);
+    Finding f = fabricFinding(x, chosen, ties, note);
     if (std::any_of(ties.begin(), ties.end(), [&](int t) { return !suspects.isFabric(t); })) {
       f.severity = core::Severity::kInfo;  // as likely a node, which the node rule judges on its own
     } else {

@@ -376,6 +376,37 @@ TEST(SwitchRule, ALeafsInnerPairsAreJudgedAgainstOtherLeavesInnerPairs) {
   EXPECT_EQ(found[0].subject, "leaf3");
 }
 
+// A leaf whose own pairs run at 0.75x of other leaves' inner pairs, each above the bar, beside its
+// cross pairs at 0.3x: the whole switch, as a group, not its uplinks. With its inner pairs at
+// their class's rate it stays its uplinks.
+TEST(SwitchRule, ALeafWhoseInnerPairsRunShiftedIsTheSwitch) {
+  const auto leafAt = [](float inner) {
+    return destinationRouted(8, 8, 8, -1, 0, 10.0f, [inner](core::Matrices& m) {
+      for (int a = 0; a < 64; ++a) {
+        for (int b = 0; b < 64; ++b) {
+          if (a == b) continue;
+          const bool inside = a / 8 == b / 8;
+          const bool touches = a / 8 == 3 || b / 8 == 3;
+          if (inside) setBw(m, a, b, touches ? inner : 20.0f);
+          if (!inside && touches) setBw(m, a, b, 3.0f);
+        }
+      }
+    });
+  };
+  const Fabric shifted = leafAt(15.0f);
+  const auto all = analyze(shifted.m, shifted.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kSwitch) << describe(all);
+  EXPECT_EQ(found[0].subject, "leaf3");
+  EXPECT_NE(found[0].message.find("0.75x of the pairs inside other leaves"), std::string::npos) << found[0].message;
+
+  const Fabric uplinks = leafAt(19.0f);
+  const auto cable = serious(analyze(uplinks.m, uplinks.topology, kDefaults));
+  ASSERT_EQ(cable.size(), 1u);
+  EXPECT_EQ(cable[0].kind, core::FindingKind::kUplink);
+}
+
 // The parts whose cables retests must not share: each node's leaf (two spines above it: which
 // one carries a pair is the routing's), and in a tree of pods also the pod's one switch; a core
 // with no uplinks is claimed by none; a node the fabric lacks, nothing; a run without a fabric,
