@@ -29,6 +29,7 @@
 // every leaf's inward shape at once is one spine (spineRule).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -303,6 +304,15 @@ std::vector<std::string> spinesAbove(const core::FabricGraph& graph, const Fabri
   return {names.begin(), names.end()};
 }
 
+// What a spine finding advises, `into` being the nodes routed down it.
+std::string spineAdvice(const InterNode& in, const std::vector<int>& into) {
+  return fmt::format(
+      "a fabric that forwards by destination sends all traffic into one node down one spine, so one spine carries "
+      "them all; the forwarding tables say which (ibtracert from another leaf to {}): check that spine and its ports "
+      "(perfquery)",
+      nodeName(in.topo, into.front()));
+}
+
 Finding spineFinding(const InterNode& in, const std::vector<std::string>& spines, int leaves, const std::vector<int>& into,
                      const Evidence& e, const Count& clear) {
   Finding f;
@@ -314,14 +324,147 @@ Finding spineFinding(const InterNode& in, const std::vector<std::string>& spines
   f.ratio = f.measured / f.expected;
   f.message = fmt::format(
       "one spine, or every cable of one: under each of {} leaves, the nodes {} are reached slowly from the other "
-      "leaves and well from their leafmates; {} of {} such node pairs slow, {} vs {} baseline ({:.2f}x) - a fabric "
-      "that forwards by destination sends all traffic into one node down one spine, so one spine carries them all; "
-      "the forwarding tables say which (ibtracert from another leaf to {}): check that spine and its ports "
-      "(perfquery)",
+      "leaves and well from their leafmates; {} of {} such node pairs slow, {} vs {} baseline ({:.2f}x) - {}",
       leaves, nodesText(in.topo, into, 8), e.slow, e.judged, core::formatRate(f.measured), core::formatRate(f.expected),
-      f.ratio, nodeName(in.topo, into.front()));
+      f.ratio, spineAdvice(in, into));
   f.severity = severityFor(f.ratio);
   setConfidence(f, e, clear.judged > 0 ? static_cast<double>(clear.fine) / clear.judged : 0.0, true);
+  return f;
+}
+
+// A spine whose pairs sit near the bar shows as a group: the nodes routed down it, under 3
+// leaves and half of them at least, reached from outside their leaf mostly slowly or at
+// kShiftedSpine or less of the other nodes' rate (each node's median inbound pair), every one
+// below the lowest tenth of the others, while no leafmate reaches them slowly and they send at
+// the others' rate (not their own cables). A spine at 32% of its rate on the simulated 2:1 tree: its nodes at 0.74x, every other
+// node at 0.94x or more; each pair near the bar, and the few below it were named as links. A
+// minority of the nodes (else it is the fabric's rate), each with kShiftedInbound such pairs.
+constexpr double kShiftedSpine = 0.8;
+constexpr std::size_t kShiftedInbound = 4;
+
+// A node's measured pairs with the nodes outside its leaf, one way, none explained yet.
+struct Side {
+  int node = 0;
+  int leaf = 0;  // index into the leaves
+  double median = 0;
+  bool mostlySlow = false;  // judged so, at --attribute-share
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<double> values;
+};
+
+std::vector<Side> sidesOf(const InterNode& in, const std::vector<Leaf>& leaves, bool inbound, double share) {
+  std::vector<Side> out;
+  for (std::size_t l = 0; l < leaves.size(); ++l) {
+    for (int x : leaves[l].under) {
+      Side side{x, static_cast<int>(l), 0, false, {}, {}};
+      Count judged;
+      for (int o : leaves[l].outside) {
+        const auto [a, b] = inbound ? std::pair{o, x} : std::pair{x, o};
+        if (a >= in.view.n() || b >= in.view.n() || in.isExplained(a, b)) continue;
+        const float v = in.view.values.at(a, b);
+        if (!std::isfinite(v)) continue;
+        side.pairs.emplace_back(a, b);
+        side.values.push_back(v);
+        judged.add(in.view.at(a, b).verdict);
+      }
+      if (side.values.size() < kShiftedInbound) continue;
+      side.median = core::median(side.values);
+      side.mostlySlow = judged.mostlySlow(share);
+      out.push_back(std::move(side));
+    }
+  }
+  return out;
+}
+
+double medianOf(const std::vector<Side>& sides) {
+  std::vector<double> medians;
+  for (const Side& s : sides) medians.push_back(s.median);
+  return medians.empty() ? 0.0 : core::median(medians);
+}
+
+// The shifted nodes' inbound sides, and the other nodes' inbound rate (`rate`); none when the group
+// is not one spine's.
+std::vector<Side> shiftedInbound(const InterNode& in, const std::vector<Leaf>& leaves, double share, double& rate) {
+  const std::vector<Side> sides = sidesOf(in, leaves, true, share);
+  std::vector<Side> shifted;
+  std::vector<double> rest;
+  std::set<int> spanned;
+  std::set<int> known;
+  const double all = medianOf(sides);
+  for (const Side& side : sides) {
+    known.insert(side.leaf);
+    if (side.mostlySlow || side.median <= kShiftedSpine * all) {
+      shifted.push_back(side);
+      spanned.insert(side.leaf);
+    } else {
+      rest.push_back(side.median);
+    }
+  }
+  if (shifted.empty() || 2 * shifted.size() > sides.size() || spanned.size() < 3 || 2 * spanned.size() < known.size()) {
+    return {};
+  }
+  std::sort(rest.begin(), rest.end());
+  rate = core::median(rest);
+  const double lowTenth = rest[rest.size() / 10];
+  const std::vector<Side> sends = sidesOf(in, leaves, false, share);
+  const double sendRate = medianOf(sends);
+  for (const Side& side : shifted) {
+    const auto own = std::find_if(sends.begin(), sends.end(), [&](const Side& o) { return o.node == side.node; });
+    if (!(side.median < lowTenth) || (own != sends.end() && (own->mostlySlow || own->median <= kShiftedSpine * sendRate))) {
+      return {};
+    }
+  }
+  return shifted;
+}
+
+// The spine named from the shifted nodes (shiftedInbound), `explains` given their pairs from
+// outside; nothing when a leafmate reaches one of them slowly or below its leaf's own rate (its
+// own cable). Where no leafmate measured a pair to them (quick mode) the margin is one part
+// against that many leaves' faults at once.
+std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& leaves,
+                                    std::vector<std::pair<int, int>>& explains) {
+  const InterNode& in = ctx.inter;
+  double rate = 0;
+  const std::vector<Side> shifted = shiftedInbound(in, leaves, ctx.c.attributeShare, rate);
+  if (shifted.empty()) return std::nullopt;
+  Count clear;
+  Evidence e;
+  std::vector<int> into;
+  std::vector<const Leaf*> spanned;
+  for (const Side& side : shifted) {
+    const Leaf& leaf = leaves[static_cast<std::size_t>(side.leaf)];
+    const Shapes shapes(in, leaf, ctx.c);
+    for (int m : leaf.under) {
+      if (m == side.node) continue;
+      if (shapes.at(m, side.node) == Verdict::kSlow) return std::nullopt;
+      clear.add(shapes.at(m, side.node));
+    }
+    if (!shapes.asFastAsTheLeaf(side.node)) return std::nullopt;
+    into.push_back(side.node);
+    if (std::find(spanned.begin(), spanned.end(), &leaf) == spanned.end()) spanned.push_back(&leaf);
+    for (const auto& [a, b] : side.pairs) e.add(in.view.at(a, b), in.view.values.at(a, b));
+    explains.insert(explains.end(), side.pairs.begin(), side.pairs.end());
+  }
+  std::sort(into.begin(), into.end());
+  const std::vector<std::string> spines = spinesAbove(ctx.topo.fabric, ctx.fabricPaths(), spanned);
+  Finding f;
+  f.kind = core::FindingKind::kSwitch;
+  f.subject = fmt::format("one of {} spines ({} .. {})", spines.size(), spines.front(), spines.back());
+  f.expected = rate;
+  f.unit = "GB/s";
+  f.measured = core::median(e.values);
+  f.ratio = f.measured / f.expected;
+  const double margin = clear.judged > 0 ? static_cast<double>(clear.fine) / clear.judged
+                                         : 1.0 - std::pow(0.5, static_cast<double>(spanned.size()));
+  f.confidence = margin * (1.0 - std::pow(0.5, static_cast<double>(into.size())));
+  f.severity = severityFor(f.ratio);
+  f.message = fmt::format(
+      "one spine, or every cable of one: under each of {} leaves, the nodes {} are reached from the other leaves "
+      "at {} vs {} of the other nodes ({:.2f}x; each such node's median pair below every other node's but a tenth), "
+      "{} of {} pairs from their leafmates fine; {} of {} such node pairs below the bar - {}; confidence {:.2f} "
+      "({} nodes shifted, margin {:.2f})",
+      spanned.size(), nodesText(in.topo, into, 8), core::formatRate(f.measured), core::formatRate(f.expected), f.ratio,
+      clear.fine, clear.judged, e.slow, e.judged, spineAdvice(in, into), f.confidence, into.size(), margin);
   return f;
 }
 
@@ -332,6 +475,7 @@ Finding spineFinding(const InterNode& in, const std::vector<std::string>& spines
 // failing at once stay two findings. Names the spines as candidates: which one carries those
 // nodes is the routing's, not in the fabric file. With it go the nodes slow from outside their
 // leaf at its level whose leafmates measured too few pairs to them to show the shape, none slow.
+// Else the same spine as a group above the bar (shiftedSpine).
 void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Finding>& findings) {
   InterNode& in = ctx.inter;
   std::vector<const Leaf*> shaped;
@@ -352,17 +496,22 @@ void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Fi
     clear.judged += c.judged;
     clear.fine += c.fine;
   }
-  if (shaped.size() < 3 || 2 * shaped.size() < leaves.size()) return;
   Evidence e;
   for (const auto& [s, d] : pairs) e.add(in.view.at(s, d), in.view.values.at(s, d));
-  if (!oneLevel(e)) return;
-  std::sort(into.begin(), into.end());
-  findings.push_back(spineFinding(in, spinesAbove(ctx.topo.fabric, ctx.fabricPaths(), shaped), static_cast<int>(shaped.size()),
-                                  into, e, clear));
-  const double level = core::median(e.slowValues);
-  for (const Leaf& leaf : leaves) {
-    const auto more = Shapes(in, leaf, ctx.c).slowInto(level);
-    pairs.insert(pairs.end(), more.begin(), more.end());
+  if (shaped.size() >= 3 && 2 * shaped.size() >= leaves.size() && oneLevel(e)) {
+    std::sort(into.begin(), into.end());
+    findings.push_back(spineFinding(in, spinesAbove(ctx.topo.fabric, ctx.fabricPaths(), shaped),
+                                    static_cast<int>(shaped.size()), into, e, clear));
+    const double level = core::median(e.slowValues);
+    for (const Leaf& leaf : leaves) {
+      const auto more = Shapes(in, leaf, ctx.c).slowInto(level);
+      pairs.insert(pairs.end(), more.begin(), more.end());
+    }
+  } else {
+    pairs.clear();
+    std::optional<Finding> f = shiftedSpine(ctx, leaves, pairs);
+    if (!f) return;
+    findings.push_back(std::move(*f));
   }
   for (const auto& [s, d] : pairs) {
     if (in.view.at(s, d).verdict == Verdict::kSlow) in.explainAbove(s, d);

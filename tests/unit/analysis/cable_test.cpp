@@ -95,6 +95,39 @@ TEST(CableRule, EveryLeafsInwardShapeIsOneSpine) {
   }
 }
 
+// A spine at 0.72x on a noisy 2:1 tree: the pairs into hosts 1 mod 4 from other leaves, each
+// near the bar and most above it, are as a group below every other host's: one spine, named as
+// candidates, and no pair of it a link. Under two leaves only, such hosts are not one spine.
+TEST(CableRule, ASpineAboveTheBarIsNamedByItsNodesShift) {
+  const auto spineAt = [](int leaves) {
+    return destinationRouted(8, 8, 4, -1, 0, 10.0f, [leaves](core::Matrices& m) {
+      for (int a = 0; a < 64; ++a) {
+        for (int b = 0; b < 64; ++b) {
+          if (a == b) continue;
+          const float noise = 0.8f + 0.4f * static_cast<float>((a * 37 + b * 101) % 97) / 96.0f;
+          const bool shifted = a / 8 != b / 8 && b % 4 == 1 && b / 8 < leaves;
+          setBw(m, a, b, 10.0f * noise * (shifted ? 0.72f : 1.0f));
+        }
+      }
+    });
+  };
+  const Fabric spine = spineAt(8);
+  const auto all = analyze(spine.m, spine.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kSwitch);
+  EXPECT_EQ(found[0].subject, "one of 4 spines (spine0 .. spine3)");
+  EXPECT_NE(found[0].message.find("under each of 8 leaves, the nodes host1, host5, host9"), std::string::npos)
+      << found[0].message;
+  EXPECT_NE(found[0].message.find("each such node's median pair below"), std::string::npos) << found[0].message;
+  EXPECT_GT(found[0].confidence, 0.9);
+
+  const Fabric two = spineAt(2);
+  for (const auto& f : analyze(two.m, two.topology, kDefaults)) {
+    EXPECT_EQ(f.subject.find("spines"), std::string::npos) << describe({f});
+  }
+}
+
 // The same spine where host9's and host17's leafmates measured nothing to them (quick mode): they
 // are the spine's too, not nodes' ingress.
 TEST(CableRule, ASpinesNodeWithoutItsLeafmatesPairsIsTheSpines) {
