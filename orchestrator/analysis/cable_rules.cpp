@@ -15,9 +15,11 @@
 //   out of it: destinations d outside the leaf that at least --attribute-share of the nodes under
 //              it reach slowly (2 at least), while at least that share of the other nodes outside
 //              the leaf reach d well (d itself is fine), fewer than all the destinations (else the
-//              whole group is slow: the switch rule's);
+//              whole group is slow: the switch rule's); two such destinations, or one that 3 of
+//              the leaf's nodes reach slowly;
 //   into it:   nodes x under the leaf reached slowly from at least that share of the nodes outside
-//              it, and well from at least that share of their leafmates (x itself is fine), as
+//              it (from two leaves, where two measured x), and well from at least that share of
+//              their leafmates (x itself is fine), as
 //              fast as the leaf's other pairs among themselves (a pair inside a leaf crosses
 //              fewer cables and runs faster: a host's own slow cable can leave it above the
 //              fabric's bar while it is below its leafmates' own rate);
@@ -29,6 +31,7 @@
 // every leaf's inward shape at once is one spine (spineRule).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -45,6 +48,10 @@ namespace {
 // One cause slows the pairs through it alike (as in the switch rule): the slow pairs of a shape
 // lie within this factor of their median.
 constexpr double kOneCauseSpread = 4.0;
+
+// Nodes under a leaf that reach one destination slowly, while the rest reach it well, for that
+// one destination to be an outward shape.
+constexpr int kOneDestination = 3;
 
 // Slow and fine counts of a set of pairs no finding before explains.
 struct Count {
@@ -65,6 +72,7 @@ struct Leaf {
   int uplinks = -1;          // its kUplinks suspect
   std::vector<int> under;    // run nodes under it
   std::vector<int> outside;  // placed run nodes not under it
+  std::vector<int> leafOf;   // per outside node, the switch right above it (a device)
 };
 
 class Shapes {
@@ -72,9 +80,13 @@ class Shapes {
   Shapes(const InterNode& in, const Leaf& leaf, const AnalysisConfig& c)
       : in_(in), leaf_(leaf), share_(c.attributeShare), threshold_(c.slowThreshold) {}
 
-  // Destinations outside the leaf its nodes reach slowly while the rest of the fabric reaches them well.
+  // Destinations outside the leaf its nodes reach slowly while the rest of the fabric reaches them
+  // well: two at least, fewer than all (else the whole group is slow: the switch rule's), or one
+  // that kOneDestination of its nodes reach slowly (the leaf's cable towards it is all those
+  // pairs share that the others' do not).
   std::vector<int> outward() const {
     std::vector<int> out;
+    int most = 0;
     for (int d : leaf_.outside) {
       Count from;
       Count others;
@@ -82,22 +94,36 @@ class Shapes {
       for (int x : leaf_.outside) {
         if (x != d) others.add(at(x, d));
       }
-      if (from.mostlySlow(share_) && others.mostlyFine(share_)) out.push_back(d);
+      if (from.mostlySlow(share_) && others.mostlyFine(share_)) {
+        out.push_back(d);
+        most = std::max(most, from.slow);
+      }
     }
+    if (out.size() == leaf_.outside.size() || (out.size() == 1 && most < kOneDestination)) out.clear();
     return out;
   }
 
-  // Nodes under the leaf reached slowly from outside it and well from their leafmates.
+  // Nodes under the leaf reached slowly from outside it, from two leaves at least where two
+  // measured them (a cable down to the leaf slows every other leaf's pairs; a cable up from one
+  // leaf, those of that leaf only), and well from their leafmates.
   std::vector<int> inward() const {
     std::vector<int> in;
     for (int x : leaf_.under) {
       Count outside;
       Count mates;
-      for (int s : leaf_.outside) outside.add(at(s, x));
+      std::set<int> measuredFrom;
+      std::set<int> slowFrom;
+      for (std::size_t i = 0; i < leaf_.outside.size(); ++i) {
+        const Verdict v = at(leaf_.outside[i], x);
+        outside.add(v);
+        if (v == Verdict::kSlow || v == Verdict::kFine) measuredFrom.insert(leaf_.leafOf[i]);
+        if (v == Verdict::kSlow) slowFrom.insert(leaf_.leafOf[i]);
+      }
       for (int m : leaf_.under) {
         if (m != x) mates.add(at(m, x));
       }
-      if (outside.mostlySlow(share_) && mates.mostlyFine(share_) && asFastAsTheLeaf(x)) in.push_back(x);
+      const bool spread = slowFrom.size() >= std::min<std::size_t>(2, measuredFrom.size());
+      if (outside.mostlySlow(share_) && spread && mates.mostlyFine(share_) && asFastAsTheLeaf(x)) in.push_back(x);
     }
     return in;
   }
@@ -209,9 +235,10 @@ std::vector<Leaf> leavesOf(const FabricPaths& paths) {
   for (std::size_t s = 0; s < paths.suspects.size(); ++s) {
     const FabricSuspect& u = paths.suspects[s];
     if (u.kind != FabricSuspect::Kind::kUplinks || u.uplinks.size() < 2 || u.nodesBelow.empty()) continue;
-    Leaf leaf{static_cast<int>(s), u.nodesBelow, {}};
+    Leaf leaf{static_cast<int>(s), u.nodesBelow, {}, {}};
     std::set_difference(placed.begin(), placed.end(), u.nodesBelow.begin(), u.nodesBelow.end(),
                         std::back_inserter(leaf.outside));
+    for (int o : leaf.outside) leaf.leafOf.push_back(paths.above[static_cast<std::size_t>(o)].front().front());
     if (leaf.outside.size() >= 2) leaves.push_back(std::move(leaf));
   }
   return leaves;
@@ -350,13 +377,18 @@ struct Side {
   bool mostlySlow = false;  // judged so, at --attribute-share
   std::vector<std::pair<int, int>> pairs;
   std::vector<double> values;
+  std::vector<int> otherLeaf;  // per pair, the other end's leaf (an index into the leaves)
 };
 
 std::vector<Side> sidesOf(const InterNode& in, const std::vector<Leaf>& leaves, bool inbound, double share) {
+  std::map<int, int> leafOf;
+  for (std::size_t l = 0; l < leaves.size(); ++l) {
+    for (int x : leaves[l].under) leafOf[x] = static_cast<int>(l);
+  }
   std::vector<Side> out;
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     for (int x : leaves[l].under) {
-      Side side{x, static_cast<int>(l), 0, false, {}, {}};
+      Side side{x, static_cast<int>(l), 0, false, {}, {}, {}};
       Count judged;
       for (int o : leaves[l].outside) {
         const auto [a, b] = inbound ? std::pair{o, x} : std::pair{x, o};
@@ -365,6 +397,7 @@ std::vector<Side> sidesOf(const InterNode& in, const std::vector<Leaf>& leaves, 
         if (!std::isfinite(v)) continue;
         side.pairs.emplace_back(a, b);
         side.values.push_back(v);
+        side.otherLeaf.push_back(leafOf.count(o) > 0 ? leafOf[o] : -1);
         judged.add(in.view.at(a, b).verdict);
       }
       if (side.values.size() < kShiftedInbound) continue;
@@ -380,6 +413,18 @@ double medianOf(const std::vector<Side>& sides) {
   std::vector<double> medians;
   for (const Side& s : sides) medians.push_back(s.median);
   return medians.empty() ? 0.0 : core::median(medians);
+}
+
+// Whether the other leaves reach the node below `below`, leaf by leaf (each leaf's median pair),
+// two of them and half of those that measured it at least: a spine slows the pairs from every
+// leaf, one leaf's cable up to it those from that leaf only (which, where the node met few peers
+// but many of that leaf's nodes, can hold the node's median low).
+bool slowFromManyLeaves(const Side& side, double below) {
+  std::map<int, std::vector<double>> byLeaf;
+  for (std::size_t i = 0; i < side.values.size(); ++i) byLeaf[side.otherLeaf[i]].push_back(side.values[i]);
+  std::size_t slow = 0;
+  for (auto& [leaf, values] : byLeaf) slow += core::median(values) < below ? 1 : 0;
+  return slow >= 2 && 2 * slow >= byLeaf.size();
 }
 
 // The shifted nodes' inbound sides, and the other nodes' inbound rate (`rate`); none when the group
@@ -410,7 +455,8 @@ std::vector<Side> shiftedInbound(const InterNode& in, const std::vector<Leaf>& l
   const double sendRate = medianOf(sends);
   for (const Side& side : shifted) {
     const auto own = std::find_if(sends.begin(), sends.end(), [&](const Side& o) { return o.node == side.node; });
-    if (!(side.median < lowTenth) || (own != sends.end() && (own->mostlySlow || own->median <= kShiftedSpine * sendRate))) {
+    if (!(side.median < lowTenth) || (own != sends.end() && (own->mostlySlow || own->median <= kShiftedSpine * sendRate)) ||
+        !slowFromManyLeaves(side, lowTenth)) {
       return {};
     }
   }
@@ -421,9 +467,16 @@ std::vector<Side> shiftedInbound(const InterNode& in, const std::vector<Leaf>& l
 // outside; nothing when a leafmate reaches one of them slowly or below its leaf's own rate (its
 // own cable). Where no leafmate measured a pair to them (quick mode) the margin is one part
 // against that many leaves' faults at once.
-std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& leaves,
+std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& all,
                                     std::vector<std::pair<int, int>>& explains) {
   const InterNode& in = ctx.inter;
+  const FabricPaths& paths = ctx.fabricPaths();
+  std::vector<Leaf> leaves;  // those right above their nodes (not a pod's switches)
+  for (const Leaf& leaf : all) {
+    const auto& first = paths.above[static_cast<std::size_t>(leaf.under.front())].front();
+    const int device = paths.suspects[static_cast<std::size_t>(leaf.uplinks)].device;
+    if (std::find(first.begin(), first.end(), device) != first.end()) leaves.push_back(leaf);
+  }
   double rate = 0;
   const std::vector<Side> shifted = shiftedInbound(in, leaves, ctx.c.attributeShare, rate);
   if (shifted.empty()) return std::nullopt;
@@ -446,7 +499,7 @@ std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& l
     explains.insert(explains.end(), side.pairs.begin(), side.pairs.end());
   }
   std::sort(into.begin(), into.end());
-  const std::vector<std::string> spines = spinesAbove(ctx.topo.fabric, ctx.fabricPaths(), spanned);
+  const std::vector<std::string> spines = spinesAbove(ctx.topo.fabric, paths, spanned);
   Finding f;
   f.kind = core::FindingKind::kSwitch;
   f.subject = fmt::format("one of {} spines ({} .. {})", spines.size(), spines.front(), spines.back());
@@ -486,8 +539,7 @@ void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Fi
     if (leaf.under.size() < 2) continue;
     const Shapes shapes(in, leaf, ctx.c);
     const std::vector<int> inward = shapes.inward();
-    std::vector<int> outward = shapes.outward();
-    if (inward.empty() || (outward.size() >= 2 && outward.size() < leaf.outside.size())) continue;
+    if (inward.empty() || !shapes.outward().empty()) continue;
     shaped.push_back(&leaf);
     into.insert(into.end(), inward.begin(), inward.end());
     const auto mine = pairsOf(leaf, {}, inward);
@@ -530,8 +582,7 @@ void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
   spineRule(ctx, leaves, findings);
   for (const Leaf& leaf : leaves) {
     const Shapes shapes(in, leaf, ctx.c);
-    std::vector<int> outward = shapes.outward();
-    if (outward.size() < 2 || outward.size() == leaf.outside.size()) outward.clear();
+    const std::vector<int> outward = shapes.outward();
     const std::vector<int> inward = leaf.under.size() >= 2 ? shapes.inward() : std::vector<int>{};
     if (outward.empty() && inward.empty()) continue;
     const std::vector<std::pair<int, int>> pairs = pairsOf(leaf, outward, inward);

@@ -128,6 +128,45 @@ TEST(CableRule, ASpineAboveTheBarIsNamedByItsNodesShift) {
   }
 }
 
+// leaf6's cable up to spine1 slows its pairs to hosts 1 mod 4. host5 (leaf0) met few peers outside
+// leaf6 (quick mode's second round brought it leaf6's nodes): mostly slow from outside, but from
+// one leaf only, which a cable down to leaf0 would not be. leaf6's cable, not leaf0's.
+TEST(CableRule, ANodeSlowFromOneLeafOnlyIsNotItsLeafsCable) {
+  const Fabric f = destinationRouted(8, 8, 4, -1, 0, 10.0f, [](core::Matrices& m) {
+    for (int a = 48; a < 56; ++a) {
+      for (int b = 0; b < 64; ++b) {
+        if (b / 8 != 6 && b % 4 == 1) setBw(m, a, b, 3.0f);
+      }
+    }
+    for (int a = 8; a < 64; ++a) {
+      if (a / 8 != 6 && a != 20 && a != 30) setBw(m, a, 5, std::nanf(""));
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_EQ(found[0].subject.rfind("leaf6 ", 0), 0u) << found[0].subject;
+}
+
+// leaf7's cable up to spine6, where the second round measured one destination behind it (host38)
+// from every node of the leaf, and the rest of the fabric reaches host38 well: that cable, not
+// eight links.
+TEST(CableRule, OneDestinationEveryNodeOfALeafReachesSlowlyIsItsCable) {
+  const Fabric f = destinationRouted(8, 8, 8, -1, 0, 10.0f, [](core::Matrices& m) {
+    for (int a = 56; a < 64; ++a) {
+      for (int b = 0; b < 56; ++b) {
+        if (b % 8 == 6) setBw(m, a, b, b == 38 ? 3.0f : std::nanf(""));
+      }
+    }
+  });
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_EQ(found[0].subject.rfind("leaf7 ", 0), 0u) << found[0].subject;
+}
+
 // The same spine where host9's and host17's leafmates measured nothing to them (quick mode): they
 // are the spine's too, not nodes' ingress.
 TEST(CableRule, ASpinesNodeWithoutItsLeafmatesPairsIsTheSpines) {
