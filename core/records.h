@@ -185,6 +185,18 @@ struct Topology {
   FabricGraph fabric;     // the switches above the nodes (--fabric); empty when not given
 };
 
+// Rank 0's own real costs in a run (its thinking, not the measuring): seconds of its clock (real
+// time, also where MPI_Wtime is simulated) planning (the plan, then each retest's suspects and
+// rounds), analysing (the matrices and the findings) and feeding the sinks (formatting and
+// writing every record until the end, the file's last flush not counted), and the process's peak
+// resident memory (under SimGrid's SMPI, every simulated rank's process at once).
+struct RankZeroCosts {
+  double planSeconds = 0;
+  double analysisSeconds = 0;
+  double writeSeconds = 0;
+  std::uint64_t peakRssBytes = 0;
+};
+
 // Root attributes of a results file: where and how it was measured.
 struct Provenance {
   int schemaVersion = 4;  // what a file says; the sinks write results/schema.h kSchemaVersion

@@ -33,6 +33,8 @@ class RecordSink {
   // What the run's end adds to the inventory, before finish(): the RDMA ports' error counters read
   // at the start and at the end, the endpoints the backend's library built (the other tables empty).
   virtual void inventoryEnd(const InventoryRows& /*end*/) {}
+  // What rank 0's own work cost, before finish(): planning, analysis, feeding the sinks.
+  virtual void costs(const RankZeroCosts& /*costs*/) {}
   // The run ended; `complete` is true only when every planned step ran.
   virtual void finish(bool /*complete*/) {}
 };

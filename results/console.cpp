@@ -536,6 +536,10 @@ void ConsoleSink::finish(bool complete) {
                  ? fmt::format(", {} pairwise rounds, {} retest rounds", pairRounds_, pairRetests_)
                  : "",
              complete ? "" : " (incomplete run)");
+  if (costs_) {
+    fmt::print(out_, "# Rank 0: planning {:.2f} s, analysis {:.2f} s, writing {:.2f} s (real time); peak memory {}\n",
+               costs_->planSeconds, costs_->analysisSeconds, costs_->writeSeconds, core::formatBytes(costs_->peakRssBytes));
+  }
   std::fflush(out_);
 }
 

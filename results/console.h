@@ -30,6 +30,8 @@ class ConsoleSink final : public core::RecordSink {
   // and summarised by culprit with the analysis's findings, or at finish() when no analysis runs.
   void finding(const core::Finding& finding) override;
   void inventoryEnd(const core::InventoryRows& end) override;
+  // Said at finish(), after the steps' line.
+  void costs(const core::RankZeroCosts& costs) override { costs_ = costs; }
   void finish(bool complete) override;
   // Findings a file recorded during its run (`show` of a file without matrices): summarised by
   // culprit at finish(), without the notices a live run prints as they are found.
@@ -85,6 +87,7 @@ class ConsoleSink final : public core::RecordSink {
   std::vector<std::string> noisy_;  // steps whose iteration times varied too much
   int stepsRun_ = 0;
   int stepsWaived_ = 0;
+  std::optional<core::RankZeroCosts> costs_;
 };
 
 // The text form of `fabricmap show`: the file's records replayed through a ConsoleSink.

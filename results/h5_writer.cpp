@@ -307,6 +307,13 @@ void H5Sink::imported(const std::vector<core::ImportRecord>& records) {
   h5::flush(file_.get());
 }
 
+void H5Sink::costs(const core::RankZeroCosts& costs) {
+  h5::writeAttribute(file_.get(), "rank0_plan_seconds", costs.planSeconds);
+  h5::writeAttribute(file_.get(), "rank0_analysis_seconds", costs.analysisSeconds);
+  h5::writeAttribute(file_.get(), "rank0_write_seconds", costs.writeSeconds);
+  h5::writeAttribute(file_.get(), "rank0_peak_rss_bytes", costs.peakRssBytes);
+}
+
 void H5Sink::finish(bool complete) {
   publish();
   h5::writeAttribute(file_.get(), kCompleteAttribute, complete);

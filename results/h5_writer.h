@@ -33,6 +33,7 @@ class H5Sink final : public core::RecordSink {
   void analysis(const core::Matrices& matrices, const std::vector<core::Finding>& findings) override;
   void finding(const core::Finding& finding) override;
   void inventoryEnd(const core::InventoryRows& end) override;
+  void costs(const core::RankZeroCosts& costs) override;
   void finish(bool complete) override;
   // `fabricmap import`: the logs' tables (/imported), before finish(). Not a RecordSink call: a
   // run never has any.

@@ -1,6 +1,7 @@
 // `fabricmap run`: bootstrap, plan, execute every step, record. Every rank runs this function;
 // rank 0 also writes the results. Decisions that end the job are taken by all ranks together.
 #include <mpi.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -370,10 +371,17 @@ int preflight(RunConfig config, bool force, const std::vector<core::HostProbe>& 
   return static_cast<int>(core::ExitCode::kOk);
 }
 
+// The process's peak resident memory (getrusage's ru_maxrss, KiB on Linux).
+std::uint64_t peakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
+
 // Every step of `plan` with its progress line and under the watchdog, then the sinks finished and
 // the run's verdict (the exit code).
 int measure(const RunConfig& config, const core::Topology& topology, core::Plan& plan, worker::Executor& executor,
-            Sinks& sinks, Resuming& resuming, const NodeInventories& inventories) {
+            Sinks& sinks, Resuming& resuming, const NodeInventories& inventories, double planSeconds) {
   const bool root = resuming.root;
   Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
   // A step past its deadline: rank 0's watchdog thread records who holds it up, flushes the
@@ -386,7 +394,7 @@ int measure(const RunConfig& config, const core::Topology& topology, core::Plan&
     printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
   });
   executor.setObserver(&watchdog);
-  Steps steps{config, topology, progress, watchdog, sinks, resuming};
+  Steps steps{config, topology, progress, watchdog, sinks, resuming, {.planSeconds = planSeconds}};
   std::vector<WrongResult> wrong;
   runPlan(topology, plan, executor, steps, wrong);
   progress.end();
@@ -397,6 +405,10 @@ int measure(const RunConfig& config, const core::Topology& topology, core::Plan&
   endRows.endpoints = gatherEndpoints(MPI_COMM_WORLD, executor.backend().endpointPaths());
   sinks.each([&](core::RecordSink& s) { s.inventoryEnd(endRows); });
   for (const core::Finding& f : end.findings) sinks.each([&](core::RecordSink& s) { s.finding(f); });
+  core::RankZeroCosts costs = steps.costs;
+  costs.writeSeconds = sinks.seconds();
+  costs.peakRssBytes = peakResidentBytes();
+  sinks.each([&](core::RecordSink& s) { s.costs(costs); });
   sinks.each([&](core::RecordSink& s) { s.finish(true); });
 
   return finalVerdict(root, config.output, wrong);
@@ -454,7 +466,9 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       throw core::UsageError("--pair-memory cuda needs one GPU per rank: " + shortage);
     }
     onRootAgreeing(rank, [&] { topology.fabric = fabricOf(config, topology); });
+    const RealTimer planning;
     core::Plan plan = makePlan(config, topology);  // grows when retests are planned
+    const double planSeconds = planning.seconds();
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
     if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);
 
@@ -501,7 +515,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       for (const core::Finding& f : inventories.findings(topology)) sinks.each([&](core::RecordSink& s) { s.finding(f); });
     }
 
-    const int code = measure(config, topology, plan, executor, sinks, resuming, inventories);
+    const int code = measure(config, topology, plan, executor, sinks, resuming, inventories, planSeconds);
     return accept ? judgeRun(rank, config, *accept, code) : code;
   } catch (const core::UsageError& e) {
     // Usage errors are reached by every rank together (parsing and planning are deterministic,

@@ -331,6 +331,7 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
   // destination). Around each suspect pair, its ends' neighbours meet the other end.
   LevelPairs more;
   if (root_ && builder_) {
+    const Charged planning(steps_.costs.planSeconds);
     const core::Matrices m = builder_->build();
     const AnalysisConfig c = analysisConfigOf(steps_.config);
     const std::array<std::vector<std::vector<int>>, 2> claims{rankClaims(nodeClaims()), nodeClaims()};
@@ -346,8 +347,11 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
   const Suspects found = tell(more);
   if (found.pairs[0].empty() && found.pairs[1].empty()) return;
   const std::size_t first = list.size();
-  planWidening(steps_.config, core::PairLevel::kRank, static_cast<int>(topology_.ranks.size()), found.pairs[0], plan_);
-  planWidening(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1], plan_);
+  {
+    const Charged planning(steps_.costs.planSeconds);
+    planWidening(steps_.config, core::PairLevel::kRank, static_cast<int>(topology_.ranks.size()), found.pairs[0], plan_);
+    planWidening(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1], plan_);
+  }
   runAppended(list, first);
 }
 
@@ -356,17 +360,29 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
   // cleared: a retest as slow as the first figure settles the pair (the typical figure is the
   // better of two, or the middle of three, and a third sample could not lift it), one fine
   // retest against a slow first figure is a tie that the next sample breaks.
-  LevelPairs pass = root_ && builder_ ? newSuspects() : LevelPairs{};
+  const bool root = root_ && builder_;
+  LevelPairs pass;
+  if (root) {
+    const Charged planning(steps_.costs.planSeconds);
+    pass = newSuspects();
+  }
   for (int sample = 1; sample <= steps_.config.retests; ++sample) {
-    const LevelPairs now = sample == 1 ? pass : (root_ && builder_ ? cleared(pass) : LevelPairs{});
+    LevelPairs now = sample == 1 ? pass : LevelPairs{};
+    if (root && sample > 1) {
+      const Charged planning(steps_.costs.planSeconds);
+      now = cleared(pass);
+    }
     const Suspects found = tell(now);
     if (found.pairs[0].empty() && found.pairs[1].empty()) return;
     const std::size_t firstRetest = list.size();
-    const int ranks = static_cast<int>(topology_.ranks.size());
-    const bool apart = separateMachines(topology_);
-    planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0], apart);
-    planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1],
-                plan_, sample, found.claims[1], apart);
+    {
+      const Charged planning(steps_.costs.planSeconds);
+      const int ranks = static_cast<int>(topology_.ranks.size());
+      const bool apart = separateMachines(topology_);
+      planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0], apart);
+      planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1],
+                  plan_, sample, found.claims[1], apart);
+    }
     runAppended(list, firstRetest);
   }
 }
@@ -388,8 +404,10 @@ void PlanRun::runAppended(const std::vector<core::PairStep>& list, std::size_t f
 }
 
 void PlanRun::analyze() {
+  std::optional<Charged> analysing(steps_.costs.analysisSeconds);
   const core::Matrices result = builder_->build();
   const std::vector<core::Finding> findings = orchestrator::analyze(result, topology_, analysisConfigOf(steps_.config));
+  analysing.reset();
   steps_.progress.clear();
   steps_.sinks.each([&](core::RecordSink& s) { s.analysis(result, findings); });
 }

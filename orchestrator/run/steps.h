@@ -27,15 +27,40 @@ struct WrongResult {
   std::string what;
 };
 
+// Rank 0's real time for its own work (core::RankZeroCosts): the steady clock, which SMPI leaves
+// real where it simulates MPI_Wtime.
+class RealTimer {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Adds the real seconds of its scope to `total`.
+class Charged {
+ public:
+  explicit Charged(double& total) : total_(total) {}
+  Charged(const Charged&) = delete;
+  Charged& operator=(const Charged&) = delete;
+  ~Charged() { total_ += timer_.seconds(); }
+
+ private:
+  double& total_;
+  RealTimer timer_;
+};
+
 // Rank 0's sinks, fed by one caller at a time: the main thread, or the watchdog's thread
-// recording a hang while the main thread is stuck in MPI.
+// recording a hang while the main thread is stuck in MPI. Counts the real time spent feeding them.
 class Sinks {
  public:
   void add(core::RecordSink* sink) { sinks_.push_back(sink); }
   template <class F>
   void each(F&& feed) {
     std::lock_guard lock(mutex_);
+    const RealTimer timer;
     for (auto* s : sinks_) feed(*s);
+    seconds_ += timer.seconds();
   }
   // Gives up after `wait` when the main thread holds the sinks (stuck writing the file).
   template <class F>
@@ -45,10 +70,13 @@ class Sinks {
     for (auto* s : sinks_) feed(*s);
     return true;
   }
+  // Real seconds spent in each() so far.
+  double seconds() const { return seconds_; }
 
  private:
   std::vector<core::RecordSink*> sinks_;
   std::timed_mutex mutex_;
+  double seconds_ = 0;
 };
 
 // A resumed run's state: which steps come from the file (every rank), the records (rank 0),
@@ -83,6 +111,7 @@ struct Steps {
   worker::Watchdog& watchdog;
   Sinks& sinks;
   Resuming& resuming;
+  core::RankZeroCosts costs = {};  // rank 0: planning and analysis so far (the sinks count their own)
   // Runs `step` on every rank, or takes it from the resumed file (rank 0's records; nothing
   // happens elsewhere). The result is rank 0's.
   template <class S>

@@ -23,6 +23,11 @@ def case_sweep(args, tmp):
     check(attrs["backend"] == "mpi", "backend")
     check(attrs["schema_version"] == 4, "schema_version")
     check("Open MPI" in attrs["mpi_version"], "mpi_version")
+    # rank 0's own costs: real planning, analysis (the pairs' matrices) and writing, its memory
+    costs = [attrs[f"rank0_{k}_seconds"] for k in ("plan", "analysis", "write")]
+    check(all(0 < c < 60 for c in costs), f"rank 0's costs {costs}")
+    check(32 << 20 < attrs["rank0_peak_rss_bytes"] < 8 << 30, f"rank 0's memory {attrs['rank0_peak_rss_bytes']}")
+    check("# Rank 0: planning " in p.stdout and "peak memory" in p.stdout, "rank 0's costs line missing")
     check(len(t["topology/ranks"]) == args.np, "ranks table")
     rows = check_rows(attrs, t, args.np)
     ops = {r["op"] for rs in rows.values() for r in rs}
