@@ -49,6 +49,9 @@ namespace {
 // lie within this factor of their median.
 constexpr double kOneCauseSpread = 4.0;
 
+// Peers a node must have measured for its sending to be judged slow as a whole (slowSendersOf).
+constexpr int kSlowSenderPeers = 4;
+
 // Nodes under a leaf that reach one destination slowly, while the rest reach it well, for that
 // one destination to be an outward shape.
 constexpr int kOneDestination = 3;
@@ -65,7 +68,10 @@ struct Count {
     fine += v == Verdict::kFine;
   }
   bool mostlySlow(double share) const { return judged >= 2 && slow >= share * judged; }
-  bool mostlyFine(double share) const { return judged >= 1 && fine >= share * judged; }
+  // A noisy pair (samples on both sides of the bar) says neither: at least `share` of the fine and
+  // slow ones fine, and half of all (one noisy pair and the second fault's node into a cable's
+  // destination left it out of the shape, its pairs named as links).
+  bool mostlyFine(double share) const { return fine >= 1 && fine >= share * (fine + slow) && 2 * fine >= judged; }
 };
 
 struct Leaf {
@@ -75,10 +81,24 @@ struct Leaf {
   std::vector<int> leafOf;   // per outside node, the switch right above it (a device)
 };
 
+// Per node: whether it sends slowly to most of its measured peers (its own egress, or all of it):
+// its pairs say nothing of where they go, so they neither clear nor blame a destination.
+std::vector<char> slowSendersOf(const InterNode& in, double share) {
+  std::vector<char> out(static_cast<std::size_t>(in.view.n()), 0);
+  for (int x = 0; x < in.view.n(); ++x) {
+    Count c;
+    forEachPeer(in.view.values, x, [&](int y) {
+      if (!in.isExplained(x, y)) c.add(in.view.at(x, y).verdict);
+    });
+    out[static_cast<std::size_t>(x)] = c.judged >= kSlowSenderPeers && c.mostlySlow(share) ? 1 : 0;
+  }
+  return out;
+}
+
 class Shapes {
  public:
-  Shapes(const InterNode& in, const Leaf& leaf, const AnalysisConfig& c)
-      : in_(in), leaf_(leaf), share_(c.attributeShare), threshold_(c.slowThreshold) {}
+  Shapes(const InterNode& in, const Leaf& leaf, const AnalysisConfig& c, const std::vector<char>& slowSenders)
+      : in_(in), leaf_(leaf), share_(c.attributeShare), threshold_(c.slowThreshold), slowSenders_(slowSenders) {}
 
   // Destinations outside the leaf its nodes reach slowly while the rest of the fabric reaches them
   // well: two at least, fewer than all (else the whole group is slow: the switch rule's), or one
@@ -92,7 +112,7 @@ class Shapes {
       Count others;
       for (int s : leaf_.under) from.add(at(s, d));
       for (int x : leaf_.outside) {
-        if (x != d) others.add(at(x, d));
+        if (x != d && !slowSender(x)) others.add(at(x, d));
       }
       if (from.mostlySlow(share_) && others.mostlyFine(share_)) {
         out.push_back(d);
@@ -211,9 +231,12 @@ class Shapes {
   bool slowFromNoneOutside(int d, int but) const {
     Count c;
     for (int x : leaf_.outside) {
-      if (x != d && x != but) c.add(at(x, d));
+      if (x != d && x != but && !slowSender(x)) c.add(at(x, d));
     }
     return c.slow == 0;
+  }
+  bool slowSender(int x) const {
+    return static_cast<std::size_t>(x) < slowSenders_.size() && slowSenders_[static_cast<std::size_t>(x)];
   }
   bool slowFromNoMate(int x) const {
     Count c;
@@ -227,6 +250,7 @@ class Shapes {
   const Leaf& leaf_;
   double share_;
   double threshold_;
+  const std::vector<char>& slowSenders_;
 };
 
 std::vector<Leaf> leavesOf(const FabricPaths& paths) {
@@ -467,7 +491,7 @@ std::vector<Side> shiftedInbound(const InterNode& in, const std::vector<Leaf>& l
 // outside; nothing when a leafmate reaches one of them slowly or below its leaf's own rate (its
 // own cable). Where no leafmate measured a pair to them (quick mode) the margin is one part
 // against that many leaves' faults at once.
-std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& all,
+std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& all, const std::vector<char>& senders,
                                     std::vector<std::pair<int, int>>& explains) {
   const InterNode& in = ctx.inter;
   const FabricPaths& paths = ctx.fabricPaths();
@@ -486,7 +510,7 @@ std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& a
   std::vector<const Leaf*> spanned;
   for (const Side& side : shifted) {
     const Leaf& leaf = leaves[static_cast<std::size_t>(side.leaf)];
-    const Shapes shapes(in, leaf, ctx.c);
+    const Shapes shapes(in, leaf, ctx.c, senders);
     for (int m : leaf.under) {
       if (m == side.node) continue;
       if (shapes.at(m, side.node) == Verdict::kSlow) return std::nullopt;
@@ -529,7 +553,8 @@ std::optional<Finding> shiftedSpine(RuleContext& ctx, const std::vector<Leaf>& a
 // nodes is the routing's, not in the fabric file. With it go the nodes slow from outside their
 // leaf at its level whose leafmates measured too few pairs to them to show the shape, none slow.
 // Else the same spine as a group above the bar (shiftedSpine).
-void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Finding>& findings) {
+void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, const std::vector<char>& senders,
+               std::vector<Finding>& findings) {
   InterNode& in = ctx.inter;
   std::vector<const Leaf*> shaped;
   std::vector<int> into;
@@ -537,7 +562,7 @@ void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Fi
   Count clear;
   for (const Leaf& leaf : leaves) {
     if (leaf.under.size() < 2) continue;
-    const Shapes shapes(in, leaf, ctx.c);
+    const Shapes shapes(in, leaf, ctx.c, senders);
     const std::vector<int> inward = shapes.inward();
     if (inward.empty() || !shapes.outward().empty()) continue;
     shaped.push_back(&leaf);
@@ -556,12 +581,12 @@ void spineRule(RuleContext& ctx, const std::vector<Leaf>& leaves, std::vector<Fi
                                     static_cast<int>(shaped.size()), into, e, clear));
     const double level = core::median(e.slowValues);
     for (const Leaf& leaf : leaves) {
-      const auto more = Shapes(in, leaf, ctx.c).slowInto(level);
+      const auto more = Shapes(in, leaf, ctx.c, senders).slowInto(level);
       pairs.insert(pairs.end(), more.begin(), more.end());
     }
   } else {
     pairs.clear();
-    std::optional<Finding> f = shiftedSpine(ctx, leaves, pairs);
+    std::optional<Finding> f = shiftedSpine(ctx, leaves, senders, pairs);
     if (!f) return;
     findings.push_back(std::move(*f));
   }
@@ -579,9 +604,10 @@ void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
   const FabricPaths& paths = ctx.fabricPaths();
   InterNode& in = ctx.inter;
   const std::vector<Leaf> leaves = leavesOf(paths);
-  spineRule(ctx, leaves, findings);
+  const std::vector<char> senders = slowSendersOf(in, ctx.c.attributeShare);
+  spineRule(ctx, leaves, senders, findings);
   for (const Leaf& leaf : leaves) {
-    const Shapes shapes(in, leaf, ctx.c);
+    const Shapes shapes(in, leaf, ctx.c, senders);
     const std::vector<int> outward = shapes.outward();
     const std::vector<int> inward = leaf.under.size() >= 2 ? shapes.inward() : std::vector<int>{};
     if (outward.empty() && inward.empty()) continue;

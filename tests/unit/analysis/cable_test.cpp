@@ -167,6 +167,33 @@ TEST(CableRule, OneDestinationEveryNodeOfALeafReachesSlowlyIsItsCable) {
   EXPECT_EQ(found[0].subject.rfind("leaf7 ", 0), 0u) << found[0].subject;
 }
 
+// leaf6's cable up to spine3, beside slow nodes: the few other nodes that measured host11 reach it
+// well but for the slow nodes (which send slowly to everyone) and a noisy pair, which say nothing
+// of host11's own cable, so host11 is one of the cable's destinations and leaf6's pairs to it are
+// not links. Once with one slow node and a noisy pair, once with two slow nodes.
+TEST(CableRule, NoisyPairsAndSlowSendersDoNotKeepADestinationOutOfTheShape) {
+  for (const bool twoSlowNodes : {false, true}) {
+    const Fabric f = destinationRouted(8, 8, 4, -1, 0, 10.0f, [twoSlowNodes](core::Matrices& m) {
+      const auto slowNode = [&](int x) { return x == 34 || (twoSlowNodes && x == 36); };
+      for (int a = 0; a < 64; ++a) {
+        for (int b = 0; b < 64; ++b) {
+          if (a == b) continue;
+          if (a / 8 == 6 && b / 8 != 6 && b % 4 == 3) setBw(m, a, b, 3.0f);
+          if (slowNode(a) || slowNode(b)) setBw(m, a, b, 5.0f);
+          const bool kept = a / 8 == 6 || a == 28 || a == 29 || a == 34 || a == 36 || a == 40 || a == 44;
+          if (b == 11 && !kept) setBw(m, a, b, std::nanf(""));
+        }
+      }
+      if (!twoSlowNodes) m.rankUnidirWorst.at(40, 11) = 3.0f;
+    });
+    const auto all = analyze(f.m, f.topology, kDefaults);
+    EXPECT_TRUE(ofKind(all, "link").empty()) << twoSlowNodes << describe(all);
+    const auto uplinks = ofKind(all, "uplink");
+    ASSERT_EQ(uplinks.size(), 1u) << describe(all);
+    EXPECT_NE(uplinks[0].message.find("host11"), std::string::npos) << uplinks[0].message;
+  }
+}
+
 // The same spine where host9's and host17's leafmates measured nothing to them (quick mode): they
 // are the spine's too, not nodes' ingress.
 TEST(CableRule, ASpinesNodeWithoutItsLeafmatesPairsIsTheSpines) {
