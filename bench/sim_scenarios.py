@@ -148,6 +148,19 @@ def observed(sc, results):
     return out
 
 
+def rank0_costs(path):
+    """Rank 0's own real costs in the run (the file's rank0_* attributes): plan, analysis and write
+    seconds, and peak memory in MiB (under SMPI, the whole simulation's process)."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        a = f.attrs
+        if "rank0_plan_seconds" not in a:
+            return None
+        return {"plan_s": round(float(a["rank0_plan_seconds"]), 3), "analysis_s": round(float(a["rank0_analysis_seconds"]), 3),
+                "write_s": round(float(a["rank0_write_seconds"]), 3),
+                "peak_mib": round(int(a["rank0_peak_rss_bytes"]) / 2**20)}
+
+
 def pairwise_seconds(path):
     """The simulated seconds of the pairwise phase (its rounds and retests), from /steps."""
     import h5py
@@ -172,7 +185,7 @@ def run(build, sc, mode, with_fabric, log):
         for c, seen in zip(judged["culprits"], observed(sc, results)):
             c["observed"] = seen
         rec.update(status="ok", has_confidence=results["has_confidence"], pairwise_seconds=pairwise_seconds(path),
-                   **judged)
+                   rank0=rank0_costs(path), **judged)
         return rec
 
 
@@ -187,7 +200,8 @@ def describe(rec):
                       for f in rec["findings"][:6]) or "none"
     return (f"#{sc['id']} {sc['scale']} nodes, {sc['shape']['spines']} spines, {rec['mode']}"
             f"{'' if rec['fabric'] else ' without --fabric'}: {faults}: {flags} "
-            f"({rec['real_seconds']:.0f} s real, pairwise {rec.get('pairwise_seconds', 0):.2f} s simulated); {named}")
+            f"({rec['real_seconds']:.0f} s real, pairwise {rec.get('pairwise_seconds', 0):.2f} s simulated"
+            f"{'; rank 0 ' + str(rec['rank0']) if rec.get('rank0') else ''}); {named}")
 
 
 def main():
