@@ -128,6 +128,15 @@ TEST(CableRule, ASpineAboveTheBarIsNamedByItsNodesShift) {
   }
 }
 
+// The one serious finding is the uplinks of `leaf`.
+void expectOnlyUplinksOf(const Fabric& f, const std::string& leaf) {
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  const auto found = serious(all);
+  ASSERT_EQ(found.size(), 1u) << describe(all);
+  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
+  EXPECT_EQ(found[0].subject.rfind(leaf + " ", 0), 0u) << found[0].subject;
+}
+
 // leaf6's cable up to spine1 slows its pairs to hosts 1 mod 4. host5 (leaf0) met few peers outside
 // leaf6 (quick mode's second round brought it leaf6's nodes): mostly slow from outside, but from
 // one leaf only, which a cable down to leaf0 would not be. leaf6's cable, not leaf0's.
@@ -142,11 +151,7 @@ TEST(CableRule, ANodeSlowFromOneLeafOnlyIsNotItsLeafsCable) {
       if (a / 8 != 6 && a != 20 && a != 30) setBw(m, a, 5, std::nanf(""));
     }
   });
-  const auto all = analyze(f.m, f.topology, kDefaults);
-  const auto found = serious(all);
-  ASSERT_EQ(found.size(), 1u) << describe(all);
-  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
-  EXPECT_EQ(found[0].subject.rfind("leaf6 ", 0), 0u) << found[0].subject;
+  expectOnlyUplinksOf(f, "leaf6");
 }
 
 // leaf7's cable up to spine6, where the second round measured one destination behind it (host38)
@@ -160,11 +165,7 @@ TEST(CableRule, OneDestinationEveryNodeOfALeafReachesSlowlyIsItsCable) {
       }
     }
   });
-  const auto all = analyze(f.m, f.topology, kDefaults);
-  const auto found = serious(all);
-  ASSERT_EQ(found.size(), 1u) << describe(all);
-  EXPECT_EQ(found[0].kind, core::FindingKind::kUplink);
-  EXPECT_EQ(found[0].subject.rfind("leaf7 ", 0), 0u) << found[0].subject;
+  expectOnlyUplinksOf(f, "leaf7");
 }
 
 // leaf6's cable up to spine3, beside slow nodes: the few other nodes that measured host11 reach it
