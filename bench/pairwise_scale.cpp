@@ -1,10 +1,13 @@
 // The planner's and the analysis's cost at scale: the pairwise schedule and the bottleneck analysis
 // on a synthetic fabric of RANKS ranks (RANKS_PER_NODE per node, one node slow), in full mode
 // (every pair: dense R x R matrices) or quick mode (3 random peers each: only those cells kept).
-// Then the HTML report of the result (binned heatmaps).
-// usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick]   -> one line: seconds per phase, peak RSS
+// Then the HTML report of the result (binned heatmaps). With LEAF_NODES, the nodes hang under a
+// two-level fat tree (leaves of that many nodes, as many spines up to 16) given as --fabric would
+// give it, so the switch and cable rules run too.
+// usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick [LEAF_NODES]]   -> one line: seconds per phase, peak RSS
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include "orchestrator/analysis/matrices.h"
 #include "orchestrator/run/planner.h"
 #include "results/report.h"
+#include "topologies/fabric_file.h"
 #include "topologies/rank_map.h"
 
 namespace fm = fabricmap;
@@ -84,18 +88,32 @@ fm::core::Matrices fillQuick(const fm::core::Plan& plan, const fm::core::Topolog
   return builder.build();
 }
 
+// The fabric file of `nodes` nodes gpu0.. under leaves of `leafNodes`, each leaf cabled to every
+// spine (as many as its nodes, at most 16).
+std::string fatTree(int nodes, int leafNodes) {
+  std::string text;
+  const int spines = std::min(leafNodes, 16);
+  for (int n = 0; n < nodes; ++n) text += fmt::format("gpu{} -> leaf{}:{}\n", n, n / leafNodes, n % leafNodes + 1);
+  for (int l = 0; l * leafNodes < nodes; ++l) {
+    for (int k = 0; k < spines; ++k) text += fmt::format("leaf{}:{} -> spine{}:{}\n", l, leafNodes + 1 + k, k, l + 1);
+  }
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick]\n");
+  const char* usage = "usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick [LEAF_NODES]]\n";
+  if (argc < 3 || argc > 5) {
+    std::fputs(usage, stderr);
     return 2;
   }
   const int ranks = std::atoi(argv[1]);
   const int perNode = std::atoi(argv[2]);
-  const std::string mode = argc == 4 ? argv[3] : "full";
-  if (ranks < 2 || perNode < 1 || (mode != "full" && mode != "quick")) {
-    std::fprintf(stderr, "usage: pairwise_scale RANKS RANKS_PER_NODE [full|quick]\n");
+  const std::string mode = argc >= 4 ? argv[3] : "full";
+  const int leafNodes = argc == 5 ? std::atoi(argv[4]) : 0;
+  if (ranks < 2 || perNode < 1 || (mode != "full" && mode != "quick") || (argc == 5 && leafNodes < 2)) {
+    std::fputs(usage, stderr);
     return 2;
   }
   std::vector<fm::core::HostProbe> probes;
@@ -105,7 +123,10 @@ int main(int argc, char** argv) {
     p.cpus = 64;
     probes.push_back(p);
   }
-  const fm::core::Topology topology = fm::topologies::buildTopology(probes, 0);
+  fm::core::Topology topology = fm::topologies::buildTopology(probes, 0);
+  if (leafNodes > 0) {
+    topology.fabric = fm::topologies::parseFabric(fatTree(static_cast<int>(topology.nodes.size()), leafNodes), "fabric");
+  }
   const Fabric fabric{perNode, static_cast<int>(topology.nodes.size())};
 
   // 1. the plan, and every round's pairs computed as the executor does
@@ -155,10 +176,11 @@ int main(int argc, char** argv) {
                          findings[i].subject);
   }
   if (first.empty()) first = "none";
-  std::printf("ranks %d nodes %d %s: plan %zu rounds / %zu pairs in %.3f s; synthetic fill %.3f s; "
+  std::printf("ranks %d nodes %d %s%s: plan %zu rounds / %zu pairs in %.3f s; synthetic fill %.3f s; "
               "derived matrices %.3f s; analysis %.3f s; together %.3f s; %zu findings (%s); report %.3f s (%zu KiB); "
               "peak RSS %.0f MiB (%.0f MiB before the report)\n",
-              ranks, fabric.nodes, mode.c_str(), plan.pairSteps.size(), pairs, planSeconds, fillSeconds,
+              ranks, fabric.nodes, mode.c_str(), leafNodes > 0 ? fmt::format(", leaves of {}", leafNodes).c_str() : "",
+              plan.pairSteps.size(), pairs, planSeconds, fillSeconds,
               completeSeconds, analysisSeconds, planSeconds + completeSeconds + analysisSeconds, findings.size(),
               first.c_str(), reportSeconds, page / 1024, static_cast<double>(u.ru_maxrss) / 1024.0, analysisRss);
   return 0;

@@ -98,25 +98,39 @@ std::vector<char> slowSendersOf(const InterNode& in, double share) {
 class Shapes {
  public:
   Shapes(const InterNode& in, const Leaf& leaf, const AnalysisConfig& c, const std::vector<char>& slowSenders)
-      : in_(in), leaf_(leaf), share_(c.attributeShare), threshold_(c.slowThreshold), slowSenders_(slowSenders) {}
+      : in_(in), leaf_(leaf), share_(c.attributeShare), threshold_(c.slowThreshold), slowSenders_(slowSenders),
+        where_(static_cast<std::size_t>(std::max(in.view.n(), 0)), kNowhere) {
+    for (int x : leaf_.under) {
+      if (x < in.view.n()) where_[static_cast<std::size_t>(x)] = kUnder;
+    }
+    for (std::size_t i = 0; i < leaf_.outside.size(); ++i) {
+      if (leaf_.outside[i] < in.view.n()) where_[static_cast<std::size_t>(leaf_.outside[i])] = static_cast<int>(i);
+    }
+  }
 
   // Destinations outside the leaf its nodes reach slowly while the rest of the fabric reaches them
   // well: two at least, fewer than all (else the whole group is slow: the switch rule's), or one
   // that kOneDestination of its nodes reach slowly (the leaf's cable towards it is all those
-  // pairs share that the others' do not).
+  // pairs share that the others' do not). Each node's measured peers only: a quick run measured
+  // a few per node, and a lookup per pair of nodes cost seconds at 2,048 of them.
   std::vector<int> outward() const {
+    std::map<int, Count> from;  // per destination outside, ascending
+    for (int s : leaf_.under) {
+      forEachPeer(in_.view.values, s, [&](int d) {
+        if (outside(d)) from[d].add(at(s, d));
+      });
+    }
     std::vector<int> out;
     int most = 0;
-    for (int d : leaf_.outside) {
-      Count from;
+    for (const auto& [d, count] : from) {
+      if (!count.mostlySlow(share_)) continue;  // before the rest of the fabric: most d are not
       Count others;
-      for (int s : leaf_.under) from.add(at(s, d));
-      for (int x : leaf_.outside) {
-        if (x != d && !slowSender(x)) others.add(at(x, d));
-      }
-      if (from.mostlySlow(share_) && others.mostlyFine(share_)) {
+      forEachPeer(in_.view.values, d, [&](int x) {
+        if (outside(x) && !slowSender(x)) others.add(at(x, d));
+      });
+      if (others.mostlyFine(share_)) {
         out.push_back(d);
-        most = std::max(most, from.slow);
+        most = std::max(most, count.slow);
       }
     }
     if (out.size() == leaf_.outside.size() || (out.size() == 1 && most < kOneDestination)) out.clear();
@@ -129,21 +143,23 @@ class Shapes {
   std::vector<int> inward() const {
     std::vector<int> in;
     for (int x : leaf_.under) {
-      Count outside;
+      Count outsiders;
       Count mates;
       std::set<int> measuredFrom;
       std::set<int> slowFrom;
-      for (std::size_t i = 0; i < leaf_.outside.size(); ++i) {
-        const Verdict v = at(leaf_.outside[i], x);
-        outside.add(v);
-        if (v == Verdict::kSlow || v == Verdict::kFine) measuredFrom.insert(leaf_.leafOf[i]);
-        if (v == Verdict::kSlow) slowFrom.insert(leaf_.leafOf[i]);
-      }
-      for (int m : leaf_.under) {
-        if (m != x) mates.add(at(m, x));
-      }
+      forEachPeer(in_.view.values, x, [&](int y) {
+        const Verdict v = at(y, x);
+        if (!outside(y)) {
+          if (under(y)) mates.add(v);
+          return;
+        }
+        outsiders.add(v);
+        const int leaf = leaf_.leafOf[static_cast<std::size_t>(where_[static_cast<std::size_t>(y)])];
+        if (v == Verdict::kSlow || v == Verdict::kFine) measuredFrom.insert(leaf);
+        if (v == Verdict::kSlow) slowFrom.insert(leaf);
+      });
       const bool spread = slowFrom.size() >= std::min<std::size_t>(2, measuredFrom.size());
-      if (outside.mostlySlow(share_) && spread && mates.mostlyFine(share_) && asFastAsTheLeaf(x)) in.push_back(x);
+      if (outsiders.mostlySlow(share_) && spread && mates.mostlyFine(share_) && asFastAsTheLeaf(x)) in.push_back(x);
     }
     return in;
   }
@@ -246,11 +262,17 @@ class Shapes {
     return c.slow == 0;
   }
 
+  static constexpr int kNowhere = -2;
+  static constexpr int kUnder = -1;
+  bool outside(int x) const { return x >= 0 && x < in_.view.n() && where_[static_cast<std::size_t>(x)] >= 0; }
+  bool under(int x) const { return x >= 0 && x < in_.view.n() && where_[static_cast<std::size_t>(x)] == kUnder; }
+
   const InterNode& in_;
   const Leaf& leaf_;
   double share_;
   double threshold_;
   const std::vector<char>& slowSenders_;
+  std::vector<int> where_;  // per node: kUnder, its index in leaf_.outside, or kNowhere
 };
 
 std::vector<Leaf> leavesOf(const FabricPaths& paths) {
@@ -404,31 +426,37 @@ struct Side {
   std::vector<int> otherLeaf;  // per pair, the other end's leaf (an index into the leaves)
 };
 
+// One pass over the measured cells (not a lookup per pair of nodes: most are unmeasured in quick
+// mode, and those lookups cost seconds at 2,048 nodes).
 std::vector<Side> sidesOf(const InterNode& in, const std::vector<Leaf>& leaves, bool inbound, double share) {
-  std::map<int, int> leafOf;
-  for (std::size_t l = 0; l < leaves.size(); ++l) {
-    for (int x : leaves[l].under) leafOf[x] = static_cast<int>(l);
-  }
-  std::vector<Side> out;
+  std::vector<int> leafOf(static_cast<std::size_t>(std::max(in.view.n(), 0)), -1);
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     for (int x : leaves[l].under) {
-      Side side{x, static_cast<int>(l), 0, false, {}, {}, {}};
-      Count judged;
-      for (int o : leaves[l].outside) {
-        const auto [a, b] = inbound ? std::pair{o, x} : std::pair{x, o};
-        if (a >= in.view.n() || b >= in.view.n() || in.isExplained(a, b)) continue;
-        const float v = in.view.values.at(a, b);
-        if (!std::isfinite(v)) continue;
-        side.pairs.emplace_back(a, b);
-        side.values.push_back(v);
-        side.otherLeaf.push_back(leafOf.count(o) > 0 ? leafOf[o] : -1);
-        judged.add(in.view.at(a, b).verdict);
-      }
-      if (side.values.size() < kShiftedInbound) continue;
-      side.median = core::median(side.values);
-      side.mostlySlow = judged.mostlySlow(share);
-      out.push_back(std::move(side));
+      if (x < in.view.n()) leafOf[static_cast<std::size_t>(x)] = static_cast<int>(l);
     }
+  }
+  std::vector<Side> all(leafOf.size());
+  std::vector<Count> judged(leafOf.size());
+  in.view.values.forEachCell([&](int a, int b, float v) {
+    const int la = leafOf[static_cast<std::size_t>(a)];
+    const int lb = leafOf[static_cast<std::size_t>(b)];
+    if (la < 0 || lb < 0 || la == lb || in.isExplained(a, b)) return;
+    const int x = inbound ? b : a;
+    Side& side = all[static_cast<std::size_t>(x)];
+    side.pairs.emplace_back(a, b);
+    side.values.push_back(v);
+    side.otherLeaf.push_back(inbound ? la : lb);
+    judged[static_cast<std::size_t>(x)].add(in.view.at(a, b).verdict);
+  });
+  std::vector<Side> out;
+  for (std::size_t x = 0; x < all.size(); ++x) {
+    Side& side = all[x];
+    if (leafOf[x] < 0 || side.values.size() < kShiftedInbound) continue;
+    side.node = static_cast<int>(x);
+    side.leaf = leafOf[x];
+    side.median = core::median(side.values);
+    side.mostlySlow = judged[x].mostlySlow(share);
+    out.push_back(std::move(side));
   }
   return out;
 }

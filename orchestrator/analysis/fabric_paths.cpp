@@ -21,19 +21,23 @@ bool goesUp(const core::FabricGraph& g, const core::FabricLink& l) {
   return l.a >= 0 && l.b >= 0 && l.a < n && l.b < n && g.devices[at(l.b)].level > g.devices[at(l.a)].level;
 }
 
-// The switches above node x's adapters, per level (level 1 first): up each cable whose upper end
-// is a level higher.
-std::vector<std::vector<int>> switchesAbove(const core::FabricGraph& g, const std::vector<int>& nodeOf, int x) {
-  std::vector<std::vector<int>> above;
-  std::set<int> frontier;
-  for (std::size_t d = 0; d < g.devices.size(); ++d) {
-    if (nodeOf[d] == x) frontier.insert(static_cast<int>(d));
+// Per device, the devices its cables lead up to (a level higher).
+std::vector<std::vector<int>> upwards(const core::FabricGraph& g) {
+  std::vector<std::vector<int>> up(g.devices.size());
+  for (const core::FabricLink& l : g.links) {
+    if (goesUp(g, l)) up[at(l.a)].push_back(l.b);
   }
+  return up;
+}
+
+// The switches above a node's adapters (`adapters`), per level (level 1 first): up each cable
+// whose upper end is a level higher.
+std::vector<std::vector<int>> switchesAbove(const std::vector<std::vector<int>>& up, const std::vector<int>& adapters) {
+  std::vector<std::vector<int>> above;
+  std::set<int> frontier(adapters.begin(), adapters.end());
   while (!frontier.empty()) {
     std::set<int> next;
-    for (const core::FabricLink& l : g.links) {
-      if (frontier.count(l.a) > 0 && goesUp(g, l)) next.insert(l.b);
-    }
+    for (int d : frontier) next.insert(up[at(d)].begin(), up[at(d)].end());
     if (next.empty()) break;
     above.emplace_back(next.begin(), next.end());
     frontier = std::move(next);
@@ -78,9 +82,14 @@ FabricPaths fabricPaths(const core::FabricGraph& graph, const core::Topology& to
   FabricPaths p;
   p.nodes = static_cast<int>(topology.nodes.size());
   const std::vector<int> nodeOf = topologies::nodesOfDevices(graph, topology);
+  std::vector<std::vector<int>> adapters(at(p.nodes));
+  for (std::size_t d = 0; d < nodeOf.size(); ++d) {
+    if (nodeOf[d] >= 0 && nodeOf[d] < p.nodes) adapters[at(nodeOf[d])].push_back(static_cast<int>(d));
+  }
+  const std::vector<std::vector<int>> up = upwards(graph);
   p.above.resize(at(p.nodes));
   for (int x = 0; x < p.nodes; ++x) {
-    p.above[at(x)] = switchesAbove(graph, nodeOf, x);
+    p.above[at(x)] = switchesAbove(up, adapters[at(x)]);
     if (!p.above[at(x)].empty()) p.placed.push_back(x);
   }
   addSuspects(graph, p);

@@ -5,14 +5,24 @@
 
 namespace fabricmap::orchestrator::internal {
 
+namespace {
+
+std::size_t strideOf(std::size_t count) { return std::max<std::size_t>(1, count / 65536); }
+
+}  // namespace
+
+std::size_t healthyGroupFloor(std::size_t count) {
+  const std::size_t looked = (count + strideOf(count) - 1) / strideOf(count);
+  return std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(kHealthyShare * static_cast<double>(looked))));
+}
+
 Groups healthyGroup(std::vector<float> v, bool higherIsBetter) {
   const auto better = [&](float x, float y) { return higherIsBetter ? x > y : x < y; };
   std::vector<float> sorted;
-  const std::size_t stride = std::max<std::size_t>(1, v.size() / 65536);
+  const std::size_t stride = strideOf(v.size());
   for (std::size_t i = 0; i < v.size(); i += stride) sorted.push_back(v[i]);
   std::sort(sorted.begin(), sorted.end(), [&](float x, float y) { return better(y, x); });  // worst first
-  const auto minHealthy =
-      std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(kHealthyShare * static_cast<double>(sorted.size()))));
+  const std::size_t minHealthy = healthyGroupFloor(v.size());
   std::size_t split = 0;
   double widest = kGap;
   for (std::size_t i = 0; i + 1 < sorted.size() && sorted.size() - (i + 1) >= minHealthy; ++i) {

@@ -61,6 +61,10 @@ struct Groups {
   double worstHealthy = 0;
 };
 Groups healthyGroup(std::vector<float> v, bool higherIsBetter);
+// How many of `count` values healthyGroup keeps healthy at least: of the values it looks at (a
+// stride through them past 64K), kHealthyShare and 3 at least. So the healthy group's worst value
+// is no better than the values' that many-th best.
+std::size_t healthyGroupFloor(std::size_t count);
 
 // The baseline of a population (see analysis.h) and the spread of its healthy part.
 Robust robustStats(std::vector<float> v, bool higherIsBetter);
