@@ -12,7 +12,10 @@ rounds: clean, host (a host's cable both ways, or one way: egress or ingress), c
 cable, both ways or one), leaf (every cable of a leaf switch), spine (every cable of a spine) and
 two (a host and a cable at once, on different leaves). A fault keeps SHARE of its rate: 0.01-0.5,
 where a fault must be named. Shapes per scale: 64 nodes = 8 leaves x 8 hosts, 256 = 16 x 16,
-1,024 = 32 x 32; spines as many as hosts per leaf (1:1) or half (2:1), one rank per host.
+1,024 = 32 x 32; spines as many as hosts per leaf (1:1) or half (2:1), one rank per host. With
+`--levels 3`, three-level trees instead: 2 pods at 64 nodes (4 at 256, 8 at 1,024) of leaves of 8
+(16, 32) hosts, each pod's spines (1:1 or 2:1) under cores (each spine with 4 cables up), where a
+`cable` fault is a leaf-spine or a spine-core cable and a `spine` one is a pod's spine.
 `--modes full,quick` runs each scenario in full and quick pairwise mode; `--without-fabric` runs
 without the --fabric file as well. Needs h5py (Debian's python3-h5py: run with /usr/bin/python3).
 """
@@ -37,16 +40,24 @@ RUN_ARGS = ["--pairwise", "--pair-bytes", "64K", "--pair-window", "4", "--pair-i
 HOST_KIND = {"both": "node", "up": "node_egress", "down": "node_ingress"}
 
 
-def scenario(seed, scale, i):
+PODS = {64: 2, 256: 4, 1024: 8}  # three levels: nodes -> pods
+
+
+def scenario(seed, scale, i, levels=2):
     """Scenario i at `scale`: its shape and faults, and the culprits as blame.py scores them."""
-    rng = random.Random(f"{seed}-{scale}-{i}")
-    leaves = SHAPES[scale]
+    rng = random.Random(f"{seed}-{scale}-{i}" + ("" if levels == 2 else f"-{levels}"))
+    per = SHAPES[scale]  # hosts per leaf
     order = KINDS[:]
     random.Random(f"{seed}-{scale}-round-{i // len(KINDS)}").shuffle(order)
     kind = order[i % len(KINDS)]
-    spines = leaves if rng.random() < 0.5 else leaves // 2
-    shape = {"levels": 2, "leaves": leaves, "hosts-per-leaf": leaves, "spines": spines, "ranks-per-host": 1}
-    hosts = leaves * leaves
+    hosts = per * per
+    pods = PODS[scale] if levels == 3 else 1
+    leaves = hosts // per // pods  # per pod
+    spines = per if rng.random() < 0.5 else per // 2  # per pod
+    shape = {"levels": levels, "leaves": leaves, "hosts-per-leaf": per, "spines": spines, "ranks-per-host": 1}
+    if levels == 3:
+        shape.update({"pods": pods, "cores": 4 * spines})
+    names = Names(shape)
     share = lambda: round(rng.uniform(0.01, 0.5), 3)  # noqa: E731
     way = lambda: rng.choice(["both", "both", "up", "down"])  # noqa: E731
     faults, culprits = [], []
@@ -56,27 +67,31 @@ def scenario(seed, scale, i):
         w = way()
         faults.append(["host", f"n{h:04d}", share(), w])
         culprits.append({"kind": HOST_KIND[w], "host": f"n{h:04d}", "switch": None, "label": f"host n{h:04d} {w}"})
-        return h // leaves
+        return h // per
 
     def cable(avoid=-1):
-        leaf = rng.choice([x for x in range(leaves) if x != avoid])
-        spine = rng.randrange(spines)
-        faults.append(["cable", f"leaf{leaf:02d}", f"spine{spine:02d}", share(), way()])
-        culprits.append({"kind": "uplink", "switch": f"leaf{leaf:02d}", "host": None,
-                         "label": f"cable leaf{leaf:02d}-spine{spine:02d}"})
+        if levels == 3 and rng.random() < 0.5:  # a spine's cable up to a core
+            spine = rng.randrange(pods * spines)
+            core = (spine % spines) * 4 + rng.randrange(4)
+            lower, upper = names.spine(spine), names.core(core)
+        else:
+            leaf = rng.choice([x for x in range(pods * leaves) if x != avoid])
+            lower, upper = names.leaf(leaf), names.spine(leaf // leaves * spines + rng.randrange(spines))
+        faults.append(["cable", lower, upper, share(), way()])
+        culprits.append({"kind": "uplink", "switch": lower, "host": None, "label": f"cable {lower}-{upper}"})
+
+    def switch(name):
+        faults.append([kind, name, share()])
+        culprits.append({"kind": "switch", "switch": name, "host": None, "label": name})
 
     if kind == "host":
         host()
     elif kind == "cable":
         cable()
     elif kind == "leaf":
-        leaf = rng.randrange(leaves)
-        faults.append(["leaf", f"leaf{leaf:02d}", share()])
-        culprits.append({"kind": "switch", "switch": f"leaf{leaf:02d}", "host": None, "label": f"leaf{leaf:02d}"})
+        switch(names.leaf(rng.randrange(pods * leaves)))
     elif kind == "spine":
-        spine = rng.randrange(spines)
-        faults.append(["spine", f"spine{spine:02d}", share()])
-        culprits.append({"kind": "switch", "switch": f"spine{spine:02d}", "host": None, "label": f"spine{spine:02d}"})
+        switch(names.spine(rng.randrange(pods * spines)))
     elif kind == "two":
         cable(avoid=host())
     return {"id": i, "scale": scale, "kind": kind, "shape": shape, "faults": faults, "culprits": culprits}
@@ -93,24 +108,82 @@ def culprits_in(sc, results):
     return out
 
 
+class Names:
+    """The simulated parts' names (fat_tree.h): hosts n0000.., leaves leaf00.. (three levels:
+    p0leaf00.., numbered within their pod), spines likewise, cores core00.."""
+
+    def __init__(self, shape):
+        self.three = shape["levels"] == 3
+        self.leaves, self.spines = shape["leaves"], shape["spines"]
+
+    def _in_pod(self, word, index, per_pod):
+        return (f"p{index // per_pod}" if self.three else "") + f"{word}{index % per_pod:02d}"
+
+    def leaf(self, index):
+        return self._in_pod("leaf", index, self.leaves)
+
+    def spine(self, index):
+        return self._in_pod("spine", index, self.spines)
+
+    def core(self, index):
+        return f"core{index:02d}"
+
+
+def route(shape, a, b):
+    """The directed cables from host a to host b, as fat_tree.cpp's FatTree::route names them: by
+    destination, up from a leaf to its pod's spine b mod spines, up from a spine to its core
+    (b / spines) mod (cores / spines)."""
+    names, per, spines = Names(shape), shape["hosts-per-leaf"], shape["spines"]
+    leaves = shape["leaves"]
+    la, lb = a // per, b // per
+    ha, hb = f"n{a:04d}", f"n{b:04d}"
+    if la == lb:
+        return {ha + "-up", hb + "-down"}
+    k = b % spines
+    pa, pb = la // leaves, lb // leaves
+    sa, sb = names.spine(pa * spines + k), names.spine(pb * spines + k)
+    hops = {ha + "-up", f"{names.leaf(la)}-{sa}-up", f"{names.leaf(lb)}-{sb}-down", hb + "-down"}
+    if pa != pb:
+        per_spine = shape["cores"] // spines
+        core = names.core(k * per_spine + (b // spines) % per_spine)
+        hops |= {f"{sa}-{core}-up", f"{sb}-{core}-down"}
+    return hops
+
+
+def fault_links(fault, shape):
+    """The directed cables a fault slows."""
+    def ways(base, way):
+        return {base + "-up"} if way == "up" else {base + "-down"} if way == "down" else {base + "-up", base + "-down"}
+    if fault[0] == "host":
+        return ways(fault[1], fault[3])
+    if fault[0] == "cable":
+        return ways(f"{fault[1]}-{fault[2]}", fault[4])
+    name, names, per = fault[1], Names(shape), shape["hosts-per-leaf"]
+    pods = shape.get("pods", 1) if shape["levels"] == 3 else 1
+    out = set()
+    for leaf in range(pods * shape["leaves"]):
+        pod = leaf // shape["leaves"]
+        for k in range(shape["spines"]):
+            spine = names.spine(pod * shape["spines"] + k)
+            if name in (names.leaf(leaf), spine):
+                out |= ways(f"{names.leaf(leaf)}-{spine}", "both")
+        if name == names.leaf(leaf):
+            for h in range(leaf * per, (leaf + 1) * per):
+                out |= ways(f"n{h:04d}", "both")
+    if shape["levels"] == 3:
+        per_spine = shape["cores"] // shape["spines"]
+        for s in range(pods * shape["spines"]):
+            for j in range(per_spine):
+                core = names.core((s % shape["spines"]) * per_spine + j)
+                if name == names.spine(s):
+                    out |= ways(f"{names.spine(s)}-{core}", "both")
+    return out
+
+
 def affected(fault, shape):
-    """Whether directed node pair x -> y (host indices) crosses the fault, and which way the
-    fabric routes it: by destination, up from a leaf to spine y mod spines (fat_tree.h)."""
-    per, spines = shape["hosts-per-leaf"], shape["spines"]
-    number = lambda name: int(name.lstrip("nleafspine"))  # noqa: E731
-    kind = fault[0]
-    if kind == "host":
-        h, way = number(fault[1]), fault[3]
-        return lambda x, y: (x == h and way != "down") or (y == h and way != "up")
-    if kind == "cable":
-        leaf, spine, way = number(fault[1]), number(fault[2]), fault[4]
-        return lambda x, y: (x // per != y // per and y % spines == spine and
-                             ((x // per == leaf and way != "down") or (y // per == leaf and way != "up")))
-    if kind == "leaf":
-        leaf = number(fault[1])
-        return lambda x, y: x // per == leaf or y // per == leaf
-    spine = number(fault[1])
-    return lambda x, y: x // per != y // per and y % spines == spine
+    """Whether directed node pair x -> y (host indices) crosses the fault (fat_tree.h's routing)."""
+    links = fault_links(fault, shape)
+    return lambda x, y: bool(route(shape, x, y) & links)
 
 
 def matrix_cells(bw):
@@ -212,12 +285,13 @@ def main():
     ap.add_argument("--scenarios", type=int, default=12, help="per scale")
     ap.add_argument("--modes", default="full")
     ap.add_argument("--without-fabric", action="store_true")
+    ap.add_argument("--levels", type=int, choices=(2, 3), default=2)
     ap.add_argument("--json")
     a = ap.parse_args()
     records = []
     for scale in (int(s) for s in a.scales.split(",")):
         for i in range(a.scenarios):
-            sc = scenario(a.seed, scale, i)
+            sc = scenario(a.seed, scale, i, a.levels)
             for mode in a.modes.split(","):
                 for with_fabric in [True] + ([False] if a.without_fabric else []):
                     rec = run(a.build, sc, mode, with_fabric, print)
