@@ -275,12 +275,20 @@ class Shapes {
   std::vector<int> where_;  // per node: kUnder, its index in leaf_.outside, or kNowhere
 };
 
+// The switches with uplinks whose shapes can be told: two uplinks at least, and no other switch
+// above exactly the same nodes (a pod's spines, each above every node of the pod: which of them
+// carries a pair is the routing's, so one spine's cable would be named for any of them).
 std::vector<Leaf> leavesOf(const FabricPaths& paths) {
   std::vector<Leaf> leaves;
   const std::set<int> placed(paths.placed.begin(), paths.placed.end());
+  std::map<std::vector<int>, int> above;  // nodes below -> how many switches with uplinks
+  for (const FabricSuspect& u : paths.suspects) {
+    if (u.kind == FabricSuspect::Kind::kUplinks) ++above[u.nodesBelow];
+  }
   for (std::size_t s = 0; s < paths.suspects.size(); ++s) {
     const FabricSuspect& u = paths.suspects[s];
     if (u.kind != FabricSuspect::Kind::kUplinks || u.uplinks.size() < 2 || u.nodesBelow.empty()) continue;
+    if (above[u.nodesBelow] > 1) continue;
     Leaf leaf{static_cast<int>(s), u.nodesBelow, {}, {}};
     std::set_difference(placed.begin(), placed.end(), u.nodesBelow.begin(), u.nodesBelow.end(),
                         std::back_inserter(leaf.outside));

@@ -188,6 +188,12 @@ inline Fabric lineRateFabric(float gbs, const std::map<int, double>& rates = {})
   return f;
 }
 
+// `f` with the fabric file `text` given, as --fabric gives it.
+inline Fabric withFabric(Fabric f, const char* text) {
+  f.topology.fabric = topologies::parseFabric(text, "fabric.txt");
+  return f;
+}
+
 // A two-level fat tree routed by destination as InfiniBand's ftree does (up from a leaf to spine
 // d mod spines): `leaves` x `hosts` nodes of one rank (host0.. on leaf0..), the cable between leaf
 // `badLeaf` and spine `badSpine` slow both ways (its pairs at `slow` GB/s, the rest 10 GB/s); the

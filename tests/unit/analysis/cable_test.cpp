@@ -195,6 +195,33 @@ TEST(CableRule, NoisyPairsAndSlowSendersDoNotKeepADestinationOutOfTheShape) {
   }
 }
 
+// Two pods of two leaves of two hosts, each pod's two spines above every node of the pod, each
+// spine with two cables up to the cores; p0s1's cables slow pod 0's pairs to pod 1's odd hosts.
+// Which spine of pod 0 carries those pairs is the routing's: neither spine's uplinks are named
+// as the cable (p0s0's were, the first of the two).
+TEST(CableRule, APodsSpinesAboveTheSameNodesAreNotOneCable) {
+  std::string text;
+  for (int p = 0; p < 2; ++p) {
+    for (int k = 0; k < 2; ++k) {
+      for (int c = 0; c < 2; ++c) text += fmt::format("p{}s{}:{} -> core{}:{}\n", p, k, 3 + c, 2 * k + c, p + 1);
+    }
+    for (int j = 0; j < 2; ++j) {
+      for (int k = 0; k < 2; ++k) text += fmt::format("p{}l{}:{} -> p{}s{}:{}\n", p, j, 3 + k, p, k, j + 1);
+    }
+  }
+  for (int h = 0; h < 8; ++h) text += fmt::format("host{} -> p{}l{}:{}\n", h, h / 4, h / 2 % 2, h % 2 + 1);
+  const Fabric bare = fabric(8, 1, 64, [](core::Matrices& m, const core::Topology&) {
+    for (int a = 0; a < 4; ++a) {
+      for (int b = 5; b < 8; b += 2) setBw(m, a, b, 3.0f);
+    }
+  });
+  const Fabric f = withFabric(bare, text.c_str());
+  const auto all = analyze(f.m, f.topology, kDefaults);
+  for (const auto& finding : all) {
+    EXPECT_NE(finding.subject.rfind("p0s", 0), 0u) << describe(all);
+  }
+}
+
 // The same spine where host9's and host17's leafmates measured nothing to them (quick mode): they
 // are the spine's too, not nodes' ingress.
 TEST(CableRule, ASpinesNodeWithoutItsLeafmatesPairsIsTheSpines) {

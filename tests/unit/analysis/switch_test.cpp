@@ -47,11 +47,6 @@ Fabric leavingSlow(int nodes, const std::vector<int>& group) {
   });
 }
 
-Fabric withFabric(Fabric f, const char* text) {
-  f.topology.fabric = topologies::parseFabric(text, "fabric.txt");
-  return f;
-}
-
 TEST(SwitchRule, ALeafsUplinksNotTheNodesUnderIt) {
   const Fabric bare = leavingSlow(8, {2, 3});
   const auto without = serious(analyze(bare.m, bare.topology, kDefaults));
