@@ -68,9 +68,8 @@ struct Count {
     fine += v == Verdict::kFine;
   }
   bool mostlySlow(double share) const { return judged >= 2 && slow >= share * judged; }
-  // A noisy pair (samples on both sides of the bar) says neither: at least `share` of the fine and
-  // slow ones fine, and half of all (one noisy pair and the second fault's node into a cable's
-  // destination left it out of the shape, its pairs named as links).
+  // A noisy pair (samples on both sides of the bar) says neither way: at least `share` of the fine
+  // and slow ones fine, and half of all.
   bool mostlyFine(double share) const { return fine >= 1 && fine >= share * (fine + slow) && 2 * fine >= judged; }
 };
 
@@ -111,8 +110,8 @@ class Shapes {
   // Destinations outside the leaf its nodes reach slowly while the rest of the fabric reaches them
   // well: two at least, fewer than all (else the whole group is slow: the switch rule's), or one
   // that kOneDestination of its nodes reach slowly (the leaf's cable towards it is all those
-  // pairs share that the others' do not). Each node's measured peers only: a quick run measured
-  // a few per node, and a lookup per pair of nodes cost seconds at 2,048 of them.
+  // pairs share that the others' do not). Each node's measured peers only: a quick run measures a
+  // few per node, and a lookup per pair of nodes is quadratic.
   std::vector<int> outward() const {
     std::map<int, Count> from;  // per destination outside, ascending
     for (int s : leaf_.under) {
@@ -417,8 +416,7 @@ Finding spineFinding(const InterNode& in, const std::vector<std::string>& spines
 // leaves and half of them at least, reached from outside their leaf mostly slowly or at
 // kShiftedSpine or less of the other nodes' rate (each node's median inbound pair), every one
 // below the lowest tenth of the others, while no leafmate reaches them slowly and they send at
-// the others' rate (not their own cables). A spine at 32% of its rate on the simulated 2:1 tree: its nodes at 0.74x, every other
-// node at 0.94x or more; each pair near the bar, and the few below it were named as links. A
+// the others' rate (not their own cables): each pair may sit near the bar, the group does not. A
 // minority of the nodes (else it is the fabric's rate), each with kShiftedInbound such pairs.
 constexpr double kShiftedSpine = 0.8;
 constexpr std::size_t kShiftedInbound = 4;
@@ -434,8 +432,8 @@ struct Side {
   std::vector<int> otherLeaf;  // per pair, the other end's leaf (an index into the leaves)
 };
 
-// One pass over the measured cells (not a lookup per pair of nodes: most are unmeasured in quick
-// mode, and those lookups cost seconds at 2,048 nodes).
+// One pass over the measured cells (not a lookup per pair of nodes, most of them unmeasured in
+// quick mode).
 std::vector<Side> sidesOf(const InterNode& in, const std::vector<Leaf>& leaves, bool inbound, double share) {
   std::vector<int> leafOf(static_cast<std::size_t>(std::max(in.view.n(), 0)), -1);
   for (std::size_t l = 0; l < leaves.size(); ++l) {

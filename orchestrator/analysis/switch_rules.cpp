@@ -125,7 +125,7 @@ std::vector<char> placedOf(const FabricPaths& paths, int n) {
 }
 
 // Every measured pair among the placed nodes (the measured cells only: a quick run's matrix holds a
-// few per node, and a lookup per pair of nodes cost seconds at 2,048 of them).
+// few per node, and a lookup per pair of nodes is quadratic).
 std::vector<PairCase> casesOf(const InterNode& in, const JudgedMatrix& view, const FabricPaths& paths, const Suspects& s) {
   std::vector<PairCase> cases;
   const double inner = innerBaseline(in, paths);
@@ -351,10 +351,9 @@ Finding fabricFinding(const Context& x, int s, const std::vector<int>& ties, con
 // A leaf named by its uplinks whose own pairs (which cross no uplink) run, as a group, below
 // kShiftedInner of the pairs inside other leaves and below the lowest tenth of those is the whole
 // switch: an uplink fault leaves its inner pairs at their class's rate, a slow switch (its ports,
-// its chip) slows them too, though latency may keep each above the bar (a leaf at 24% of its rate
-// on the simulated 2:1 tree: its inner pairs at 0.52x, over a bar the rounds' spread lowered to
-// 0.5x). As a group: its median so, and three in four of them below the lowest tenth of the
-// others; kShiftedPairs of its own at least, and inner pairs under 3 other leaves.
+// its chip) slows them too, though latency may keep each above a bar the rounds' spread lowered.
+// As a group: its median so, and three in four of them below the lowest tenth of the others;
+// kShiftedPairs of its own at least, and inner pairs under 3 other leaves.
 constexpr double kShiftedInner = 0.8;
 constexpr std::size_t kShiftedPairs = 4;
 
@@ -478,7 +477,7 @@ std::optional<Finding> aloneFinding(const Context& x, Split split, int s, const 
 // `highest`, could pass aloneFinding's test that every pair through it is below every healthy
 // pair that does not cross it: the healthy group of those keeps healthyGroupFloor of them at least,
 // so its worst is no better than their that many-th best, which is no better than all the cells'.
-// Exact, and cheap: sorting the rest once per part cost seconds at 8,192 nodes (500 parts).
+// Exact, and cheap where sorting the rest for every part is quadratic in the nodes.
 bool mayBeBelowTheRest(const std::vector<float>& sorted, std::size_t through, float highest) {
   if (through >= sorted.size()) return false;
   const std::size_t floor = healthyGroupFloor(sorted.size() - through);
