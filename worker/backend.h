@@ -59,8 +59,9 @@ struct PairSpec {
   int latencyIters = 0;     // ping-pong round trips
   std::uint64_t latencyBytes = 8;
   std::uint32_t seed = 0;   // test pattern of the checked transfer
-  // Seconds past which a warm window marks the pair clearly slow: then both sides time one window
-  // only, so that a broken cable does not hold every round it is in (0: never).
+  // Seconds past which the last warm window marks the pair clearly slow: then that window is its
+  // figure and both sides time no more, so that a broken cable does not hold every round it is in
+  // (0: never).
   double slowWindow = 0;
 };
 
@@ -74,7 +75,7 @@ class PairRunner {
   struct Timing {
     double seconds = 0;
     double cv = 0;
-    int iters = 0;  // the windows timed: spec.iters, or 1 for a clearly slow pair
+    int iters = 0;  // the windows timed: spec.iters, or 1 for a clearly slow pair (its last warm one)
   };
   // Streams iters x window messages to the peer, from it, or both ways at once; a sender-only side
   // waits for the receiver's acknowledgement, so its time covers delivery.

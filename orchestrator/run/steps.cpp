@@ -378,10 +378,13 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
     {
       const Charged planning(steps_.costs.planSeconds);
       const int ranks = static_cast<int>(topology_.ranks.size());
+      const int nodes = static_cast<int>(topology_.nodes.size());
+      // rank pairs share their nodes' CPUs and memory with the node's other pairs: apart only at
+      // one rank per node
       const bool apart = separateMachines(topology_);
-      planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0], apart);
-      planRetests(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1],
-                  plan_, sample, found.claims[1], apart);
+      planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0],
+                  apart && ranks == nodes);
+      planRetests(steps_.config, core::PairLevel::kNode, nodes, found.pairs[1], plan_, sample, found.claims[1], apart);
     }
     runAppended(list, firstRetest);
   }
