@@ -121,7 +121,9 @@ class Shapes {
     }
     std::vector<int> out;
     int most = 0;
-    for (const auto& [d, count] : from) {
+    for (const auto& entry : from) {
+      const int d = entry.first;  // a plain copy: clang 14 lambdas cannot capture structured bindings
+      const Count& count = entry.second;
       if (!count.mostlySlow(share_)) continue;  // before the rest of the fabric: most d are not
       Count others;
       forEachPeer(in_.view.values, d, [&](int x) {
