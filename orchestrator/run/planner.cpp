@@ -388,10 +388,10 @@ std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, i
     return static_cast<std::size_t>(m) < claims.size() ? claims[static_cast<std::size_t>(m)] : std::vector<int>{};
   };
   std::set<std::pair<int, int>> out;
-  // up to `count` new pairs of `other` with the neighbours of `near`
-  const auto around = [&](int near, int other, int count) {
+  // up to perSide new pairs of `other` with the neighbours of `near`
+  const auto around = [&](int near, int other) {
     int added = 0;
-    for (int step = 1; step < members && added < count; ++step) {
+    for (int step = 1; step < members && added < perSide; ++step) {
       const int m = (near + step) % members;
       if (m == other || claimsOf(m) != claimsOf(near)) continue;
       const std::pair<int, int> pair{std::min(m, other), std::max(m, other)};
@@ -402,15 +402,8 @@ std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, i
   };
   for (const auto& [a, b] : suspects) {
     if (out.size() >= limit) break;
-    around(a, b, perSide);
-    around(b, a, perSide);
-  }
-  // then each end with one neighbour: whether its own cable is slow (a cable down to its leaf
-  // that carries only its pairs looks like its ingress, unless a leafmate reaches it well)
-  for (const auto& [a, b] : suspects) {
-    if (out.size() >= limit) break;
-    around(a, a, 1);
-    around(b, b, 1);
+    around(a, b);
+    around(b, a);
   }
   std::vector<std::pair<int, int>> pairs(out.begin(), out.end());
   if (pairs.size() > limit) pairs.resize(limit);

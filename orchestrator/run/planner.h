@@ -71,11 +71,10 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
 std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed);
 
 // Quick mode's second round: for each suspect pair (a, b), up to `perSide` pairs that tell its
-// cause apart, (a's neighbours, b) and (a, b's neighbours), and one neighbour each with a and
-// with b (a pair that crosses neither's uplinks: their own cables), none of them `measured` yet.
-// A member's neighbours are the members with its uplink claims (analysis.h uplinkClaims: its
-// leaf; everyone without a fabric), the nearest after it in index order first. At most `limit`
-// pairs, unordered, deduplicated, sorted.
+// cause apart, (a's neighbours, b) and (a, b's neighbours), none of them `measured` yet. A
+// member's neighbours are the members with its uplink claims (analysis.h uplinkClaims: its leaf;
+// everyone without a fabric), the nearest after it in index order first. At most `limit` pairs,
+// unordered, deduplicated, sorted.
 std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
                                               const std::vector<std::vector<int>>& claims, int members, int perSide,
                                               std::size_t limit, const std::function<bool(int, int)>& measured);
