@@ -78,6 +78,7 @@ struct Leaf {
   std::vector<int> under;    // run nodes under it
   std::vector<int> outside;  // placed run nodes not under it
   std::vector<int> leafOf;   // per outside node, the switch right above it (a device)
+  bool shared = false;       // another switch with uplinks is above exactly these nodes
 };
 
 // Per node: whether it sends slowly to most of its measured peers (its own egress, or all of it):
@@ -276,9 +277,9 @@ class Shapes {
   std::vector<int> where_;  // per node: kUnder, its index in leaf_.outside, or kNowhere
 };
 
-// The switches with uplinks whose shapes can be told: two uplinks at least, and no other switch
-// above exactly the same nodes (a pod's spines, each above every node of the pod: which of them
-// carries a pair is the routing's, so one spine's cable would be named for any of them).
+// The switches with two uplinks at least. One that shares its nodes with another (a pod's spines,
+// each above every node of the pod) is `shared`: which of them carries a pair is the routing's,
+// so its shapes name no one cable of its own; they still count towards a spine above them.
 std::vector<Leaf> leavesOf(const FabricPaths& paths) {
   std::vector<Leaf> leaves;
   const std::set<int> placed(paths.placed.begin(), paths.placed.end());
@@ -289,8 +290,7 @@ std::vector<Leaf> leavesOf(const FabricPaths& paths) {
   for (std::size_t s = 0; s < paths.suspects.size(); ++s) {
     const FabricSuspect& u = paths.suspects[s];
     if (u.kind != FabricSuspect::Kind::kUplinks || u.uplinks.size() < 2 || u.nodesBelow.empty()) continue;
-    if (above[u.nodesBelow] > 1) continue;
-    Leaf leaf{static_cast<int>(s), u.nodesBelow, {}, {}};
+    Leaf leaf{static_cast<int>(s), u.nodesBelow, {}, {}, above[u.nodesBelow] > 1};
     std::set_difference(placed.begin(), placed.end(), u.nodesBelow.begin(), u.nodesBelow.end(),
                         std::back_inserter(leaf.outside));
     for (int o : leaf.outside) leaf.leafOf.push_back(paths.above[static_cast<std::size_t>(o)].front().front());
@@ -643,6 +643,7 @@ void cableRule(RuleContext& ctx, std::vector<Finding>& findings) {
   const std::vector<char> senders = slowSendersOf(in, ctx.c.attributeShare);
   spineRule(ctx, leaves, senders, findings);
   for (const Leaf& leaf : leaves) {
+    if (leaf.shared) continue;
     const Shapes shapes(in, leaf, ctx.c, senders);
     const std::vector<int> outward = shapes.outward();
     const std::vector<int> inward = leaf.under.size() >= 2 ? shapes.inward() : std::vector<int>{};
