@@ -9,7 +9,10 @@ Cases: `cable`, a 64-node fat tree (8 leaves of 8 hosts under 8 spines, routed b
 2 ranks per host) with leaf03's cable to spine05 at 30% both ways, run with --fabric: exactly that
 leaf's uplinks named, nothing else of warning or worse, and no pair across that cable measured a
 second time after a retest as slow as its first figure; `clean`, the same fabric with one rank per
-host and no fault: nothing of warning or worse.
+host and no fault: nothing of warning or worse; `rounds`, one rank per host, leaf02's cable to
+spine00 at 37.5% and 1 MiB messages (bandwidth-bound): that cable named, and every retest of a pair
+whose route avoids it and whose leaves no other pair of its round holds at 0.8x of the retests'
+median or better: each round ends before the next begins.
 """
 import argparse
 import os
@@ -25,33 +28,75 @@ import fabric  # noqa: E402  (bench/sim)
 
 SKIP = 77
 SHAPE = {"levels": 2, "leaves": 8, "hosts-per-leaf": 8, "spines": 8, "ranks-per-host": 1}
-RANKS_PER_HOST = {"cable": 2, "clean": 1}
+RANKS_PER_HOST = {"cable": 2, "clean": 1, "rounds": 1}
 # blame.py's pairwise options: small transfers, as a user's first run
 RUN_ARGS = ["--pairwise", "--pair-bytes", "64K", "--pair-window", "4", "--pair-iters", "4"]
+PAIR_BYTES = {"rounds": "1M"}
+
+
+def uplink_of(leaf):
+    return [{"kind": "uplink", "switch": leaf, "node_a": -1, "node_b": -1, "rank": -1, "both": False,
+             "label": f"a cable of {leaf}'s uplinks"}]
+
+
 CASES = {
-    "cable": ([["cable", "leaf03", "spine05", 0.3, "both"]],
-              [{"kind": "uplink", "switch": "leaf03", "node_a": -1, "node_b": -1, "rank": -1, "both": False,
-                "label": "a cable of leaf03's uplinks"}]),
+    "cable": ([["cable", "leaf03", "spine05", 0.3, "both"]], uplink_of("leaf03")),
     "clean": ([], []),
+    "rounds": ([["cable", "leaf02", "spine00", 0.375, "both"]], uplink_of("leaf02")),
 }
 
 
-def across_the_cable(x, y):
-    """Whether node pair traffic x -> y crosses leaf03's cable to spine05 (D-mod-K by destination:
-    up from a leaf to spine y mod 8, down to the leaf the same way), hosts n0000.. 8 to a leaf."""
-    return x // 8 != y // 8 and ((x // 8 == 3 and y % 8 == 5) or (y // 8 == 3 and x % 8 == 5))
+def across_the_cable(x, y, leaf, spine):
+    """Whether traffic from host x to host y crosses the cable of leaf `leaf` to spine `spine` either
+    way (D-mod-K by destination: up from x's leaf to spine y mod 8, down from it to y's leaf), hosts
+    n0000.. 8 to a leaf."""
+    return x // 8 != y // 8 and y % 8 == spine and leaf in (x // 8, y // 8)
 
 
-def settled_again(path):
-    """The node pairs across the slow cable measured in a second retest: none should be, as their
-    first retest, as slow as their first figure, settled them."""
+def cable_of(case):
+    """The faulty cable of a case as (leaf, spine) numbers."""
+    fault = CASES[case][0][0]
+    return int(fault[1][len("leaf"):]), int(fault[2][len("spine"):])
+
+
+def read_pairs(path):
+    """Each node's host number and the /pairs rows."""
     import h5py
     with h5py.File(path, "r") as f:
         host = {int(n["node"]): int(n["hostname"].decode().lstrip("n")) for n in f["topology"]["nodes"][:]}
-        pairs = f["pairs"][:]
+        return host, f["pairs"][:]
+
+
+def settled_again(path, cable):
+    """The node pairs across the slow cable measured in a second retest: none should be, as their
+    first retest, as slow as their first figure, settled them."""
+    host, pairs = read_pairs(path)
     second = {(int(p["a"]), int(p["b"])) for p in pairs if p["level"] == b"node" and int(p["sample"]) == 2}
     return sorted((a, b) for a, b in second
-                  if across_the_cable(host[a], host[b]) or across_the_cable(host[b], host[a]))
+                  if across_the_cable(host[a], host[b], *cable) or across_the_cable(host[b], host[a], *cable))
+
+
+def alone_on_its_leaves(pairs, host):
+    """The pairs that no other pair of their round shares a leaf with (a round may give a leaf
+    that most suspects hold more than one pair)."""
+    leaves = lambda p: {host[int(p["a"])] // 8, host[int(p["b"])] // 8}  # noqa: E731
+    return [p for p in pairs if not any(q is not p and int(q["step"]) == int(p["step"]) and leaves(q) & leaves(p)
+                                        for q in pairs)]
+
+
+def slowed_off_the_cable(path, cable):
+    """Retest figures (one way) of pairs off the slow cable, alone on their leaves in their round,
+    below 0.8x of the retests' median: only another round running beside theirs can slow them."""
+    host, pairs = read_pairs(path)
+    retests = alone_on_its_leaves([p for p in pairs if int(p["sample"]) >= 1], host)
+    ways = [(p, way, host[int(p[x])], host[int(p[y])]) for p in retests
+            for way, x, y in (("bw_ab", "a", "b"), ("bw_ba", "b", "a"))]
+    off = [(float(p[way]), f"n{x:04d} -> n{y:04d} step {int(p['step'])}") for p, way, x, y in ways
+           if not across_the_cable(x, y, *cable) and not across_the_cable(y, x, *cable)]
+    if not off:
+        return ["no retest off the cable"]
+    median = sorted(bw for bw, _ in off)[len(off) // 2]
+    return [f"{what}: {bw / median:.2f}x" for bw, what in off if bw < 0.8 * median]
 
 
 def main():
@@ -73,7 +118,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="fmsim-") as out:
         settings = dict(SHAPE, **{"ranks-per-host": RANKS_PER_HOST[a.case]})
         shape = fabric.write_shape(os.path.join(out, "shape"), settings, faults)
-        code, output, real, _ = fabric.run(a.build, shape, out, RUN_ARGS, timeout=240)
+        args = RUN_ARGS[:]
+        if a.case in PAIR_BYTES:
+            args[args.index("--pair-bytes") + 1] = PAIR_BYTES[a.case]
+        code, output, real, _ = fabric.run(a.build, shape, out, args, timeout=240)
         print(output[-6000:])
         print(f"# {real:.1f} s real")
         if code != 0:
@@ -81,11 +129,16 @@ def main():
             return 1
         results = blame.read_results(os.path.join(out, "run.h5"))
         verdict = blame.score(culprits, results["findings"])
-        settled = settled_again(os.path.join(out, "run.h5")) if faults else []
+        path = os.path.join(out, "run.h5")
+        settled = settled_again(path, cable_of(a.case)) if a.case == "cable" else []
+        slowed = slowed_off_the_cable(path, cable_of(a.case)) if a.case == "rounds" else []
     for f in verdict["findings"]:
         print(f"  {f['verdict']:8} {f['severity']} {f['kind']} {f['subject']}")
     if settled:
         print(f"FAIL: pairs across the slow cable measured a third time after two slow figures: {settled[:6]}")
+        return 1
+    if slowed:
+        print(f"FAIL: {len(slowed)} retests off the slow cable read slow (rounds met): {slowed[:6]}")
         return 1
     if verdict["false_blame"] or verdict["missed"] or not verdict["exact"]:
         print(f"FAIL: exact {verdict['exact']}, false blame {verdict['false_blame']}, missed {verdict['missed']}")
