@@ -116,10 +116,14 @@ struct OpenRound {
 
 // How many pairs of a round may hold each part: one, unless the part is held by over kHot times
 // the pairs the typical (median) part is (the leaf of a fault, whose every pair looks slow; a
-// pod's switch above several leaves is held by about as many times the pairs as it has leaves):
-// such a part must not stretch the rounds beyond what the busiest member or the typical part
-// needs, so it holds at most its pairs over that many rounds at once.
+// pod's switch above several leaves is held by about as many times the pairs as it has leaves)
+// and one a round would take over kCrowded times the rounds that the busiest member or the
+// typical part needs: it then holds at most its pairs over that many rounds at once. Two pairs
+// through one leaf's uplinks may meet on a cable (routing by destination), which a healthy leaf
+// whose pairs met in the first pass would then show again in every retest, so such sharing is
+// kept for the parts that would hold the phase far longer without it.
 constexpr int kHot = 4;
+constexpr int kCrowded = 3;
 std::map<int, int> capacities(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& held) {
   std::map<int, int> load;
   std::map<int, int> degree;
@@ -136,7 +140,7 @@ std::map<int, int> capacities(const std::vector<std::pair<int, int>>& pairs, con
   for (const auto& [member, n] : degree) busiest = std::max(busiest, n);
   const int typical = loads[loads.size() / 2];
   const int rounds = std::max(busiest, typical);
-  for (auto& [part, n] : load) n = n > kHot * typical ? (n + rounds - 1) / rounds : 1;
+  for (auto& [part, n] : load) n = n > kHot * typical && n > kCrowded * rounds ? (n + rounds - 1) / rounds : 1;
   return load;
 }
 

@@ -97,8 +97,9 @@ std::vector<std::pair<int, int>> circleRound(int members, int round);
 // `claims` (per member, sorted; members past its end claim nothing) names shared parts a pair's
 // traffic crosses, such as a switch's uplinks: a pair holds the parts one end claims and the other
 // does not (traffic inside a leaf stays off its uplinks), and a round holds each part at most once,
-// except a part held by over 4 times the pairs the typical part is (a faulty leaf's), which holds
-// as many at once as keeps it from needing more rounds than the busiest member or that part.
+// except a part held by over 4 times the pairs the typical part is (a faulty leaf's) whose pairs
+// would need over 3 times the rounds of the busiest member or that part: it holds as many at once
+// as keeps it within those rounds.
 using Rounds = std::vector<std::vector<std::pair<int, int>>>;
 Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims = {});
 

@@ -119,6 +119,24 @@ TEST(PackRounds, AFaultyLeafDoesNotTakeARoundPerPair) {
   EXPECT_EQ(seen, pairs.size());
 }
 
+// A healthy leaf whose pairs met on its uplinks in the first pass holds more suspects than the
+// others, yet few enough that one a round costs at most three times the rounds the busiest member
+// needs: it is held once a round, so that no two of its pairs meet on a cable again. Leaf 100
+// (members 0..6) has 12 pairs, member 0 six of them: 12 rounds, not 6 with two pairs each.
+TEST(PackRounds, ALeafWithAFewMoreSuspectsIsStillHeldOnceARound) {
+  std::vector<std::vector<int>> claims(30);
+  for (int m = 0; m < 30; ++m) claims[static_cast<std::size_t>(m)] = {m < 7 ? 100 : m};
+  Pairs pairs;
+  for (int j = 0; j < 6; ++j) pairs.emplace_back(0, 7 + j);
+  for (int a = 1; a < 7; ++a) pairs.emplace_back(a, 13 + a);
+  const auto rounds = core::packRounds(pairs, claims);
+  EXPECT_EQ(rounds.size(), 12u);
+  for (const auto& r : rounds) {
+    expectDisjoint(r);
+    EXPECT_EQ(r.size(), 1u);
+  }
+}
+
 // A three-level claim: nodes under one pod switch share it; a pair inside the pod holds only
 // the two leaves, a pair across pods the leaves and both pods' switches.
 TEST(PackRounds, AClaimBothEndsHoldIsNotHeld) {
