@@ -17,7 +17,9 @@ where a fault must be named. Shapes per scale: 64 nodes = 8 leaves x 8 hosts, 25
 (16, 32) hosts, each pod's spines (1:1 or 2:1) under cores (each spine with 4 cables up), where a
 `cable` fault is a leaf-spine or a spine-core cable and a `spine` one is a pod's spine.
 `--modes full,quick` runs each scenario in full and quick pairwise mode; `--without-fabric` runs
-without the --fabric file as well. Needs h5py (Debian's python3-h5py: run with /usr/bin/python3).
+without the --fabric file as well. Pairs send 4 windows of 4 messages of `--pair-bytes` (1M:
+bandwidth-bound as a user's default pairs are, where pairs that meet on a cable share it; 64K,
+the figures before the fourth part: latency-bound, where they hardly do). Needs h5py (Debian's python3-h5py: run with /usr/bin/python3).
 """
 import argparse
 import json
@@ -36,7 +38,14 @@ import fabric  # noqa: E402
 
 KINDS = ["clean", "host", "cable", "leaf", "spine", "two"]
 SHAPES = {64: 8, 256: 16, 1024: 32}  # nodes -> leaves (= hosts per leaf)
-RUN_ARGS = ["--pairwise", "--pair-bytes", "64K", "--pair-window", "4", "--pair-iters", "4"]
+PAIR_BYTES = "1M"  # bandwidth-bound, as a user's default pairs (256K x a window of 64) are
+
+
+def run_args(pair_bytes=PAIR_BYTES):
+    """The run's options: a few windows of a few messages, so that a simulated run stays short."""
+    return ["--pairwise", "--pair-bytes", pair_bytes, "--pair-window", "4", "--pair-iters", "4"]
+
+
 HOST_KIND = {"both": "node", "up": "node_egress", "down": "node_ingress"}
 
 
@@ -242,10 +251,10 @@ def pairwise_seconds(path):
         return float(sum(s["seconds"] for s in steps if blame._value(s["kind"]) == "pairwise"))
 
 
-def run(build, sc, mode, with_fabric, log):
+def run(build, sc, mode, with_fabric, log, pair_bytes=PAIR_BYTES):
     with tempfile.TemporaryDirectory(prefix="fmsims-") as out:
         shape = fabric.write_shape(os.path.join(out, "shape"), sc["shape"], sc["faults"])
-        args = RUN_ARGS + (["--pairwise-mode", "quick"] if mode == "quick" else [])
+        args = run_args(pair_bytes) + (["--pairwise-mode", "quick"] if mode == "quick" else [])
         code, output, real, _ = fabric.run(build, shape, out, args, timeout=6 * 3600, with_fabric=with_fabric)
         rec = {"scenario": sc, "mode": mode, "fabric": with_fabric, "returncode": code, "real_seconds": round(real, 1)}
         path = os.path.join(out, "run.h5")
@@ -286,6 +295,7 @@ def main():
     ap.add_argument("--modes", default="full")
     ap.add_argument("--without-fabric", action="store_true")
     ap.add_argument("--levels", type=int, choices=(2, 3), default=2)
+    ap.add_argument("--pair-bytes", default=PAIR_BYTES, help="pair message size (64K: latency-bound)")
     ap.add_argument("--json")
     a = ap.parse_args()
     records = []
@@ -294,7 +304,7 @@ def main():
             sc = scenario(a.seed, scale, i, a.levels)
             for mode in a.modes.split(","):
                 for with_fabric in [True] + ([False] if a.without_fabric else []):
-                    rec = run(a.build, sc, mode, with_fabric, print)
+                    rec = run(a.build, sc, mode, with_fabric, print, a.pair_bytes)
                     records.append(rec)
                     print(describe(rec), flush=True)
                     if a.json:

@@ -23,10 +23,10 @@ import fabric  # noqa: E402
 import sim_scenarios  # noqa: E402
 
 
-def once(build, shape, faults, mode):
+def once(build, shape, faults, mode, pair_bytes):
     with tempfile.TemporaryDirectory(prefix="fmslow-") as out:
         path = fabric.write_shape(os.path.join(out, "shape"), shape, faults)
-        args = sim_scenarios.RUN_ARGS + (["--pairwise-mode", "quick"] if mode == "quick" else [])
+        args = sim_scenarios.run_args(pair_bytes) + (["--pairwise-mode", "quick"] if mode == "quick" else [])
         code, output, real, _ = fabric.run(build, path, out, args, timeout=6 * 3600)
         h5 = os.path.join(out, "run.h5")
         if code != 0 or not os.path.exists(h5):
@@ -52,6 +52,7 @@ def main():
     ap.add_argument("--nodes", type=int, default=64, choices=sorted(sim_scenarios.SHAPES))
     ap.add_argument("--share", type=float, default=0.01)
     ap.add_argument("--modes", default="full,quick")
+    ap.add_argument("--pair-bytes", default=sim_scenarios.PAIR_BYTES)
     a = ap.parse_args()
     leaves = sim_scenarios.SHAPES[a.nodes]
     shape = {"levels": 2, "leaves": leaves, "hosts-per-leaf": leaves, "spines": leaves, "ranks-per-host": 1}
@@ -59,11 +60,11 @@ def main():
              (f"cable leaf01-spine03 at {a.share}", [["cable", "leaf01", "spine03", a.share, "both"]]),
              (f"host n0010 at {a.share}", [["host", "n0010", a.share, "both"]])]
     print(f"{a.nodes} nodes ({leaves} leaves x {leaves} hosts, {leaves} spines), "
-          f"pairs {' '.join(sim_scenarios.RUN_ARGS[1:])}")
+          f"pairs {' '.join(sim_scenarios.run_args(a.pair_bytes)[1:])}")
     for mode in a.modes.split(","):
         clean = None
         for label, faults in cases:
-            simulated, (rounds, retest_seconds), real, named = once(a.build, shape, faults, mode)
+            simulated, (rounds, retest_seconds), real, named = once(a.build, shape, faults, mode, a.pair_bytes)
             clean = clean or simulated
             print(f"{mode:5} {label:30} pairwise {simulated:7.3f} s simulated ({simulated / clean:5.2f}x clean; "
                   f"{rounds} retest rounds, {retest_seconds:.3f} s), {real:4.0f} s real; "
