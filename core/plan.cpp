@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <iterator>
 #include <map>
 #include <span>
@@ -73,6 +74,8 @@ std::vector<std::pair<int, int>> circleRound(int members, int round) {
   for (int k = 1; k < m / 2; ++k) add((round + k) % ring, (round - k + ring) % ring);
   return pairs;
 }
+
+bool aStreamsFirst(int a, int b) { return std::popcount(static_cast<unsigned>(a ^ b)) % 2 == 1; }
 
 std::vector<std::pair<int, int>> pairsOf(const PairStep& step) {
   return step.pairs.empty() ? circleRound(step.members, step.round) : step.pairs;

@@ -564,23 +564,27 @@ PairResult Executor::run(const core::PairStep& step) {
     spec.slowWindow = kClearlySlow * history.median();
     std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, spec);
     const bool first = mine.first == 1;
+    const auto [a, b] = pairs.at(static_cast<std::size_t>(mine.slot));
+    const bool leads = first == core::aStreamsFirst(a, b);
     const auto timed = [&](bool send, bool receive) {
       const PairRunner::Timing t = runner->stream(peer, send, receive);
       if (t.iters > 0) history.add(t.seconds / t.iters);
       return t;
     };
-    // a -> b, then b -> a, then both at once; every node-level stream of a direction runs together
+    // the leading side's stream, then the other's, then both at once; every node-level stream of
+    // a direction runs together
     together();
-    const PairRunner::Timing ab = timed(first, !first);
+    const PairRunner::Timing one = timed(leads, !leads);
     together();
-    const PairRunner::Timing ba = timed(!first, first);
-    mine.send = first ? ab.seconds : ba.seconds;
-    mine.sendIters = first ? ab.iters : ba.iters;
+    const PairRunner::Timing two = timed(!leads, leads);
+    const PairRunner::Timing& sent = leads ? one : two;
+    mine.send = sent.seconds;
+    mine.sendIters = sent.iters;
     together();
     const PairRunner::Timing both = timed(true, true);
     mine.bidir = both.seconds;
     mine.bidirIters = both.iters;
-    mine.cv = std::max({ab.cv, ba.cv, both.cv});
+    mine.cv = std::max({one.cv, two.cv, both.cv});
     const bool measuresLatency = !nodeLevel || topology_.ranks.at(static_cast<std::size_t>(rank_)).localRank == 0;
     if (step.latencyIters > 0 && measuresLatency) {
       mine.oneWay = runner->pingPong(peer, first);
