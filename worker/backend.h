@@ -63,6 +63,13 @@ struct PairSpec {
   // figure and both sides time no more, so that a broken cable does not hold every round it is in
   // (0: never).
   double slowWindow = 0;
+  // A probe before the windows, where the backend has one: a short window of probeMessages (0:
+  // none), sent `probes` times where it took past slowProbe seconds (a first contact may set the
+  // connection up); past it every time, the pair is clearly slow and the probe is its figure: a
+  // window at a hundredth of the rate holds the round a hundred healthy windows long.
+  int probeMessages = 0;
+  int probes = 1;
+  double slowProbe = 0;
 };
 
 // Point-to-point transfers between this rank and one peer (a world rank) at a time. Both sides

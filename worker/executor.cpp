@@ -562,6 +562,8 @@ PairResult Executor::run(const core::PairStep& step) {
     WindowHistory& history = windowTimes_[historyOf(nodeLevel, peer)];
     PairSpec spec = pairSpecFor(step);
     spec.slowWindow = kClearlySlow * history.median();
+    setProbe(spec, history.median());
+    spec.probes = step.sample > 0 ? 1 : 2;  // a retested pair's connection is up
     std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, spec);
     const bool first = mine.first == 1;
     const auto [a, b] = pairs.at(static_cast<std::size_t>(mine.slot));

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "core/stats.h"
@@ -20,16 +21,37 @@ inline int agreeOnFewer(MPI_Comm comm, int peer, int tag, int mine) {
   return std::min(mine, theirs);
 }
 
-// A handshake, `spec.warmup` untimed windows, then the timed windows: `spec.iters` of them, or
-// none when either side's last warm-up window took longer than `spec.slowWindow` (the first ones
-// may set up connections): that window is then the pair's measurement, since another window as
-// slow would only hold the round longer. `agree(count)` is the handshake before the timed windows:
-// both sides' counts, the fewer kept. `window(last)` is told the last warm-up window and the last
-// timed one. The seconds from that handshake to the end of the last window (or the slow warm
-// window's), how much the windows' times varied, and how many windows they were.
-template <class Sync, class Agree, class Window>
-PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Window window) {
+// A probe (where `probe()` sends one: it returns false for a backend without): a window of
+// spec.probeMessages, timed, up to spec.probes times while either side's took past its
+// spec.slowProbe (0: this side judges none). Past it every time, the pair is clearly slow and the
+// probe, scaled to a window's messages, is its figure. `agree` settles each verdict on both sides;
+// whether there is a probe at all must not depend on one side's history, or the two would part.
+template <class Agree, class Probe>
+std::optional<PairRunner::Timing> probeFirst(const PairSpec& spec, Agree agree, Probe probe) {
+  if (spec.probeMessages <= 0) return std::nullopt;
+  double took = 0;
+  for (int attempt = 0; attempt < std::max(spec.probes, 1); ++attempt) {
+    const double begin = MPI_Wtime();
+    if (!probe()) return std::nullopt;
+    took = MPI_Wtime() - begin;
+    const bool slow = spec.slowProbe > 0 && took > spec.slowProbe;
+    if (agree(slow ? 0 : 1) > 0) return std::nullopt;
+  }
+  return PairRunner::Timing{took * spec.window / spec.probeMessages, 0, 1};
+}
+
+// A handshake, the probe (probeFirst), `spec.warmup` untimed windows, then the timed windows:
+// `spec.iters` of them, or none when either side's last warm-up window took longer than
+// `spec.slowWindow` (the first ones may set up connections): that window is then the pair's
+// measurement, since another window as slow would only hold the round longer. `agree(count)` is
+// the handshake before the timed windows: both sides' counts, the fewer kept. `window(last)` is
+// told the last warm-up window and the last timed one. The seconds from that handshake to the end
+// of the last window (or the slow warm window's), how much the windows' times varied, and how
+// many windows they were.
+template <class Sync, class Agree, class Window, class Probe>
+PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Window window, Probe probe) {
   sync();
+  if (auto slow = probeFirst(spec, agree, probe)) return *slow;
   double lastWarm = 0;
   for (int i = 0; i < spec.warmup; ++i) {
     const double begin = MPI_Wtime();
@@ -49,6 +71,12 @@ PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Win
     last = now;
   }
   return {last - start, core::summarize(std::move(iterations)).cv, iters};
+}
+
+// The same for a backend without a probe.
+template <class Sync, class Agree, class Window>
+PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Window window) {
+  return timeWindows(spec, sync, agree, window, [] { return false; });
 }
 
 // The last few timed windows' seconds of one kind of pair on this rank, and their median: what a
@@ -84,6 +112,23 @@ class WindowHistory {
 // of half that where a pair is measured again; two or three streams meeting on one cable stay
 // well above it.
 inline constexpr double kClearlySlow = 8;
+
+// A probe's bytes at least (as many messages as make them), so that it is bandwidth-bound on a
+// 400 Gb/s link as a window is, and a window it goes before: of four probes at least.
+inline constexpr std::uint64_t kProbeBytes = 1 << 20;
+inline constexpr int kProbesAWindow = 4;
+
+// The probe of a pair step's windows (PairSpec::probeMessages, slowProbe): messages enough for
+// kProbeBytes, where a window holds kProbesAWindow such probes (from the step alone, the same on
+// both sides), and the seconds past which it is clearly slow, from this side's healthy window
+// (`window`, WindowHistory's median; 0 while not known: then this side judges none).
+inline void setProbe(PairSpec& spec, double window) {
+  const auto bytes = std::max<std::uint64_t>(spec.bytes, 1);
+  const int messages = static_cast<int>(std::max<std::uint64_t>(1, (kProbeBytes + bytes - 1) / bytes));
+  if (spec.window < kProbesAWindow * messages) return;
+  spec.probeMessages = messages;
+  spec.slowProbe = window > 0 ? kClearlySlow * window * messages / spec.window : 0;
+}
 
 // A handshake, `skip` untimed round trips, then `spec.latencyIters` timed ones: the one-way
 // latency in seconds (half the mean round trip).

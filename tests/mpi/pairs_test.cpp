@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "worker/mpi/pairs.h"
+#include "worker/pair_timing.h"
 
 namespace fabricmap::worker {
 namespace {
@@ -102,6 +103,7 @@ struct ReceiverLog {
   int messages = 0;
   int early = 0;  // windows after which data came before the acknowledgement went back
   int timed = 0;  // the timed windows both sides agreed on
+  int probes = 0;  // probe windows (PairSpec::probeMessages) taken
 };
 
 // osu_bw's receiver, watching: per window it takes `window` messages, holds the acknowledgement
@@ -110,9 +112,9 @@ struct ReceiverLog {
 ReceiverLog receiveLikeOsuBw(int sender, const PairSpec& spec, Buffers& b, double hold, int count) {
   ReceiverLog log;
   const std::array<char, mpi::kAckBytes> ack{};
-  const auto windows = [&](int n) {
+  const auto windows = [&](int n, int messages) {
     for (int i = 0; i < n; ++i) {
-      for (int m = 0; m < spec.window; ++m) {
+      for (int m = 0; m < messages; ++m) {
         await(sender, mpi::kTagData, "window message");
         MPI_Recv(b.receive.data(), static_cast<int>(spec.bytes), MPI_BYTE, sender, mpi::kTagData,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -124,9 +126,17 @@ ReceiverLog receiveLikeOsuBw(int sender, const PairSpec& spec, Buffers& b, doubl
     }
   };
   answerSync(sender);
-  windows(spec.warmup);
+  // the runner's probes: this side finds none slow, the runner's verdict decides
+  const bool probes = spec.probeMessages > 0;
+  for (int i = 0; probes && i < std::max(spec.probes, 1); ++i) {
+    windows(1, spec.probeMessages);
+    ++log.probes;
+    if (answerCount(sender, 1) > 0) break;
+    if (i + 1 == std::max(spec.probes, 1)) return log;
+  }
+  windows(spec.warmup, spec.window);
   log.timed = answerCount(sender, count);
-  windows(log.timed);
+  windows(log.timed, spec.window);
   return log;
 }
 
@@ -198,6 +208,51 @@ TEST(MpiPairShape, AClearlySlowPairIsTimedByItsLastWarmWindow) {
   if (worldRank() == 0) {
     EXPECT_EQ(steady.timing.iters, spec.iters);
     EXPECT_EQ(steady.log.windows, spec.warmup + spec.iters);
+  }
+}
+
+// The probe is a mebibyte of the stream's messages, bandwidth-bound as a window is, and goes
+// before windows of four probes at least, whatever either side has measured (both must probe or
+// neither); it is clearly slow past eight times a healthy window's share for its messages, and
+// not judged on a side that knows no healthy window yet.
+TEST(MpiPairShape, TheProbeIsAMebibyteBeforeWindowsOfFourProbes) {
+  const auto probed = [](std::uint64_t bytes, int window, double healthy) {
+    PairSpec spec = specOf(bytes, window);
+    setProbe(spec, healthy);
+    return std::pair{spec.probeMessages, spec.slowProbe};
+  };
+  EXPECT_EQ(probed(1 << 20, 4, 1e-4), (std::pair{1, kClearlySlow * 1e-4 / 4}));
+  EXPECT_EQ(probed(256 << 10, 64, 1e-3), (std::pair{4, kClearlySlow * 1e-3 * 4 / 64}));
+  EXPECT_EQ(probed(4 << 20, 4, 1e-3).first, 1);
+  EXPECT_EQ(probed(64 << 10, 4, 1e-4).first, 0);   // 16 messages a probe: the window is shorter
+  EXPECT_EQ(probed(256 << 10, 8, 1e-4).first, 0);  // 4 a probe, 2 probes a window
+  EXPECT_EQ(probed(1 << 20, 4, 0), (std::pair{1, 0.0}));  // no healthy window yet: probed, not judged
+}
+
+// A probe (a short window before the stream's) that takes past slowProbe every time marks the pair
+// clearly slow: the probe, scaled to a window's messages, is its figure and no window is sent,
+// however many the peer would take. Under the bound one probe goes before the windows.
+TEST(MpiPairShape, AClearlySlowPairIsTimedByItsProbe) {
+  PairSpec spec = specOf(64 << 10, 8);
+  spec.probeMessages = 2;
+  spec.probes = 2;
+  spec.slowProbe = 0.01;  // each probe's acknowledgement is held 0.05 s
+  const OneWay slow = oneWayAgainstOsuReceiver(spec, 0.05);
+  if (worldRank() == 0) {
+    EXPECT_EQ(slow.log.probes, 2);
+    EXPECT_EQ(slow.log.messages, 2 * spec.probeMessages);
+    EXPECT_EQ(slow.log.windows, 2);
+    EXPECT_EQ(slow.timing.iters, 1);
+    const double scale = static_cast<double>(spec.window) / spec.probeMessages;
+    EXPECT_GE(slow.timing.seconds, 0.05 * scale);
+    EXPECT_LT(slow.timing.seconds, 0.05 * scale * 2);
+  }
+  spec.slowProbe = 10;
+  const OneWay steady = oneWayAgainstOsuReceiver(spec, 0.05);
+  if (worldRank() == 0) {
+    EXPECT_EQ(steady.log.probes, 1);
+    EXPECT_EQ(steady.timing.iters, spec.iters);
+    EXPECT_EQ(steady.log.messages, spec.probeMessages + (spec.warmup + spec.iters) * spec.window);
   }
 }
 

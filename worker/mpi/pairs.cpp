@@ -67,7 +67,11 @@ class MpiPairs final : public PairRunner {
   Timing stream(int peer, bool send, bool receive) override {
     return timeWindows(
         spec_, [&] { sync(peer); }, [&](int mine) { return agreeOnFewer(comm_, peer, kTagSync, mine); },
-        [&](bool /*last*/) { window(peer, send, receive); });
+        [&](bool /*last*/) { window(peer, send, receive, spec_.window, count_); },
+        [&] {
+          window(peer, send, receive, spec_.probeMessages, count_);
+          return true;
+        });
   }
 
   double pingPong(int peer, bool initiator) override {
@@ -105,15 +109,16 @@ class MpiPairs final : public PairRunner {
                  MPI_STATUS_IGNORE));
   }
 
-  // One iteration: a window of messages (the same buffer each time, as OSU's), receives posted
-  // before sends; one way, the receiver acknowledges the whole window before the next may start.
-  void window(int peer, bool send, bool receive) {
+  // One iteration: a window of `messages` of `count` bytes (the same buffer each time, as OSU's),
+  // receives posted before sends; one way, the receiver acknowledges the whole window before the
+  // next may start. A probe is a window of one message.
+  void window(int peer, bool send, bool receive, int messages, int count) {
     int n = 0;
-    for (int w = 0; receive && w < spec_.window; ++w) {
-      FM_MPI(MPI_Irecv(payload_.receive(), count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]));
+    for (int w = 0; receive && w < messages; ++w) {
+      FM_MPI(MPI_Irecv(payload_.receive(), count, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]));
     }
-    for (int w = 0; send && w < spec_.window; ++w) {
-      FM_MPI(MPI_Isend(payload_.send(), count_, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]));
+    for (int w = 0; send && w < messages; ++w) {
+      FM_MPI(MPI_Isend(payload_.send(), count, MPI_BYTE, peer, kTagData, comm_, &requests_[static_cast<std::size_t>(n++)]));
     }
     FM_MPI(MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE));
     if (send == receive) return;
