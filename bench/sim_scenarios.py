@@ -19,7 +19,8 @@ where a fault must be named. Shapes per scale: 64 nodes = 8 leaves x 8 hosts, 25
 `--modes full,quick` runs each scenario in full and quick pairwise mode; `--without-fabric` runs
 without the --fabric file as well. Pairs send 4 windows of 4 messages of `--pair-bytes` (1M:
 bandwidth-bound as a user's default pairs are, where pairs that meet on a cable share it; 64K,
-the figures before the fourth part: latency-bound, where they hardly do). Needs h5py (Debian's python3-h5py: run with /usr/bin/python3).
+bench/README (k)'s figures before its fourth part: latency-bound, where they hardly do). Needs
+h5py (Debian's python3-h5py: run with /usr/bin/python3).
 """
 import argparse
 import json

@@ -86,9 +86,9 @@ struct PairStep {
 };
 
 // Which side of pair (a, b) streams first: a where a and b differ in an odd number of bits, so
-// that every member leads about half of its pairs. Led by the lower member always, a round's
-// first streams had the highest members' leaf all receiving and the lowest's all sending at once,
-// crowding their cables, and their pairs stood out as slow. The pair (0, 1) is led by 0.
+// that every member leads about half of its pairs. Were the lower member always first, a round's
+// first streams would have the highest members' leaf all receiving and the lowest's all sending
+// at once, crowding their cables, and their pairs would stand out as slow. (0, 1) is led by 0.
 bool aStreamsFirst(int a, int b);
 
 // The pairs of one round: explicit ones, or the circle method's.
