@@ -117,17 +117,18 @@ struct OpenRound {
   }
 };
 
-// How many pairs of a round may hold each part: one, unless the part is held by over kHot times
-// the pairs the typical (median) part is (the leaf of a fault, whose every pair looks slow; a
-// pod's switch above several leaves is held by about as many times the pairs as it has leaves)
-// and one a round would take over kCrowded times the rounds that the busiest member or the
+// How many pairs of a round may hold each part: its width (one where none is given), unless the
+// part needs over kHot times the rounds the typical (median) part does (the leaf of a fault,
+// whose every pair looks slow; a pod's switch above several leaves is held by about as many times
+// the pairs as it has leaves) and over kCrowded times the rounds that the busiest member or the
 // typical part needs: it then holds at most its pairs over that many rounds at once. Two pairs
 // through one leaf's uplinks may meet on a cable (routing by destination), which a healthy leaf
 // whose pairs met in the first pass would then show again in every retest, so such sharing is
 // kept for the parts that would hold the phase far longer without it.
 constexpr int kHot = 4;
 constexpr int kCrowded = 3;
-std::map<int, int> capacities(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& held) {
+std::map<int, int> capacities(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& held,
+                              const PartWidths& widths) {
   std::map<int, int> load;
   std::map<int, int> degree;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
@@ -136,23 +137,32 @@ std::map<int, int> capacities(const std::vector<std::pair<int, int>>& pairs, con
     for (int p : held[i]) ++load[p];
   }
   if (load.empty()) return load;
-  std::vector<int> loads;
-  for (const auto& [part, n] : load) loads.push_back(n);
-  std::nth_element(loads.begin(), loads.begin() + static_cast<std::ptrdiff_t>(loads.size() / 2), loads.end());
+  const auto widthOf = [&](int part) {
+    const auto it = widths.find(part);
+    return it == widths.end() ? 1 : std::max(1, it->second);
+  };
+  const auto roundsOf = [&](int part, int n) { return (n + widthOf(part) - 1) / widthOf(part); };
+  std::vector<int> needs;
+  for (const auto& [part, n] : load) needs.push_back(roundsOf(part, n));
+  std::nth_element(needs.begin(), needs.begin() + static_cast<std::ptrdiff_t>(needs.size() / 2), needs.end());
   int busiest = 0;
   for (const auto& [member, n] : degree) busiest = std::max(busiest, n);
-  const int typical = loads[loads.size() / 2];
+  const int typical = needs[needs.size() / 2];
   const int rounds = std::max(busiest, typical);
-  for (auto& [part, n] : load) n = n > kHot * typical && n > kCrowded * rounds ? (n + rounds - 1) / rounds : 1;
+  for (auto& [part, n] : load) {
+    const int need = roundsOf(part, n);
+    n = need > kHot * typical && need > kCrowded * rounds ? (n + rounds - 1) / rounds : widthOf(part);
+  }
   return load;
 }
 
 }  // namespace
 
-Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims) {
+Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims,
+                  const PartWidths& widths) {
   std::vector<std::vector<int>> held;
   for (const auto& [a, b] : pairs) held.push_back(heldBy(claims, a, b));
-  const std::map<int, int> capacity = capacities(pairs, held);
+  const std::map<int, int> capacity = capacities(pairs, held, widths);
   Rounds rounds;
   std::vector<OpenRound> open;
   for (std::size_t i = 0; i < pairs.size(); ++i) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -102,12 +103,15 @@ std::vector<std::pair<int, int>> circleRound(int members, int round);
 // Packs pairs into rounds of disjoint pairs (greedy, in order), for quick mode and retests.
 // `claims` (per member, sorted; members past its end claim nothing) names shared parts a pair's
 // traffic crosses, such as a switch's uplinks: a pair holds the parts one end claims and the other
-// does not (traffic inside a leaf stays off its uplinks), and a round holds each part at most once,
-// except a part held by over 4 times the pairs the typical part is (a faulty leaf's) whose pairs
-// would need over 3 times the rounds of the busiest member or that part: it holds as many at once
-// as keeps it within those rounds.
+// does not (traffic inside a leaf stays off its uplinks), and a round holds each part at most its
+// width times (`widths`: a part's pairs at once, such as a leaf's uplink cables; 1 where absent),
+// except a part that would need over 4 times the rounds the typical part does (a faulty leaf's)
+// and over 3 times the rounds of the busiest member or that part: it holds as many at once as
+// keeps it within those rounds.
 using Rounds = std::vector<std::vector<std::pair<int, int>>>;
-Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims = {});
+using PartWidths = std::map<int, int>;
+Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims = {},
+                  const PartWidths& widths = {});
 
 // How a GPU-pair copy moves the data (the per-method columns of /copies and /matrix/gpu).
 enum class CopyMethod : std::uint8_t {

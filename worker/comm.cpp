@@ -195,6 +195,14 @@ std::string broadcastString(MPI_Comm comm, std::string value) {
   return {bytes.begin(), bytes.end()};
 }
 
+std::vector<int> broadcastInts(MPI_Comm comm, std::vector<int> ints) {
+  int count = static_cast<int>(ints.size());
+  FM_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, comm));
+  ints.resize(static_cast<std::size_t>(count));
+  FM_MPI(MPI_Bcast(ints.data(), count, MPI_INT, 0, comm));
+  return ints;
+}
+
 std::string mpiLibraryVersion() {
   std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> buf{};
   int len = 0;

@@ -52,6 +52,8 @@ std::vector<std::string> gatherStrings(MPI_Comm comm, const std::string& mine);
 std::string broadcastString(MPI_Comm comm, std::string value);
 // Rank 0's bytes on every rank, resized there. Collective over `comm`.
 void broadcastBytes(MPI_Comm comm, std::vector<char>& bytes);
+// Rank 0's ints on every rank. Collective over `comm`.
+std::vector<int> broadcastInts(MPI_Comm comm, std::vector<int> ints);
 
 // The MPI library's own version string.
 std::string mpiLibraryVersion();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -92,6 +93,10 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
 // above where it has one switch. Retests of pairs that hold no such switch in common cannot meet
 // on a cable (core::packRounds' claims); without a fabric, no node claims any.
 std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology);
+// Per switch with cables up (device index in topology.fabric), how many: the pairs across it that
+// a round carries at once with a cable each (core::packRounds' widths). Counted in cables: where
+// the uplinks run faster than the nodes' own cables, each could carry more. Empty without a fabric.
+std::map<int, int> uplinkWidths(const core::Topology& topology);
 
 // Findings, most severe first: severity "error" below half the baseline (or latency above twice
 // the factor), "warning" otherwise, "info" for pairs too noisy to judge.

@@ -155,4 +155,14 @@ std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology) {
   return claims;
 }
 
+std::map<int, int> uplinkWidths(const core::Topology& topology) {
+  std::map<int, int> widths;
+  if (topology.fabric.devices.empty()) return widths;
+  const internal::FabricPaths paths = internal::fabricPaths(topology.fabric, topology);
+  for (const internal::FabricSuspect& s : paths.suspects) {
+    if (s.kind == internal::FabricSuspect::Kind::kUplinks) widths[s.device] = static_cast<int>(s.uplinks.size());
+  }
+  return widths;
+}
+
 }  // namespace fabricmap::orchestrator

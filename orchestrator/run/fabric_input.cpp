@@ -11,6 +11,7 @@
 #include "orchestrator/run/resume.h"
 #include "topologies/fabric_file.h"
 #include "topologies/fabric_hosts.h"
+#include "worker/comm.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -56,6 +57,31 @@ core::FabricGraph fabricOf(const RunConfig& config, const core::Topology& topolo
   for (const std::string& w : graph.warnings) fmt::print("# fabric: {}\n", w);
   std::fflush(stdout);
   return graph;
+}
+
+FabricClaims agreedClaims(MPI_Comm world, const core::Topology& topology) {
+  // wire format: per node its claims' count and the claims, then per width its part and width
+  std::vector<int> wire;
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  if (rank == 0 && !topology.fabric.devices.empty()) {
+    for (const std::vector<int>& mine : uplinkClaims(topology)) {
+      wire.push_back(static_cast<int>(mine.size()));
+      wire.insert(wire.end(), mine.begin(), mine.end());
+    }
+    for (const auto& [part, width] : uplinkWidths(topology)) wire.insert(wire.end(), {part, width});
+  }
+  wire = worker::broadcastInts(world, std::move(wire));
+  FabricClaims out;
+  if (wire.empty()) return out;
+  std::size_t i = 0;
+  for (std::size_t node = 0; node < topology.nodes.size() && i < wire.size(); ++node) {
+    const auto first = wire.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+    out.nodes.emplace_back(first, first + wire[i]);
+    i += static_cast<std::size_t>(wire[i]) + 1;
+  }
+  for (; i + 1 < wire.size(); i += 2) out.widths[wire[i]] = wire[i + 1];
+  return out;
 }
 
 namespace {

@@ -1,8 +1,11 @@
 // `run --fabric FILE`: the fabric's topology read on rank 0 and placed over the run's nodes.
 #pragma once
 
+#include <mpi.h>
+
 #include "core/fabric.h"
 #include "core/records.h"
+#include "orchestrator/run/planner.h"
 #include "orchestrator/run/run_config.h"
 #include "results/h5_reader.h"
 
@@ -13,6 +16,10 @@ namespace fabricmap::orchestrator {
 // the run's nodes is refused: a wrong file blames nothing and would only look reassuring. Empty
 // without --fabric. Throws core::UsageError.
 core::FabricGraph fabricOf(const RunConfig& config, const core::Topology& topology);
+
+// Rank 0's claims of `topology`'s fabric (its topology holds the fabric read), told to every rank.
+// Collective over `world`.
+FabricClaims agreedClaims(MPI_Comm world, const core::Topology& topology);
 
 // `show FILE --fabric F`, `report FILE --fabric F`: a file's node matrix judged again with the
 // fabric's topology (a run measured without one, or another file of the same cluster). The

@@ -83,14 +83,33 @@ core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
   return plan;
 }
 
-core::Plan makePlan(const RunConfig& config, const core::Topology& topology) {
+std::vector<std::vector<int>> FabricClaims::of(core::PairLevel level, const core::Topology& topology) const {
+  if (level == core::PairLevel::kNode || nodes.empty()) return nodes;
+  std::vector<std::vector<int>> out;
+  for (const core::RankRecord& r : topology.ranks) {
+    const auto node = static_cast<std::size_t>(r.node);
+    out.push_back(node < nodes.size() ? nodes[node] : std::vector<int>{});
+  }
+  return out;
+}
+
+core::PartWidths FabricClaims::widthsOf(core::PairLevel level, const core::Topology& topology) const {
+  if (level == core::PairLevel::kNode) return widths;
+  int ranks = 1;
+  for (const core::NodeRecord& n : topology.nodes) ranks = std::max(ranks, n.ranks);
+  core::PartWidths out = widths;
+  for (auto& [part, width] : out) width *= ranks;
+  return out;
+}
+
+core::Plan makePlan(const RunConfig& config, const core::Topology& topology, const FabricClaims& claims) {
   core::Plan plan;
   if (config.collectives) planCollectives(config, topology, plan);
   if (config.scaling) planScaling(config, topology, plan);
   if (config.training) planTraining(config, topology, plan);
   if (!config.storagePath.empty()) planStorage(config, topology, plan);
   if (config.copies) planCopies(config, topology, plan);
-  if (config.pairwise) planPairs(config, topology, plan);
+  if (config.pairwise) planPairs(config, topology, plan, claims);
   return plan;
 }
 
@@ -436,7 +455,7 @@ void appendPairRounds(core::Plan& plan, const core::PairStep& base,
   }
 }
 
-void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan) {
+void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan, const FabricClaims& claims) {
   const int ranks = static_cast<int>(topology.ranks.size());
   const int nodes = static_cast<int>(topology.nodes.size());
   if (ranks < 2) {
@@ -455,7 +474,8 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
   for (const auto& [level, members] : levels) {
     const core::PairStep base = pairStepTemplate(config, level, members);
     if (config.pairwiseMode == PairwiseMode::kQuick) {
-      appendPairRounds(plan, base, core::packRounds(quickPairs(members, config.pairwisePeers, 1)));
+      appendPairRounds(plan, base, core::packRounds(quickPairs(members, config.pairwisePeers, 1),
+                                                    claims.of(level, topology), claims.widthsOf(level, topology)));
       continue;
     }
     for (int round = 0; round < core::circleRounds(members); ++round) {
@@ -497,12 +517,12 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
   appendPairRounds(plan, base, rounds);
 }
 
-void planWidening(const RunConfig& config, core::PairLevel level, int members,
-                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan) {
-  // Packed as the first quick rounds, without claims: pairs meeting on a cable here are
-  // retested apart, and a leaf's neighbours packed apart would take a round each.
+void planWidening(const RunConfig& config, const core::Topology& topology, core::PairLevel level,
+                  const std::vector<std::pair<int, int>>& pairs, const FabricClaims& claims, core::Plan& plan) {
   if (pairs.empty()) return;
-  appendPairRounds(plan, pairStepTemplate(config, level, members), core::packRounds(pairs));
+  const int members = static_cast<int>(level == core::PairLevel::kRank ? topology.ranks.size() : topology.nodes.size());
+  appendPairRounds(plan, pairStepTemplate(config, level, members),
+                   core::packRounds(pairs, claims.of(level, topology), claims.widthsOf(level, topology)));
 }
 
 double stepBytes(const core::CollectiveStep& step) {

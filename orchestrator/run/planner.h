@@ -18,9 +18,22 @@ namespace fabricmap::orchestrator {
 core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
                           const std::vector<core::ScopePlan>& earlier, int minGroup = 2);
 
+// What the planner knows of the fabric (`run --fabric`, read on rank 0 and told to every rank,
+// which all plan the same steps): each node's uplink claims (analysis.h uplinkClaims) and how many
+// pairs each claimed switch carries across it at once (uplinkWidths). Empty without a fabric.
+struct FabricClaims {
+  std::vector<std::vector<int>> nodes;
+  core::PartWidths widths;
+  // The claims of each member of `level`: a rank's are its node's.
+  std::vector<std::vector<int>> of(core::PairLevel level, const core::Topology& topology) const;
+  // The widths for pairs of `level`: a switch's cables each carry as many rank pairs as its
+  // nodes run ranks (they share their node's own cable too).
+  core::PartWidths widthsOf(core::PairLevel level, const core::Topology& topology) const;
+};
+
 // The collective steps, the scaling points, the training pattern, the GPU-pair copies, then the
 // pairwise rounds, as the configuration asks.
-core::Plan makePlan(const RunConfig& config, const core::Topology& topology);
+core::Plan makePlan(const RunConfig& config, const core::Topology& topology, const FabricClaims& claims = {});
 
 // Collective steps: for each active scope, op, dtype, reduction op (reducing ops only), size,
 // then out-of-place before in-place. Throws UsageError when the root lies outside a group.
@@ -53,8 +66,11 @@ void planCopies(const RunConfig& config, const core::Topology& topology, core::P
 
 // Pairwise rounds: the rank matrix, then the node matrix (when nodes hold several ranks; with
 // one rank per node it is the rank matrix). Full mode: the circle method's rounds; quick mode:
-// each member against `pairwisePeers` random others, packed into rounds of disjoint pairs.
-void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan);
+// each member against `pairwisePeers` random others, packed into rounds of disjoint pairs that
+// cross each switch with claims no more often than it has cables up (`claims`): a round that
+// sent a 2:1 leaf's every node across would measure its uplinks' sharing, not its pairs.
+void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan,
+               const FabricClaims& claims = {});
 
 // Appends re-measurement number `sample` (1..config.retests) of `pairs`: one pair per round when
 // there are at most kIsolatedRetests of them (a retest measures the suspect alone), else rounds
@@ -80,9 +96,10 @@ std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, i
                                               std::size_t limit, const std::function<bool(int, int)>& measured);
 inline constexpr int kWidenPerSide = 3;
 
-// Appends rounds of disjoint first measurements of `pairs` (quick mode's second round).
-void planWidening(const RunConfig& config, core::PairLevel level, int members,
-                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan);
+// Appends rounds of disjoint first measurements of `pairs` (quick mode's second round), packed
+// as the first round was.
+void planWidening(const RunConfig& config, const core::Topology& topology, core::PairLevel level,
+                  const std::vector<std::pair<int, int>>& pairs, const FabricClaims& claims, core::Plan& plan);
 
 // Each step kind's planning knowledge beside its planX above: about how many bytes the step
 // moves per rank (waived: none), and what the progress line calls it.

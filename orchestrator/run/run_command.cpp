@@ -380,8 +380,9 @@ std::uint64_t peakResidentBytes() {
 
 // Every step of `plan` with its progress line and under the watchdog, then the sinks finished and
 // the run's verdict (the exit code).
-int measure(const RunConfig& config, const core::Topology& topology, core::Plan& plan, worker::Executor& executor,
-            Sinks& sinks, Resuming& resuming, const NodeInventories& inventories, double planSeconds) {
+int measure(const RunConfig& config, const core::Topology& topology, const FabricClaims& claims, core::Plan& plan,
+            worker::Executor& executor, Sinks& sinks, Resuming& resuming, const NodeInventories& inventories,
+            double planSeconds) {
   const bool root = resuming.root;
   Progress progress(root ? config.progress : ProgressMode::kOff, stderr, plan);
   // A step past its deadline: rank 0's watchdog thread records who holds it up, flushes the
@@ -394,7 +395,7 @@ int measure(const RunConfig& config, const core::Topology& topology, core::Plan&
     printError(f.message + (recorded ? "" : " (the results file could not be updated: its writer is busy)"));
   });
   executor.setObserver(&watchdog);
-  Steps steps{config, topology, progress, watchdog, sinks, resuming, {.planSeconds = planSeconds}};
+  Steps steps{config, topology, claims, progress, watchdog, sinks, resuming, {.planSeconds = planSeconds}};
   std::vector<WrongResult> wrong;
   runPlan(topology, plan, executor, steps, wrong);
   progress.end();
@@ -466,8 +467,9 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       throw core::UsageError("--pair-memory cuda needs one GPU per rank: " + shortage);
     }
     onRootAgreeing(rank, [&] { topology.fabric = fabricOf(config, topology); });
+    const FabricClaims claims = agreedClaims(MPI_COMM_WORLD, topology);
     const RealTimer planning;
-    core::Plan plan = makePlan(config, topology);  // grows when retests are planned
+    core::Plan plan = makePlan(config, topology, claims);  // grows when retests are planned
     const double planSeconds = planning.seconds();
     // host buffers must fit in host memory; GPU buffers failing to fit fail cudaMalloc, loudly
     if (choice.info->memory == worker::MemoryKind::kHost) checkMemory(plan, topology);
@@ -515,7 +517,7 @@ int runCommand(int argc, char** argv, const std::vector<std::string>& args) {
       for (const core::Finding& f : inventories.findings(topology)) sinks.each([&](core::RecordSink& s) { s.finding(f); });
     }
 
-    const int code = measure(config, topology, plan, executor, sinks, resuming, inventories, planSeconds);
+    const int code = measure(config, topology, claims, plan, executor, sinks, resuming, inventories, planSeconds);
     return accept ? judgeRun(rank, config, *accept, code) : code;
   } catch (const core::UsageError& e) {
     // Usage errors are reached by every rank together (parsing and planning are deterministic,

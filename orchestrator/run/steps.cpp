@@ -108,20 +108,8 @@ class PlanRun {
   LevelPairs newSuspects();
   // Rank 0: the pairs of `pass` that no longer look slow on the samples so far.
   LevelPairs cleared(const LevelPairs& pass);
-  // Rank 0's pairs, and the members' uplink claims per level (analysis.h uplinkClaims), told to
-  // every rank.
-  struct Suspects {
-    LevelPairs pairs;
-    std::array<std::vector<std::vector<int>>, 2> claims;
-  };
-  Suspects tell(const LevelPairs& pairs);
-  // Rank 0: each node's uplink claims (analysis.h uplinkClaims), from the fabric once.
-  const std::vector<std::vector<int>>& nodeClaims() {
-    if (!nodeClaims_) nodeClaims_ = uplinkClaims(topology_);
-    return *nodeClaims_;
-  }
-  // The rank claims from the node claims: each rank's node's.
-  std::vector<std::vector<int>> rankClaims(const std::vector<std::vector<int>>& nodeClaims) const;
+  // Rank 0's pairs, told to every rank.
+  LevelPairs tell(const LevelPairs& pairs);
   void widen(const std::vector<core::PairStep>& list);
   void retest(const std::vector<core::PairStep>& list);
   // Runs the pair steps appended from `firstRetest` on (a resumed run takes those it measured).
@@ -140,7 +128,6 @@ class PlanRun {
   std::vector<core::TrainingRecord> isolated_;   // rank 0: each traffic type alone
   std::optional<MatrixBuilder> builder_;         // rank 0, when copies or pairs are planned
   std::set<std::pair<int, int>> retested_[2];    // rank 0: the rank and node pairs measured again
-  std::optional<std::vector<std::vector<int>>> nodeClaims_;  // rank 0: uplinkClaims, found once
 };
 
 void PlanRun::before(const std::vector<core::TrainingStep>& list) {
@@ -242,15 +229,6 @@ void PlanRun::followUp(const core::PairStep& /*step*/, const core::PairRecord& p
 
 namespace {
 
-// Rank 0's ints, told to every rank.
-std::vector<int> broadcastInts(std::vector<int> ints) {
-  int count = static_cast<int>(ints.size());
-  FM_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD));
-  ints.resize(static_cast<std::size_t>(count));
-  FM_MPI(MPI_Bcast(ints.data(), count, MPI_INT, 0, MPI_COMM_WORLD));
-  return ints;
-}
-
 // Whether every node is its own machine: no two share a kernel's boot id (emulated nodes do, and
 // their ranks share its CPUs); nodes whose boot id is unknown count as their own.
 bool separateMachines(const core::Topology& topology) {
@@ -288,40 +266,17 @@ PlanRun::LevelPairs PlanRun::cleared(const LevelPairs& pass) {
   return out;
 }
 
-PlanRun::Suspects PlanRun::tell(const LevelPairs& pairs) {
-  // wire format: level (0 rank, 1 node), a, b per pair; then per node its claims' count and the
-  // claims (rank 0 alone read the fabric)
+PlanRun::LevelPairs PlanRun::tell(const LevelPairs& pairs) {
+  // wire format: level (0 rank, 1 node), a, b per pair
   std::vector<int> wire;
-  std::vector<int> claimWire;
   if (root_) {
     for (int level : {0, 1}) {
       for (const auto& [a, b] : pairs[static_cast<std::size_t>(level)]) wire.insert(wire.end(), {level, a, b});
     }
-    for (const std::vector<int>& mine : nodeClaims()) {
-      claimWire.push_back(static_cast<int>(mine.size()));
-      claimWire.insert(claimWire.end(), mine.begin(), mine.end());
-    }
   }
-  wire = broadcastInts(std::move(wire));
-  Suspects out;
-  for (std::size_t i = 0; i + 2 < wire.size(); i += 3) out.pairs[static_cast<std::size_t>(wire[i])].emplace_back(wire[i + 1], wire[i + 2]);
-  if (out.pairs[0].empty() && out.pairs[1].empty()) return out;
-  claimWire = broadcastInts(std::move(claimWire));
-  std::vector<std::vector<int>>& nodeClaims = out.claims[1];
-  for (std::size_t i = 0; i < claimWire.size(); i += static_cast<std::size_t>(claimWire[i]) + 1) {
-    const auto first = claimWire.begin() + static_cast<std::ptrdiff_t>(i) + 1;
-    nodeClaims.emplace_back(first, first + claimWire[i]);
-  }
-  out.claims[0] = rankClaims(nodeClaims);
-  return out;
-}
-
-std::vector<std::vector<int>> PlanRun::rankClaims(const std::vector<std::vector<int>>& nodeClaims) const {
-  std::vector<std::vector<int>> out;
-  for (const core::RankRecord& r : topology_.ranks) {
-    const auto node = static_cast<std::size_t>(r.node);
-    out.push_back(node < nodeClaims.size() ? nodeClaims[node] : std::vector<int>{});
-  }
+  wire = worker::broadcastInts(MPI_COMM_WORLD, std::move(wire));
+  LevelPairs out;
+  for (std::size_t i = 0; i + 2 < wire.size(); i += 3) out[static_cast<std::size_t>(wire[i])].emplace_back(wire[i + 1], wire[i + 2]);
   return out;
 }
 
@@ -334,7 +289,8 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
     const Charged planning(steps_.costs.planSeconds);
     const core::Matrices m = builder_->build();
     const AnalysisConfig c = analysisConfigOf(steps_.config);
-    const std::array<std::vector<std::vector<int>>, 2> claims{rankClaims(nodeClaims()), nodeClaims()};
+    const std::array<std::vector<std::vector<int>>, 2> claims{steps_.claims.of(core::PairLevel::kRank, topology_),
+                                                              steps_.claims.nodes};
     for (std::size_t level : {0u, 1u}) {
       const core::Matrix& bw = level == 0 ? m.rankUnidir : m.nodeBw;
       const auto measured = [&](int a, int b) { return std::isfinite(core::cellOr(bw, a, b)); };
@@ -344,13 +300,13 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
       more[level] = widenedPairs(suspects, claims[level], members, kWidenPerSide, limit, measured);
     }
   }
-  const Suspects found = tell(more);
-  if (found.pairs[0].empty() && found.pairs[1].empty()) return;
+  const LevelPairs found = tell(more);
+  if (found[0].empty() && found[1].empty()) return;
   const std::size_t first = list.size();
   {
     const Charged planning(steps_.costs.planSeconds);
-    planWidening(steps_.config, core::PairLevel::kRank, static_cast<int>(topology_.ranks.size()), found.pairs[0], plan_);
-    planWidening(steps_.config, core::PairLevel::kNode, static_cast<int>(topology_.nodes.size()), found.pairs[1], plan_);
+    planWidening(steps_.config, topology_, core::PairLevel::kRank, found[0], steps_.claims, plan_);
+    planWidening(steps_.config, topology_, core::PairLevel::kNode, found[1], steps_.claims, plan_);
   }
   runAppended(list, first);
 }
@@ -372,8 +328,8 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
       const Charged planning(steps_.costs.planSeconds);
       now = cleared(pass);
     }
-    const Suspects found = tell(now);
-    if (found.pairs[0].empty() && found.pairs[1].empty()) return;
+    const LevelPairs found = tell(now);
+    if (found[0].empty() && found[1].empty()) return;
     const std::size_t firstRetest = list.size();
     {
       const Charged planning(steps_.costs.planSeconds);
@@ -382,9 +338,9 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
       // rank pairs share their nodes' CPUs and memory with the node's other pairs: apart only at
       // one rank per node
       const bool apart = separateMachines(topology_);
-      planRetests(steps_.config, core::PairLevel::kRank, ranks, found.pairs[0], plan_, sample, found.claims[0],
-                  apart && ranks == nodes);
-      planRetests(steps_.config, core::PairLevel::kNode, nodes, found.pairs[1], plan_, sample, found.claims[1], apart);
+      planRetests(steps_.config, core::PairLevel::kRank, ranks, found[0], plan_, sample,
+                  steps_.claims.of(core::PairLevel::kRank, topology_), apart && ranks == nodes);
+      planRetests(steps_.config, core::PairLevel::kNode, nodes, found[1], plan_, sample, steps_.claims.nodes, apart);
     }
     runAppended(list, firstRetest);
   }

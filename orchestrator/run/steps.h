@@ -107,6 +107,7 @@ struct Resuming {
 struct Steps {
   const RunConfig& config;
   const core::Topology& topology;
+  const FabricClaims& claims;
   Progress& progress;
   worker::Watchdog& watchdog;
   Sinks& sinks;

@@ -431,6 +431,25 @@ TEST(UplinkClaims, EachNodesOneSwitchPerLevelThatHasUplinks) {
   for (const auto& c : none) EXPECT_TRUE(c.empty());
 }
 
+// How many pairs across each claimed switch a round carries at once: its cables up. Two spines
+// above each leaf: 2; a pod's leaf with one cable up: 1, its pod switch with one to the core: 1;
+// no fabric: none.
+TEST(UplinkClaims, EachClaimedSwitchCarriesAPairPerCableUp) {
+  const Fabric two = withFabric(fabric(8, 1), kTwoSpines);
+  const auto widths = uplinkWidths(two.topology);
+  const auto claims = uplinkClaims(two.topology);
+  for (const auto& mine : claims) {
+    ASSERT_EQ(mine.size(), 1u);
+    EXPECT_EQ(widths.at(mine[0]), 2);
+  }
+  const Fabric pods = withFabric(fabric(8, 1), podTree(2).c_str());
+  for (const auto& mine : uplinkClaims(pods.topology)) {
+    ASSERT_EQ(mine.size(), 2u);
+    for (int part : mine) EXPECT_EQ(uplinkWidths(pods.topology).at(part), 1);
+  }
+  EXPECT_TRUE(uplinkWidths(fabric(4, 2).topology).empty());
+}
+
 TEST(SwitchRule, NothingWithoutSlowPairsOrPlacedNodes) {
   const Fabric clean = withFabric(fabric(8, 1), kTwoSpines);
   EXPECT_TRUE(serious(analyze(clean.m, clean.topology, kDefaults)).empty());

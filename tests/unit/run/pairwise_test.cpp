@@ -123,6 +123,17 @@ TEST(PackRounds, PairsAcrossLeavesNeverShareAnUplinkInARound) {
   EXPECT_EQ(core::packRounds(pairs)[0].size(), 4u);
 }
 
+// A part as wide as two cables carries two pairs a round: the four crossing pairs of two leaves
+// with two uplinks each take two rounds, two side by side, not four.
+TEST(PackRounds, AWidePartCarriesAPairPerCable) {
+  const std::vector<std::vector<int>> claims{{10}, {10}, {10}, {10}, {11}, {11}, {11}, {11}};
+  const Pairs pairs{{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  const auto rounds = core::packRounds(pairs, claims, {{10, 2}, {11, 2}});
+  ASSERT_EQ(rounds.size(), 2u);
+  for (const auto& r : rounds) EXPECT_EQ(r.size(), 2u);
+  EXPECT_EQ(core::packRounds(pairs, claims, {{10, 4}, {11, 4}}).size(), 1u);
+}
+
 // A leaf whose every pair looks slow (a fault under it) holds far more pairs than the others: it
 // may hold several per round, so that it does not take a round per pair. Leaf 100 (members 0..7)
 // has 32 pairs, the 16 two-member leaves 2 each: 4 rounds (each member of 100 is in 4 pairs),
@@ -339,8 +350,9 @@ TEST(PairPlan, TheSecondQuickRoundMeetsTheSuspectsNeighbours) {
 // pairs.
 TEST(PairPlan, TheSecondQuickRoundIsFirstMeasurements) {
   core::Plan plan;
-  planWidening(pairwiseConfig({"--pairwise-mode", "quick"}), core::PairLevel::kNode, 8,
-               {{0, 4}, {1, 5}, {2, 3}, {0, 7}}, plan);
+  const core::Topology t = topologies::buildTopology(probes(16), 2);  // 8 nodes of 2 ranks
+  planWidening(pairwiseConfig({"--pairwise-mode", "quick"}), t, core::PairLevel::kNode, {{0, 4}, {1, 5}, {2, 3}, {0, 7}},
+               {}, plan);
   ASSERT_EQ(plan.pairSteps.size(), 2u);
   for (const auto& step : plan.pairSteps) {
     EXPECT_EQ(step.sample, 0);
@@ -359,6 +371,38 @@ TEST(PairPlan, QuickMode) {
   }
   EXPECT_EQ(seen.size(), quickPairs(32, 2, 1).size());
   EXPECT_LT(plan.pairSteps.size(), 31u);  // fewer rounds than the full matrix
+}
+
+// Quick mode on a 2:1 fabric (4 leaves of 8 nodes, 4 cables up each): a round sends at most
+// four pairs across each leaf, so no uplink carries two of them on average; every pair is still
+// measured. Without the fabric some round sends more.
+TEST(PairPlan, QuickRoundsCrossALeafNoMoreOftenThanItHasCablesUp) {
+  std::vector<core::HostProbe> hosts;
+  for (int r = 0; r < 32; ++r) {
+    core::HostProbe p{.hostname = std::string("node") + std::to_string(r)};
+    hosts.push_back(p);
+  }
+  const core::Topology t = topologies::buildTopology(hosts, 1);
+  FabricClaims claims;
+  for (int x = 0; x < 32; ++x) claims.nodes.push_back({100 + x / 8});
+  for (int leaf = 0; leaf < 4; ++leaf) claims.widths[100 + leaf] = 4;
+  const RunConfig config = pairwiseConfig({"--pairwise-mode", "quick"});
+  const auto busiestLeaf = [](const core::Plan& plan) {
+    int busiest = 0;
+    for (const auto& step : plan.pairSteps) {
+      std::map<int, int> across;
+      for (const auto& [a, b] : step.pairs) {
+        if (a / 8 != b / 8) busiest = std::max({busiest, ++across[a / 8], ++across[b / 8]});
+      }
+    }
+    return busiest;
+  };
+  const core::Plan packed = makePlan(config, t, claims);
+  EXPECT_EQ(busiestLeaf(packed), 4);
+  std::set<std::pair<int, int>> seen;
+  for (const auto& s : packed.pairSteps) seen.insert(s.pairs.begin(), s.pairs.end());
+  EXPECT_EQ(seen.size(), quickPairs(32, config.pairwisePeers, 1).size());
+  EXPECT_GT(busiestLeaf(makePlan(config, t)), 4);
 }
 
 TEST(PairPlan, PairwiseNeedsTwoRanks) {
