@@ -75,8 +75,9 @@ struct PairStep {
   int index = 0;  // step number, after every other kind
   PairLevel level = PairLevel::kRank;
   int members = 0;  // ranks or nodes taking part in the schedule
-  int round = 0;    // circle-method round, when `pairs` is empty
-  std::vector<std::pair<int, int>> pairs;  // explicit pairs (quick mode, retests)
+  int round = 0;    // circle-method round, when `pairs` is empty or holds a part of it
+  int part = 0;     // a circle round run in parts (to keep to a fabric's cables): 1, 2, ...; else 0
+  std::vector<std::pair<int, int>> pairs;  // explicit pairs (quick mode, retests, a round's part)
   int sample = 0;                          // 0: first measurement; 1, 2, ...: retests
   std::uint64_t bytes = 0;                 // message size of the bandwidth streams
   int window = 1;                          // messages in flight per iteration

@@ -113,23 +113,38 @@ struct NodeCulprit {
   double expected = 0;
   bool alone = false;
   bool byRanks = false;  // out/in hold its ranks' inter-node transfers, not node pairs
+  // Named one way although the other is slow too, as that way's collateral: how much deeper the
+  // named way lies (its median over the other's, below 1 / kCollateral); 0 otherwise.
+  double deeper = 0;
 };
 
+// A NIC or cable slow one way slows the other way's transfers a little too (their handshakes and
+// acknowledgements travel the slow way): both ways slow, one over kCollateral times deeper than
+// the other, is that way's fault. A host slow as a whole is about as slow both ways.
+constexpr double kCollateral = 4.0;
+
 // Which directions of n make it a culprit: most of its pairs in some directions slow and (for one
-// direction) most of the other direction fine. False when none do.
+// direction) most of the other direction fine, or far less slow (kCollateral). False when none do.
 bool slowDirections(NodeCulprit& n, double share) {
   if (n.out.judged < 2 || n.in.judged < 2) return false;
   n.outgoing = n.out.share() >= share;
   n.incoming = n.in.share() >= share;
-  return (n.outgoing && n.incoming) || (n.outgoing && n.in.share() <= 1.0 - share) ||
-         (n.incoming && n.out.share() <= 1.0 - share);
+  if (n.outgoing && n.incoming) {
+    const double out = core::median(n.out.values);
+    const double in = core::median(n.in.values);
+    if (out > kCollateral * in) n.outgoing = false;
+    if (in > kCollateral * out) n.incoming = false;
+    if (!(n.outgoing && n.incoming)) n.deeper = n.outgoing ? out / in : in / out;
+    return true;
+  }
+  return (n.outgoing && n.in.share() <= 1.0 - share) || (n.incoming && n.out.share() <= 1.0 - share);
 }
 
 // Names n's node, unless the slowness is some of its ranks' (the rank rule names those); either
-// way its pairs in the slow directions are explained.
+// way its pairs in the slow directions are explained (the collateral way's too).
 std::optional<NodeCulprit> nameNode(InterNode& in, NodeCulprit n) {
   const int x = n.node;
-  in.explain(x, n.outgoing, n.incoming);
+  in.explain(x, n.outgoing || n.deeper > 0, n.incoming || n.deeper > 0);
   if (const auto ranks = slowRanksOf(in, x, n.outgoing, n.incoming); !ranks.empty()) {
     Evidence e;
     if (n.outgoing) e.merge(n.out);
@@ -275,6 +290,18 @@ double restIsClean(const InterNode& in) {
   return judged > 0 ? 1.0 - static_cast<double>(slow) / judged : 1.0;
 }
 
+// How sure a one-way finding is that the other way is not the node's too: that way fine, or (its
+// collateral) far less slow.
+double otherWayMargin(const NodeCulprit& n, const Evidence& other) {
+  return n.deeper > 0 ? std::clamp(1.0 - kCollateral * n.deeper, 0.0, 1.0) : 1.0 - other.share();
+}
+
+std::string otherWay(const NodeCulprit& n, const Evidence& other) {
+  if (n.deeper == 0) return "normally";
+  return fmt::format("at {} ({:.0f}x faster: what the slow way costs its acknowledgements)",
+                     core::formatRate(core::median(other.values)), 1.0 / n.deeper);
+}
+
 Finding nodeFinding(const InterNode& in, const NodeCulprit& n, double rest) {
   Evidence e;
   if (n.outgoing) e.merge(n.out);
@@ -298,16 +325,16 @@ Finding nodeFinding(const InterNode& in, const NodeCulprit& n, double rest) {
                             f.subject, std::max(n.out.slow, n.in.slow), n.out.judged, peers, rate, base, f.ratio);
   } else if (n.outgoing) {
     f.kind = core::FindingKind::kNodeEgress;
-    margin *= 1.0 - n.in.share();
+    margin *= otherWayMargin(n, n.in);
     f.message = fmt::format("{} egress: sending to {} of {} {} at {} vs {} baseline ({:.2f}x) while receiving "
-                            "normally - check its transmit path (NIC port, cable, egress shaping)",
-                            f.subject, n.out.slow, n.out.judged, peers, rate, base, f.ratio);
+                            "{} - check its transmit path (NIC port, cable, egress shaping)",
+                            f.subject, n.out.slow, n.out.judged, peers, rate, base, f.ratio, otherWay(n, n.in));
   } else {
     f.kind = core::FindingKind::kNodeIngress;
-    margin *= 1.0 - n.out.share();
+    margin *= otherWayMargin(n, n.out);
     f.message = fmt::format("{} ingress: receiving from {} of {} {} at {} vs {} baseline ({:.2f}x) while sending "
-                            "normally - check its receive path (NIC port, cable, switch port towards it)",
-                            f.subject, n.in.slow, n.in.judged, peers, rate, base, f.ratio);
+                            "{} - check its receive path (NIC port, cable, switch port towards it)",
+                            f.subject, n.in.slow, n.in.judged, peers, rate, base, f.ratio, otherWay(n, n.out));
   }
   f.severity = severityFor(f.ratio);
   setConfidence(f, e, margin, true);

@@ -478,11 +478,24 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
                                                     claims.of(level, topology), claims.widthsOf(level, topology)));
       continue;
     }
+    // a round whose pairs cross a switch more often than it has cables up is measured in parts
+    // that keep to them, listed pair by pair (only up to kSplitMembers: the lists take memory)
+    const bool split = !claims.nodes.empty() && members <= kSplitMembers;
+    const auto memberClaims = split ? claims.of(level, topology) : std::vector<std::vector<int>>{};
+    const auto widths = split ? claims.widthsOf(level, topology) : core::PartWidths{};
     for (int round = 0; round < core::circleRounds(members); ++round) {
       core::PairStep step = base;
-      step.index = plan.stepCount();
       step.round = round;
-      plan.pairSteps.push_back(std::move(step));
+      const core::Rounds parts =
+          split ? core::packRounds(core::circleRound(members, round), memberClaims, widths) : core::Rounds{};
+      for (std::size_t part = 0; part < std::max<std::size_t>(1, parts.size()); ++part) {
+        step.index = plan.stepCount();
+        if (parts.size() > 1) {
+          step.pairs = parts[part];
+          step.part = static_cast<int>(part) + 1;
+        }
+        plan.pairSteps.push_back(step);
+      }
     }
   }
 }
@@ -586,8 +599,10 @@ std::string describe(const core::Plan& /*plan*/, const core::CopyStep& s) {
 }
 
 std::string describe(const core::Plan& /*plan*/, const core::PairStep& s) {
+  const std::string round = fmt::format("round {}/{}", s.round + 1, core::circleRounds(s.members));
   const std::string what = s.sample > 0      ? fmt::format("retest {}", s.sample)
-                           : s.pairs.empty() ? fmt::format("round {}/{}", s.round + 1, core::circleRounds(s.members))
+                           : s.part > 0      ? fmt::format("{} part {}", round, s.part)
+                           : s.pairs.empty() ? round
                                              : std::string("quick round");
   return fmt::format("pairwise {} {} ({} pairs, {})", core::name(s.level), what, core::pairsOf(s).size(),
                      core::formatBytes(s.bytes));

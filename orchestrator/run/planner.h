@@ -66,9 +66,11 @@ void planCopies(const RunConfig& config, const core::Topology& topology, core::P
 
 // Pairwise rounds: the rank matrix, then the node matrix (when nodes hold several ranks; with
 // one rank per node it is the rank matrix). Full mode: the circle method's rounds; quick mode:
-// each member against `pairwisePeers` random others, packed into rounds of disjoint pairs that
-// cross each switch with claims no more often than it has cables up (`claims`): a round that
-// sent a 2:1 leaf's every node across would measure its uplinks' sharing, not its pairs.
+// each member against `pairwisePeers` random others, packed into rounds of disjoint pairs. Either
+// way no round sends pairs across a switch with claims more often than it has cables up
+// (`claims`; a full round that would is measured in parts, up to kSplitMembers members): a round
+// that sent a 2:1 leaf's every node across would measure its uplinks' sharing, not its pairs.
+inline constexpr int kSplitMembers = 2048;
 void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan,
                const FabricClaims& claims = {});
 

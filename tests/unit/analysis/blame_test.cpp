@@ -498,6 +498,31 @@ TEST(Analysis, ANodeBesideASlowLinkIsJudgedAgainstTheHealthyPairsWithoutIt) {
   EXPECT_EQ(ofKindIn(low, "node"), 0) << describe(low);
 }
 
+// A receive path at 5% slows the node's sends a little too (their acknowledgements come back the
+// slow way): sends at 0.85x, below the bar, are that fault's collateral, and the ingress is named,
+// not the node. A node slow both ways by about as much is the node.
+TEST(Analysis, AWayFarLessSlowThanTheOtherIsItsCollateral) {
+  const auto plant = [](float in, float out) {
+    return [in, out](core::Matrices& m, const core::Topology&) {
+      for (int y = 0; y < 6; ++y) {
+        if (y == 2) continue;
+        setBw(m, y, 2, in);
+        setBw(m, 2, y, out);
+      }
+    };
+  };
+  const Fabric ingress = fabric(6, 1, 64, plant(0.5f, 8.5f));
+  const auto found = serious(analyze(ingress.m, ingress.topology, kDefaults));
+  ASSERT_EQ(found.size(), 1u) << describe(found);  // its sends are not links either
+  EXPECT_EQ(found[0].kind, core::FindingKind::kNodeIngress);
+  EXPECT_EQ(found[0].nodeA, 2);
+  EXPECT_NE(found[0].message.find("while sending at 8.50 GB/s (17x faster"), std::string::npos) << found[0].message;
+  const Fabric both = fabric(6, 1, 64, plant(2.0f, 3.0f));
+  const auto node = serious(analyze(both.m, both.topology, kDefaults));
+  ASSERT_EQ(node.size(), 1u) << describe(node);
+  EXPECT_EQ(node[0].kind, core::FindingKind::kNode);
+}
+
 TEST(Analysis, ANodeAllOfWhoseRanksAreSlowIsTheNode) {
   Fabric f = fabric(4, 2, 64, [](core::Matrices& m, const core::Topology&) {
     for (int r : {4, 5}) {

@@ -373,10 +373,10 @@ TEST(PairPlan, QuickMode) {
   EXPECT_LT(plan.pairSteps.size(), 31u);  // fewer rounds than the full matrix
 }
 
-// Quick mode on a 2:1 fabric (4 leaves of 8 nodes, 4 cables up each): a round sends at most
-// four pairs across each leaf, so no uplink carries two of them on average; every pair is still
-// measured. Without the fabric some round sends more.
-TEST(PairPlan, QuickRoundsCrossALeafNoMoreOftenThanItHasCablesUp) {
+// A 2:1 fabric (4 leaves of 8 nodes, 4 cables up each): a round sends at most four pairs across
+// each leaf, so no uplink carries two of them on average; every pair is still measured. Without
+// the fabric some round sends more.
+TEST(PairPlan, RoundsCrossALeafNoMoreOftenThanItHasCablesUp) {
   std::vector<core::HostProbe> hosts;
   for (int r = 0; r < 32; ++r) {
     core::HostProbe p{.hostname = std::string("node") + std::to_string(r)};
@@ -403,6 +403,24 @@ TEST(PairPlan, QuickRoundsCrossALeafNoMoreOftenThanItHasCablesUp) {
   for (const auto& s : packed.pairSteps) seen.insert(s.pairs.begin(), s.pairs.end());
   EXPECT_EQ(seen.size(), quickPairs(32, config.pairwisePeers, 1).size());
   EXPECT_GT(busiestLeaf(makePlan(config, t)), 4);
+  // full mode: each circle round in parts that keep to the cables, every pair once
+  const RunConfig full = pairwiseConfig();
+  const core::Plan parts = makePlan(full, t, claims);
+  EXPECT_EQ(busiestLeaf(parts), 4);
+  std::multiset<std::pair<int, int>> once;
+  for (const auto& s : parts.pairSteps) {
+    const auto pairs = core::pairsOf(s);
+    expectDisjoint(pairs);
+    once.insert(pairs.begin(), pairs.end());
+  }
+  EXPECT_EQ(once.size(), 32u * 31u / 2u);
+  const std::set<std::pair<int, int>> distinct(once.begin(), once.end());
+  EXPECT_EQ(distinct.size(), once.size());
+  EXPECT_GT(parts.pairSteps.size(), 31u);
+  EXPECT_EQ(parts.pairSteps[0].part, 1);
+  EXPECT_NE(describe(parts, parts.pairSteps[0]).find("round 1/31 part 1"), std::string::npos)
+      << describe(parts, parts.pairSteps[0]);
+  EXPECT_EQ(makePlan(full, t).pairSteps.size(), 31u);  // without the fabric: the circle's rounds whole
 }
 
 TEST(PairPlan, PairwiseNeedsTwoRanks) {
