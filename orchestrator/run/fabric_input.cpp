@@ -12,6 +12,7 @@
 #include "topologies/fabric_file.h"
 #include "topologies/fabric_hosts.h"
 #include "worker/comm.h"
+#include "worker/mpi_check.h"
 
 namespace fabricmap::orchestrator {
 namespace {
@@ -63,7 +64,7 @@ FabricClaims agreedClaims(MPI_Comm world, const core::Topology& topology) {
   // wire format: per node its claims' count and the claims, then per width its part and width
   std::vector<int> wire;
   int rank = 0;
-  MPI_Comm_rank(world, &rank);
+  FM_MPI(MPI_Comm_rank(world, &rank));
   if (rank == 0 && !topology.fabric.devices.empty()) {
     for (const std::vector<int>& mine : uplinkClaims(topology)) {
       wire.push_back(static_cast<int>(mine.size()));
