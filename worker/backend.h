@@ -63,11 +63,13 @@ struct PairSpec {
   // figure and both sides time no more, so that a broken cable does not hold every round it is in
   // (0: never).
   double slowWindow = 0;
-  // A probe before the windows, where the backend has one: a short window of probeMessages (0:
-  // none), sent `probes` times where it took past slowProbe seconds (a first contact may set the
-  // connection up); past it every time, the pair is clearly slow and the probe is its figure: a
-  // window at a hundredth of the rate holds the round a hundred healthy windows long.
+  // A probe before the windows, where the backend has one: a short window of probeMessages of
+  // probeBytes each (0: none), sent `probes` times where it took past slowProbe seconds (a first
+  // contact may set the connection up); past it every time, the pair is clearly slow and the
+  // probe is its figure: a window at a hundredth of the rate holds the round a hundred healthy
+  // windows long.
   int probeMessages = 0;
+  std::uint64_t probeBytes = 0;
   int probes = 1;
   double slowProbe = 0;
 };
@@ -83,6 +85,10 @@ class PairRunner {
     double seconds = 0;
     double cv = 0;
     int iters = 0;  // the windows timed: spec.iters, or 1 for a clearly slow pair (its last warm one)
+    // Both sides found the pair clearly slow (PairSpec::slowWindow, slowProbe): a probe or the
+    // last warm window is its figure.
+    bool clearlySlow = false;
+    double probe = 0;  // seconds of the stream's last probe (0: none)
   };
   // Streams iters x window messages to the peer, from it, or both ways at once; a sender-only side
   // waits for the receiver's acknowledgement, so its time covers delivery.

@@ -534,10 +534,29 @@ core::PairRecord pairRow(const core::PairStep& step, std::size_t slot, std::pair
 
 }  // namespace
 
-std::size_t Executor::historyOf(bool nodeLevel, int peer) const {
+std::size_t Executor::kindOf(bool nodeLevel, int peer) const {
   if (nodeLevel) return 2;
   const auto& ranks = topology_.ranks;
   return ranks.at(static_cast<std::size_t>(rank_)).node == ranks.at(static_cast<std::size_t>(peer)).node ? 0 : 1;
+}
+
+TypicalWindows::Sample Executor::firstWindow(const core::PairStep& step, int peer, bool leads,
+                                             const Communicator& phase) {
+  PairSpec spec = pairSpecFor(step);
+  setProbe(spec, 0);
+  const bool probes = spec.probeMessages > 0;
+  PairSpec one = spec;
+  one.warmup = 0;
+  one.iters = 1;
+  one.probeMessages = 0;
+  if (probes) {
+    one.bytes = spec.probeBytes;
+    one.window = spec.probeMessages;
+  }
+  if (phase.member()) FM_MPI(MPI_Barrier(phase.get()));
+  const double seconds = backend_.preparePairs(world_, one)->stream(peer, leads, !leads).seconds;
+  const auto kind = static_cast<int>(kindOf(step.level == core::PairLevel::kNode, peer));
+  return probes ? TypicalWindows::Sample{kind, 0, seconds} : TypicalWindows::Sample{kind, seconds, 0};
 }
 
 PairResult Executor::run(const core::PairStep& step) {
@@ -557,22 +576,26 @@ PairResult Executor::run(const core::PairStep& step) {
     if (phase.member()) FM_MPI(MPI_Barrier(phase.get()));
   };
 
+  const bool first = mine.first == 1;
+  bool leads = false;
   if (peer >= 0) {
     report(step.index, StepPhase::kMeasuring);
-    WindowHistory& history = windowTimes_[historyOf(nodeLevel, peer)];
+    const auto [a, b] = pairs.at(static_cast<std::size_t>(mine.slot));
+    leads = first == core::aStreamsFirst(a, b);
+  }
+  // the level's first round: the typical window from a probe per pair, before any is judged
+  if (!(nodeLevel ? typical_.knows(2) : typical_.knows(0) || typical_.knows(1))) {
+    typical_.agree(world_, {peer >= 0 ? firstWindow(step, peer, leads, phase) : TypicalWindows::Sample{}});
+  }
+  std::array<TypicalWindows::Sample, 2> timedWindows{};  // this rank's sent and both-ways windows
+  if (peer >= 0) {
+    const std::size_t kind = kindOf(nodeLevel, peer);
     PairSpec spec = pairSpecFor(step);
-    spec.slowWindow = kClearlySlow * history.median();
-    setProbe(spec, history.median());
+    spec.slowWindow = kClearlySlow * typical_.window(kind);
+    setProbe(spec, typical_.probe(kind));
     spec.probes = step.sample > 0 ? 1 : 2;  // a retested pair's connection is up
     std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, spec);
-    const bool first = mine.first == 1;
-    const auto [a, b] = pairs.at(static_cast<std::size_t>(mine.slot));
-    const bool leads = first == core::aStreamsFirst(a, b);
-    const auto timed = [&](bool send, bool receive) {
-      const PairRunner::Timing t = runner->stream(peer, send, receive);
-      if (t.iters > 0) history.add(t.seconds / t.iters);
-      return t;
-    };
+    const auto timed = [&](bool send, bool receive) { return runner->stream(peer, send, receive); };
     // the leading side's stream, then the other's, then both at once; every node-level stream of
     // a direction runs together
     together();
@@ -587,6 +610,10 @@ PairResult Executor::run(const core::PairStep& step) {
     mine.bidir = both.seconds;
     mine.bidirIters = both.iters;
     mine.cv = std::max({one.cv, two.cv, both.cv});
+    for (std::size_t i = 0; i < 2; ++i) {
+      const PairRunner::Timing& t = i == 0 ? sent : both;
+      if (t.iters > 0 && !t.clearlySlow) timedWindows[i] = {static_cast<int>(kind), t.seconds / t.iters, t.probe};
+    }
     const bool measuresLatency = !nodeLevel || topology_.ranks.at(static_cast<std::size_t>(rank_)).localRank == 0;
     if (step.latencyIters > 0 && measuresLatency) {
       mine.oneWay = runner->pingPong(peer, first);
@@ -599,6 +626,7 @@ PairResult Executor::run(const core::PairStep& step) {
   sleepingBarrier(world_);
   std::vector<PairReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
   FM_MPI(MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0, world_));
+  typical_.agree(world_, timedWindows);
   PairResult result;
   if (rank_ != 0) return result;
 

@@ -14,6 +14,7 @@
 #include "worker/backend.h"
 #include "worker/comm.h"
 #include "worker/pair_timing.h"
+#include "worker/typical_windows.h"
 #include "worker/watchdog.h"
 
 namespace fabricmap::worker {
@@ -119,10 +120,12 @@ class Executor {
   Communicator groupComm_;
   std::vector<Communicator> trafficComms_;  // per Plan::traffic entry
   std::unique_ptr<TrafficRunner> traffic_;
-  // This rank's window times of pairs: rank pairs inside its node, rank pairs across nodes,
-  // node pairs (the classes whose healthy rates differ by far more than kClearlySlow).
-  std::array<WindowHistory, 3> windowTimes_;
-  std::size_t historyOf(bool nodeLevel, int peer) const;
+  TypicalWindows typical_;
+  // This rank's pair with `peer`: its kind in TypicalWindows.
+  std::size_t kindOf(bool nodeLevel, int peer) const;
+  // Before the first round of a level, when no window is known yet: the pair's one probe one way
+  // (or one window, where the step has no probe), as seconds of a window.
+  TypicalWindows::Sample firstWindow(const core::PairStep& step, int peer, bool leads, const Communicator& phase);
 };
 
 // The row type a step kind's run returns.

@@ -21,15 +21,22 @@ inline int agreeOnFewer(MPI_Comm comm, int peer, int tag, int mine) {
   return std::min(mine, theirs);
 }
 
+// What a probe's time is multiplied by to read as a window's: their bytes' ratio.
+inline double probeScale(const PairSpec& spec) {
+  return static_cast<double>(spec.bytes) * spec.window /
+         (static_cast<double>(spec.probeBytes) * std::max(spec.probeMessages, 1));
+}
+
 // A probe (where `probe()` sends one: it returns false for a backend without): a window of
-// spec.probeMessages, timed, up to spec.probes times while either side's took past its
-// spec.slowProbe (0: this side judges none). Past it every time, the pair is clearly slow and the
-// probe, scaled to a window's messages, is its figure. `agree` settles each verdict on both sides;
-// whether there is a probe at all must not depend on one side's history, or the two would part.
+// spec.probeMessages of spec.probeBytes, timed, up to spec.probes times while either side's took
+// past its spec.slowProbe (0: this side judges none). Past it every time, the pair is clearly slow
+// and the probe, scaled to a window's bytes, is its figure. `agree` settles each verdict on both
+// sides; whether there is a probe at all must not depend on one side's history, or the two would
+// part. `took`: the last probe's seconds (0: none).
 template <class Agree, class Probe>
-std::optional<PairRunner::Timing> probeFirst(const PairSpec& spec, Agree agree, Probe probe) {
+std::optional<PairRunner::Timing> probeFirst(const PairSpec& spec, Agree agree, Probe probe, double& took) {
+  took = 0;
   if (spec.probeMessages <= 0) return std::nullopt;
-  double took = 0;
   for (int attempt = 0; attempt < std::max(spec.probes, 1); ++attempt) {
     const double begin = MPI_Wtime();
     if (!probe()) return std::nullopt;
@@ -37,7 +44,7 @@ std::optional<PairRunner::Timing> probeFirst(const PairSpec& spec, Agree agree, 
     const bool slow = spec.slowProbe > 0 && took > spec.slowProbe;
     if (agree(slow ? 0 : 1) > 0) return std::nullopt;
   }
-  return PairRunner::Timing{took * spec.window / spec.probeMessages, 0, 1};
+  return PairRunner::Timing{took * probeScale(spec), 0, 1, true, took};
 }
 
 // A handshake, the probe (probeFirst), `spec.warmup` untimed windows, then the timed windows:
@@ -51,7 +58,8 @@ std::optional<PairRunner::Timing> probeFirst(const PairSpec& spec, Agree agree, 
 template <class Sync, class Agree, class Window, class Probe>
 PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Window window, Probe probe) {
   sync();
-  if (auto slow = probeFirst(spec, agree, probe)) return *slow;
+  double probed = 0;
+  if (auto slow = probeFirst(spec, agree, probe, probed)) return *slow;
   double lastWarm = 0;
   for (int i = 0; i < spec.warmup; ++i) {
     const double begin = MPI_Wtime();
@@ -60,7 +68,7 @@ PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Win
   }
   const bool clearlySlow = spec.warmup > 0 && spec.slowWindow > 0 && lastWarm > spec.slowWindow;
   const int iters = agree(clearlySlow ? 0 : spec.iters);
-  if (iters <= 0 && spec.warmup > 0) return {lastWarm, 0, 1};
+  if (iters <= 0 && spec.warmup > 0) return {lastWarm, 0, 1, true, probed};
   std::vector<double> iterations(static_cast<std::size_t>(std::max(iters, 0)));
   const double start = MPI_Wtime();
   double last = start;
@@ -70,7 +78,7 @@ PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Win
     iterations[i] = now - last;
     last = now;
   }
-  return {last - start, core::summarize(std::move(iterations)).cv, iters};
+  return {last - start, core::summarize(std::move(iterations)).cv, iters, false, probed};
 }
 
 // The same for a backend without a probe.
@@ -79,8 +87,8 @@ PairRunner::Timing timeWindows(const PairSpec& spec, Sync sync, Agree agree, Win
   return timeWindows(spec, sync, agree, window, [] { return false; });
 }
 
-// The last few timed windows' seconds of one kind of pair on this rank, and their median: what a
-// window of a healthy pair takes, so that a window many times slower is clearly slow.
+// The last few seconds of one kind of window (or probe), and their median: what a healthy pair's
+// takes, so that one many times slower is clearly slow (TypicalWindows keeps them).
 class WindowHistory {
  public:
   static constexpr std::size_t kKept = 31;
@@ -107,27 +115,35 @@ class WindowHistory {
   std::size_t next_ = 0;
 };
 
-// A warm window this many times the rank's typical one (WindowHistory) marks a pair clearly slow
-// (PairSpec::slowWindow): such a pair reads below an eighth of its peers' rate, far under the bar
+// A warm window or a probe this many times the typical one (TypicalWindows) marks a pair clearly
+// slow (PairSpec::slowWindow, slowProbe): such a pair reads below an eighth of its peers' rate, far under the bar
 // of half that where a pair is measured again; two or three streams meeting on one cable stay
 // well above it.
 inline constexpr double kClearlySlow = 8;
 
-// A probe's bytes at least (as many messages as make them), so that it is bandwidth-bound on a
-// 400 Gb/s link as a window is, and a window it goes before: of four probes at least.
-inline constexpr std::uint64_t kProbeBytes = 1 << 20;
+// A probe's bytes: as many of the stream's messages as make them, or one message of them where
+// the stream's are larger. No more, since a clearly slow pair's round waits for its probes (at 1%
+// of the rate a mebibyte probe held its round four healthy rounds long), and at least so much
+// that a clearly slow pair's probe is mostly its data: latency (a rendezvous and the
+// acknowledgement, several microseconds) lowers the rate a probe of a pair at an eighth of it
+// reads by about a fifth, and the probe is that pair's figure. A probe is judged against the
+// typical probe, latency and all (TypicalWindows), never a window's share. A window it goes
+// before holds four probes at least.
+inline constexpr std::uint64_t kProbeBytes = 256 << 10;
 inline constexpr int kProbesAWindow = 4;
 
-// The probe of a pair step's windows (PairSpec::probeMessages, slowProbe): messages enough for
-// kProbeBytes, where a window holds kProbesAWindow such probes (from the step alone, the same on
-// both sides), and the seconds past which it is clearly slow, from this side's healthy window
-// (`window`, WindowHistory's median; 0 while not known: then this side judges none).
-inline void setProbe(PairSpec& spec, double window) {
+// The probe of a pair step's windows (PairSpec::probeMessages, probeBytes, slowProbe): kProbeBytes
+// as above, where a window holds kProbesAWindow such probes (from the step alone, the same on both
+// sides), clearly slow past kClearlySlow times the typical probe (`typical`, seconds; 0 while not
+// known: then none is judged).
+inline void setProbe(PairSpec& spec, double typical) {
   const auto bytes = std::max<std::uint64_t>(spec.bytes, 1);
-  const int messages = static_cast<int>(std::max<std::uint64_t>(1, (kProbeBytes + bytes - 1) / bytes));
-  if (spec.window < kProbesAWindow * messages) return;
+  const std::uint64_t each = std::min(bytes, kProbeBytes);
+  const auto messages = static_cast<int>((kProbeBytes + each - 1) / each);
+  if (static_cast<double>(bytes) * spec.window < static_cast<double>(kProbesAWindow * messages * each)) return;
   spec.probeMessages = messages;
-  spec.slowProbe = window > 0 ? kClearlySlow * window * messages / spec.window : 0;
+  spec.probeBytes = each;
+  spec.slowProbe = typical > 0 ? kClearlySlow * typical : 0;
 }
 
 // A handshake, `skip` untimed round trips, then `spec.latencyIters` timed ones: the one-way

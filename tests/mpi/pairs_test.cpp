@@ -104,6 +104,7 @@ struct ReceiverLog {
   int early = 0;  // windows after which data came before the acknowledgement went back
   int timed = 0;  // the timed windows both sides agreed on
   int probes = 0;  // probe windows (PairSpec::probeMessages) taken
+  int probeBytes = 0;  // the size of the last probe message
 };
 
 // osu_bw's receiver, watching: per window it takes `window` messages, holds the acknowledgement
@@ -112,12 +113,15 @@ struct ReceiverLog {
 ReceiverLog receiveLikeOsuBw(int sender, const PairSpec& spec, Buffers& b, double hold, int count) {
   ReceiverLog log;
   const std::array<char, mpi::kAckBytes> ack{};
+  int bytes = 0;
   const auto windows = [&](int n, int messages) {
     for (int i = 0; i < n; ++i) {
       for (int m = 0; m < messages; ++m) {
         await(sender, mpi::kTagData, "window message");
+        MPI_Status status;
         MPI_Recv(b.receive.data(), static_cast<int>(spec.bytes), MPI_BYTE, sender, mpi::kTagData,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                 MPI_COMM_WORLD, &status);
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
         ++log.messages;
       }
       if (arrivesWithin(sender, mpi::kTagData, hold)) ++log.early;
@@ -131,6 +135,7 @@ ReceiverLog receiveLikeOsuBw(int sender, const PairSpec& spec, Buffers& b, doubl
   for (int i = 0; probes && i < std::max(spec.probes, 1); ++i) {
     windows(1, spec.probeMessages);
     ++log.probes;
+    log.probeBytes = bytes;
     if (answerCount(sender, 1) > 0) break;
     if (i + 1 == std::max(spec.probes, 1)) return log;
   }
@@ -211,22 +216,29 @@ TEST(MpiPairShape, AClearlySlowPairIsTimedByItsLastWarmWindow) {
   }
 }
 
-// The probe is a mebibyte of the stream's messages, bandwidth-bound as a window is, and goes
-// before windows of four probes at least, whatever either side has measured (both must probe or
-// neither); it is clearly slow past eight times a healthy window's share for its messages, and
-// not judged on a side that knows no healthy window yet.
-TEST(MpiPairShape, TheProbeIsAMebibyteBeforeWindowsOfFourProbes) {
+// The probe is a quarter mebibyte: the stream's messages that make it, or one shorter message
+// where they are larger. It goes before windows of four probes at least, whatever either side has
+// measured (both must probe or neither); it is clearly slow past eight times the typical probe,
+// and not judged while none is known.
+TEST(MpiPairShape, TheProbeIsAQuarterMebibyteBeforeWindowsOfFourProbes) {
+  struct Probe {
+    int messages;
+    std::uint64_t bytes;
+    double slow;
+    bool operator==(const Probe&) const = default;
+  };
   const auto probed = [](std::uint64_t bytes, int window, double healthy) {
     PairSpec spec = specOf(bytes, window);
     setProbe(spec, healthy);
-    return std::pair{spec.probeMessages, spec.slowProbe};
+    return Probe{spec.probeMessages, spec.probeBytes, spec.slowProbe};
   };
-  EXPECT_EQ(probed(1 << 20, 4, 1e-4), (std::pair{1, kClearlySlow * 1e-4 / 4}));
-  EXPECT_EQ(probed(256 << 10, 64, 1e-3), (std::pair{4, kClearlySlow * 1e-3 * 4 / 64}));
-  EXPECT_EQ(probed(4 << 20, 4, 1e-3).first, 1);
-  EXPECT_EQ(probed(64 << 10, 4, 1e-4).first, 0);   // 16 messages a probe: the window is shorter
-  EXPECT_EQ(probed(256 << 10, 8, 1e-4).first, 0);  // 4 a probe, 2 probes a window
-  EXPECT_EQ(probed(1 << 20, 4, 0), (std::pair{1, 0.0}));  // no healthy window yet: probed, not judged
+  EXPECT_EQ(probed(1 << 20, 4, 1e-4), (Probe{1, 256 << 10, kClearlySlow * 1e-4}));
+  EXPECT_EQ(probed(64 << 10, 64, 1e-3), (Probe{4, 64 << 10, kClearlySlow * 1e-3}));
+  EXPECT_EQ(probed(100 << 10, 64, 1e-3).messages, 3);  // 300 KiB: a quarter mebibyte at least
+  EXPECT_EQ(probed(4 << 20, 4, 1e-3).bytes, 256u << 10);
+  EXPECT_EQ(probed(256 << 10, 4, 1e-4).messages, 1);
+  EXPECT_EQ(probed(64 << 10, 8, 1e-4).messages, 0);  // 4 a probe, 2 probes a window
+  EXPECT_EQ(probed(1 << 20, 4, 0), (Probe{1, 256 << 10, 0.0}));  // no typical probe yet: probed, not judged
 }
 
 // A probe (a short window before the stream's) that takes past slowProbe every time marks the pair
@@ -235,6 +247,7 @@ TEST(MpiPairShape, TheProbeIsAMebibyteBeforeWindowsOfFourProbes) {
 TEST(MpiPairShape, AClearlySlowPairIsTimedByItsProbe) {
   PairSpec spec = specOf(64 << 10, 8);
   spec.probeMessages = 2;
+  spec.probeBytes = spec.bytes;
   spec.probes = 2;
   spec.slowProbe = 0.01;  // each probe's acknowledgement is held 0.05 s
   const OneWay slow = oneWayAgainstOsuReceiver(spec, 0.05);
@@ -254,6 +267,43 @@ TEST(MpiPairShape, AClearlySlowPairIsTimedByItsProbe) {
     EXPECT_EQ(steady.timing.iters, spec.iters);
     EXPECT_EQ(steady.log.messages, spec.probeMessages + (spec.warmup + spec.iters) * spec.window);
   }
+}
+
+// Only a pair's first stream may set its connection up: the runner's later streams probe once.
+// A pair clearly slow on both sides checks a probe's bytes, not a message's.
+TEST(MpiPairShape, AfterTheFirstStreamAPairProbesOnceAndChecksAProbesBytes) {
+  PairSpec spec = specOf(1 << 20, 4);
+  setProbe(spec, 1e-9);  // every probe is past the bar
+  spec.probes = 2;
+  spec.slowProbe = 0.01;  // each probe's acknowledgement is held 0.05 s
+  Buffers b(spec.bytes);
+  std::array<ReceiverLog, 2> logs{};
+  int checked = 0;  // the checked transfer's bytes, as rank 1 saw them
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (worldRank() == 0) {
+    auto runner = mpi::makePairRunner(MPI_COMM_WORLD, spec, b.send.data(), b.receive.data());
+    for (int stream = 0; stream < 2; ++stream) EXPECT_TRUE(runner->stream(1, true, false).clearlySlow) << stream;
+    EXPECT_EQ(runner->checkedTransfer(1, true), 0u);
+  } else {
+    PairSpec later = spec;
+    later.probes = 1;
+    logs = {receiveLikeOsuBw(0, spec, b, 0.05, spec.iters), receiveLikeOsuBw(0, later, b, 0.05, spec.iters)};
+    MPI_Status status = await(0, MPI_ANY_TAG, "checked transfer");
+    if (status.MPI_TAG != mpi::kTagCheck) abandon("a second probe came before the checked transfer");
+    MPI_Get_count(&status, MPI_UINT32_T, &checked);
+    MPI_Recv(b.receive.data(), checked, MPI_UINT32_T, 0, mpi::kTagCheck, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    checked *= static_cast<int>(sizeof(std::uint32_t));
+  }
+  logs = toRoot(logs);
+  checked = toRoot(checked);
+  if (worldRank() == 0) {
+    EXPECT_EQ(logs[0].probes, 2);
+    EXPECT_EQ(logs[1].probes, 1);
+    EXPECT_EQ(logs[1].probeBytes, 256 << 10);
+    EXPECT_EQ(logs[1].windows, 1);  // the probe's, no window of the stream's
+    EXPECT_EQ(checked, 256 << 10);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // The fewer count wins on both sides: a peer that found the pair clearly slow (count 0) cuts the
