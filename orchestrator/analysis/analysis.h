@@ -11,6 +11,7 @@
 
 #include "core/hang.h"
 #include "core/layout.h"
+#include "core/plan.h"
 #include "core/records.h"
 
 namespace fabricmap::orchestrator {
@@ -87,6 +88,13 @@ void fixBaselines(core::Matrices& m, const core::Topology& topology);
 inline constexpr double kSuspectShare = 0.5;
 std::vector<std::pair<int, int>> suspectRankPairs(const core::Matrices& m, const AnalysisConfig& c);
 std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const AnalysisConfig& c);
+
+// Of `pairs` (unordered, sorted), those of `level` whose bandwidth either way lies below
+// kFarBelowShare of their class's baseline: where healthy streams meeting on a cable or a noisy
+// host put no pair (two or three streams on one cable read a half or a third), only a fault does.
+inline constexpr double kFarBelowShare = 0.125;
+std::vector<std::pair<int, int>> farBelowPairs(const core::Matrices& m, core::PairLevel level,
+                                               const std::vector<std::pair<int, int>>& pairs);
 
 // Per node of the run, the switches whose uplinks its traffic to any node outside them certainly
 // crosses (device indices in topology.fabric, sorted): a leaf it hangs on alone, and each level

@@ -157,4 +157,23 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
   return {pairs.begin(), pairs.end()};
 }
 
+std::vector<std::pair<int, int>> farBelowPairs(const core::Matrices& m, core::PairLevel level,
+                                               const std::vector<std::pair<int, int>>& pairs) {
+  const bool node = level == core::PairLevel::kNode;
+  const core::Matrix& bw = node ? m.nodeBw : m.rankUnidir;
+  if (node ? !m.nodeMeasured : m.rankLinkClass.n != bw.n) return {};
+  const auto base = node ? std::array<core::Expected, core::kLinkClasses>{} : classBaselines(m);
+  const double nodeBar = node ? kFarBelowShare * nodeBaseline(m).bandwidth : 0;
+  const auto below = [&](int a, int b) {
+    const double bar =
+        node ? nodeBar : kFarBelowShare * base[static_cast<std::size_t>(m.rankLinkClass.at(a, b))].bandwidth;
+    return core::cellOr(bw, a, b) < bar;  // NaN either side: not below
+  };
+  std::vector<std::pair<int, int>> out;
+  for (const auto& [a, b] : pairs) {
+    if (below(a, b) || below(b, a)) out.emplace_back(a, b);
+  }
+  return out;
+}
+
 }  // namespace fabricmap::orchestrator

@@ -379,6 +379,46 @@ void planTraining(const RunConfig& config, const core::Topology& topology, core:
   }
 }
 
+RetestSample sampleRetests(const std::vector<std::pair<int, int>>& suspects,
+                           const std::vector<std::pair<int, int>>& farBelow) {
+  RetestSample out;
+  std::map<int, int> taken;  // per member: its far-below pairs in the sample
+  const auto full = [&](int member) { return taken[member] >= kRetestSample; };
+  for (const auto& pair : suspects) {
+    if (!std::binary_search(farBelow.begin(), farBelow.end(), pair)) {
+      out.measured.push_back(pair);
+    } else if (full(pair.first) || full(pair.second)) {
+      out.waiting.push_back(pair);
+    } else {
+      out.measured.push_back(pair);
+      ++taken[pair.first];
+      ++taken[pair.second];
+    }
+  }
+  for (const auto& pair : out.measured) {
+    if (!std::binary_search(farBelow.begin(), farBelow.end(), pair)) continue;
+    for (const int member : {pair.first, pair.second}) {
+      if (full(member)) out.samples[member].push_back(pair);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<int, int>> unsettled(const RetestSample& sample,
+                                           const std::vector<std::pair<int, int>>& farBelowNow) {
+  const auto confirmed = [&](int member) {
+    const auto it = sample.samples.find(member);
+    return it != sample.samples.end() && std::all_of(it->second.begin(), it->second.end(), [&](const auto& pair) {
+             return std::binary_search(farBelowNow.begin(), farBelowNow.end(), pair);
+           });
+  };
+  std::vector<std::pair<int, int>> out;
+  for (const auto& pair : sample.waiting) {
+    if (!confirmed(pair.first) && !confirmed(pair.second)) out.push_back(pair);
+  }
+  return out;
+}
+
 std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_t seed) {
   std::vector<std::pair<int, int>> edges;
   if (members < 2) return edges;
@@ -502,7 +542,7 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
-                 const std::vector<std::vector<int>>& claims, bool separateMachines) {
+                 const std::vector<std::vector<int>>& claims, bool separateMachines, const core::PartWidths& widths) {
   if (pairs.empty()) return;
   // A suspect measured beside a really slow pair can look slow because of it (ranks spinning on a
   // slow transfer take the CPU of a machine they share, a throttled route congests the cables it
@@ -520,7 +560,7 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
     const auto samples = static_cast<std::size_t>(std::max(config.retests, sample));
     const std::size_t shift = static_cast<std::size_t>(sample - 1) * order.size() / samples;
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shift), order.end());
-    rounds = core::packRounds(order, claims);
+    rounds = core::packRounds(order, claims, widths);
   }
   core::PairStep base = pairStepTemplate(config, level, members);
   base.sample = sample;

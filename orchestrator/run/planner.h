@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,11 +79,33 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 // there are at most kIsolatedRetests of them (a retest measures the suspect alone), else rounds
 // of disjoint pairs that hold each of the members' `claims` at most once (core::packRounds),
 // each sample packed from another starting pair. A few are packed too where claims are known and
-// `separateMachines` (no two members' nodes are one machine).
+// `separateMachines` (no two members' nodes are one machine). `widths` as core::packRounds': for
+// pairs far below the baseline, whose retests no meeting on a cable would lift or sink that far.
 inline constexpr std::size_t kIsolatedRetests = 128;
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
-                 const std::vector<std::vector<int>>& claims = {}, bool separateMachines = false);
+                 const std::vector<std::vector<int>>& claims = {}, bool separateMachines = false,
+                 const core::PartWidths& widths = {});
+
+// Suspects far below the baseline (analysis.h farBelowPairs) are measured again a sample per
+// member: once a member (rank or node) has kRetestSample of them in the retests, its others wait.
+// A host or a cable at 1% puts every pair of a node there, and measuring each again holds the
+// cluster a round per pair (a member is in one pair a round) for figures that repeat the first.
+inline constexpr int kRetestSample = 4;
+struct RetestSample {
+  std::vector<std::pair<int, int>> measured;  // retested now: the suspects but the waiting ones
+  std::vector<std::pair<int, int>> waiting;
+  // per member whose sample filled: its far-below pairs among `measured`
+  std::map<int, std::vector<std::pair<int, int>>> samples;
+};
+RetestSample sampleRetests(const std::vector<std::pair<int, int>>& suspects,
+                           const std::vector<std::pair<int, int>>& farBelow);
+// Once the sample was measured again (`farBelowNow`: which of its pairs are still far below): the
+// waiting pairs to measure too. A waiting pair is settled, its first figure standing, where an end
+// of it has its whole sample still far below: the cause is that member's or beyond it, as the
+// sample's retests showed.
+std::vector<std::pair<int, int>> unsettled(const RetestSample& sample,
+                                           const std::vector<std::pair<int, int>>& farBelowNow);
 
 // Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
 // `seed`); unordered, deduplicated, sorted.

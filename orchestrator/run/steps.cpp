@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -108,8 +109,15 @@ class PlanRun {
   LevelPairs newSuspects();
   // Rank 0: the pairs of `pass` that no longer look slow on the samples so far.
   LevelPairs cleared(const LevelPairs& pass);
+  // Rank 0: of `pairs`, those far below their baseline (farBelowPairs).
+  LevelPairs farBelow(const LevelPairs& pairs);
   // Rank 0's pairs, told to every rank.
   LevelPairs tell(const LevelPairs& pairs);
+  // Measures rank 0's `pairs` again as retest number `sample`; false where there were none.
+  // `farBelow`: they all are (farBelowPairs), and go a pair per uplink cable a round.
+  bool measureAgain(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample, bool farBelow);
+  // The same, the pairs far below the baseline in rounds of their own.
+  bool measureApart(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample);
   void widen(const std::vector<core::PairStep>& list);
   void retest(const std::vector<core::PairStep>& list);
   // Runs the pair steps appended from `firstRetest` on (a resumed run takes those it measured).
@@ -239,6 +247,15 @@ bool separateMachines(const core::Topology& topology) {
   return true;
 }
 
+// The pairs of a retest sample's full members, sorted.
+std::vector<std::pair<int, int>> samplePairs(const RetestSample& sample) {
+  std::vector<std::pair<int, int>> out;
+  for (const auto& [member, pairs] : sample.samples) out.insert(out.end(), pairs.begin(), pairs.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
 
 PlanRun::LevelPairs PlanRun::newSuspects() {
@@ -264,6 +281,11 @@ PlanRun::LevelPairs PlanRun::cleared(const LevelPairs& pass) {
     }
   }
   return out;
+}
+
+PlanRun::LevelPairs PlanRun::farBelow(const LevelPairs& pairs) {
+  const core::Matrices m = builder_->build();
+  return {farBelowPairs(m, core::PairLevel::kRank, pairs[0]), farBelowPairs(m, core::PairLevel::kNode, pairs[1])};
 }
 
 PlanRun::LevelPairs PlanRun::tell(const LevelPairs& pairs) {
@@ -312,15 +334,23 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
 }
 
 void PlanRun::retest(const std::vector<core::PairStep>& list) {
-  // Sample 1 measures every new suspect again; each later one only the pairs an earlier retest
-  // cleared: a retest as slow as the first figure settles the pair (the typical figure is the
-  // better of two, or the middle of three, and a third sample could not lift it), one fine
-  // retest against a slow first figure is a tie that the next sample breaks.
+  // Sample 1 measures every new suspect again, those far below the baseline a few per member
+  // first (sampleRetests): the ones waiting are measured after them unless their member's sample
+  // settled them. Each later sample measures only the pairs an earlier retest cleared: a retest
+  // as slow as the first figure settles the pair (the typical figure is the better of two, or the
+  // middle of three, and a third sample could not lift it), one fine retest against a slow first
+  // figure is a tie that the next sample breaks.
   const bool root = root_ && builder_;
   LevelPairs pass;
+  std::array<RetestSample, 2> sampled;
   if (root) {
     const Charged planning(steps_.costs.planSeconds);
-    pass = newSuspects();
+    const LevelPairs suspects = newSuspects();
+    const LevelPairs far = farBelow(suspects);
+    for (std::size_t level : {0u, 1u}) {
+      sampled[level] = sampleRetests(suspects[level], far[level]);
+      pass[level] = sampled[level].measured;
+    }
   }
   for (int sample = 1; sample <= steps_.config.retests; ++sample) {
     LevelPairs now = sample == 1 ? pass : LevelPairs{};
@@ -328,22 +358,62 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
       const Charged planning(steps_.costs.planSeconds);
       now = cleared(pass);
     }
-    const LevelPairs found = tell(now);
-    if (found[0].empty() && found[1].empty()) return;
-    const std::size_t firstRetest = list.size();
-    {
+    if (!measureApart(list, now, sample)) return;
+    if (sample > 1) continue;
+    LevelPairs rest;
+    if (root) {
       const Charged planning(steps_.costs.planSeconds);
-      const int ranks = static_cast<int>(topology_.ranks.size());
-      const int nodes = static_cast<int>(topology_.nodes.size());
-      // rank pairs share their nodes' CPUs and memory with the node's other pairs: apart only at
-      // one rank per node
-      const bool apart = separateMachines(topology_);
-      planRetests(steps_.config, core::PairLevel::kRank, ranks, found[0], plan_, sample,
-                  steps_.claims.of(core::PairLevel::kRank, topology_), apart && ranks == nodes);
-      planRetests(steps_.config, core::PairLevel::kNode, nodes, found[1], plan_, sample, steps_.claims.nodes, apart);
+      const LevelPairs still = farBelow({samplePairs(sampled[0]), samplePairs(sampled[1])});
+      for (std::size_t level : {0u, 1u}) {
+        rest[level] = unsettled(sampled[level], still[level]);
+        pass[level].insert(pass[level].end(), rest[level].begin(), rest[level].end());
+      }
     }
-    runAppended(list, firstRetest);
+    measureApart(list, rest, 1);
   }
+}
+
+bool PlanRun::measureApart(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample) {
+  // A pair far below the baseline one way may still stream fast the other, where it congests the
+  // cables that a suspect beside it crosses; and its retests may share a faulty leaf's uplinks
+  // (core::packRounds' hot parts), which healthy suspects must not: two of them routed onto one
+  // cable read a half, as slow in every sample. So the two kinds never share a round.
+  LevelPairs far, rest;
+  if (root_ && builder_) {
+    far = farBelow(pairs);
+    for (std::size_t level : {0u, 1u}) {
+      const std::set<std::pair<int, int>> apart(far[level].begin(), far[level].end());
+      std::copy_if(pairs[level].begin(), pairs[level].end(), std::back_inserter(rest[level]),
+                   [&](const auto& pair) { return apart.count(pair) == 0; });
+    }
+  }
+  const bool farMeasured = measureAgain(list, far, sample, true);
+  return measureAgain(list, rest, sample, false) || farMeasured;
+}
+
+bool PlanRun::measureAgain(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample,
+                           bool farBelow) {
+  const LevelPairs found = tell(pairs);
+  if (found[0].empty() && found[1].empty()) return false;
+  const std::size_t firstRetest = list.size();
+  {
+    const Charged planning(steps_.costs.planSeconds);
+    const int ranks = static_cast<int>(topology_.ranks.size());
+    const int nodes = static_cast<int>(topology_.nodes.size());
+    // rank pairs share their nodes' CPUs and memory with the node's other pairs: apart only at
+    // one rank per node
+    const bool apart = separateMachines(topology_);
+    const auto widths = [&](core::PairLevel level) {
+      return farBelow ? steps_.claims.widthsOf(level, topology_) : core::PartWidths{};
+    };
+    planRetests(steps_.config, core::PairLevel::kRank, ranks, found[0], plan_, sample,
+                steps_.claims.of(core::PairLevel::kRank, topology_), apart && ranks == nodes,
+                widths(core::PairLevel::kRank));
+    planRetests(steps_.config, core::PairLevel::kNode, nodes, found[1], plan_, sample, steps_.claims.nodes, apart,
+                widths(core::PairLevel::kNode));
+  }
+  runAppended(list, firstRetest);
+  return true;
 }
 
 void PlanRun::runAppended(const std::vector<core::PairStep>& list, std::size_t firstRetest) {

@@ -12,7 +12,9 @@ second time after a retest as slow as its first figure; `clean`, the same fabric
 host and no fault: nothing of warning or worse; `rounds`, one rank per host, leaf02's cable to
 spine00 at 37.5% and 1 MiB messages (bandwidth-bound): that cable named, and every retest of a pair
 whose route avoids it and whose leaves no other pair of its round holds at 0.8x of the retests'
-median or better: each round ends before the next begins.
+median or better: each round ends before the next begins; `broken`, one rank per host, host
+n0010's cable at 1% both ways and 1 MiB messages: that node named, and of its 63 pairs, all far
+below, only a sample (planner.h kRetestSample) measured again, its first round's included.
 """
 import argparse
 import os
@@ -28,10 +30,11 @@ import fabric  # noqa: E402  (bench/sim)
 
 SKIP = 77
 SHAPE = {"levels": 2, "leaves": 8, "hosts-per-leaf": 8, "spines": 8, "ranks-per-host": 1}
-RANKS_PER_HOST = {"cable": 2, "clean": 1, "rounds": 1}
+RANKS_PER_HOST = {"cable": 2, "clean": 1, "rounds": 1, "broken": 1}
 # blame.py's pairwise options: small transfers, as a user's first run
 RUN_ARGS = ["--pairwise", "--pair-bytes", "64K", "--pair-window", "4", "--pair-iters", "4"]
-PAIR_BYTES = {"rounds": "1M"}
+PAIR_BYTES = {"rounds": "1M", "broken": "1M"}
+RETEST_SAMPLE = 4  # orchestrator/run/planner.h kRetestSample
 
 
 def uplink_of(leaf):
@@ -43,6 +46,8 @@ CASES = {
     "cable": ([["cable", "leaf03", "spine05", 0.3, "both"]], uplink_of("leaf03")),
     "clean": ([], []),
     "rounds": ([["cable", "leaf02", "spine00", 0.375, "both"]], uplink_of("leaf02")),
+    "broken": ([["host", "n0010", 0.01, "both"]], [{"kind": "node", "node_a": 10, "node_b": -1, "rank": -1,
+                                                    "both": False, "label": "n0010"}]),
 }
 
 
@@ -99,6 +104,14 @@ def slowed_off_the_cable(path, cable):
     return [f"{what}: {bw / median:.2f}x" for bw, what in off if bw < 0.8 * median]
 
 
+def retested_of(path, hostname):
+    """The pairs of a host measured again (sample 1 or later); their count should be a sample."""
+    host, pairs = read_pairs(path)
+    mine = [n for n, h in host.items() if h == int(hostname.lstrip("n"))]
+    return sorted({(int(p["a"]), int(p["b"])) for p in pairs
+                   if int(p["sample"]) >= 1 and (int(p["a"]) in mine or int(p["b"]) in mine)})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -132,6 +145,7 @@ def main():
         path = os.path.join(out, "run.h5")
         settled = settled_again(path, cable_of(a.case)) if a.case == "cable" else []
         slowed = slowed_off_the_cable(path, cable_of(a.case)) if a.case == "rounds" else []
+        retested = retested_of(path, "n0010") if a.case == "broken" else []
     for f in verdict["findings"]:
         print(f"  {f['verdict']:8} {f['severity']} {f['kind']} {f['subject']}")
     if settled:
@@ -139,6 +153,9 @@ def main():
         return 1
     if slowed:
         print(f"FAIL: {len(slowed)} retests off the slow cable read slow (rounds met): {slowed[:6]}")
+        return 1
+    if len(retested) > RETEST_SAMPLE:
+        print(f"FAIL: {len(retested)} of the broken host's pairs measured again, not a sample: {retested[:8]}")
         return 1
     if verdict["false_blame"] or verdict["missed"] or not verdict["exact"]:
         print(f"FAIL: exact {verdict['exact']}, false blame {verdict['false_blame']}, missed {verdict['missed']}")

@@ -181,6 +181,20 @@ TEST(Analysis, SuspectsAreThePairsToRetest) {
   EXPECT_TRUE(suspectNodePairs(f.m, kDefaults).empty());  // the node matrix was derived, not measured
 }
 
+// Far below is under an eighth of the class's baseline either way, at 0.1x one way here; a pair
+// at 0.3x (three streams on one cable) is a suspect, not far below, and the same-node pairs are
+// judged against their own class.
+TEST(Analysis, FarBelowIsUnderAnEighthOfTheClassEitherWay) {
+  const Fabric f = fabric(3, 2, 64, [](core::Matrices& m, const core::Topology&) {
+    setBw(m, 0, 2, 1.0f);   // inter-node: 0.1x
+    setBw(m, 5, 3, 3.0f);   // 0.3x
+    setBw(m, 1, 0, 10.0f);  // same node: 0.1x of 100 GB/s, though the inter-node figure
+  });
+  const std::vector<std::pair<int, int>> among{{0, 1}, {0, 2}, {1, 2}, {3, 5}};
+  EXPECT_EQ(farBelowPairs(f.m, core::PairLevel::kRank, among), (std::vector<std::pair<int, int>>{{0, 1}, {0, 2}}));
+  EXPECT_TRUE(farBelowPairs(f.m, core::PairLevel::kNode, among).empty());  // no node matrix was measured
+}
+
 // On a noisy fabric the bar falls to 0.1x, yet a pair below half the baseline is retested, and so
 // is one below it whose single sample varied too much to say; a pair at the baseline is not.
 TEST(Analysis, OnANoisyFabricSlowLookingPairsAreStillRetested) {

@@ -336,6 +336,41 @@ TEST(PairPlan, EachRetestSampleMeetsOtherNeighbours) {
 // Quick mode's second round around a suspect pair 1-6 on two leaves of four: 1's leafmates meet 6,
 // 6's leafmates meet 1, the nearest after each first; pairs measured already are left out; the
 // limit holds; without a fabric every member is a neighbour.
+// A node whose every pair lies far below is measured again in kRetestSample of them, the others
+// wait; a suspect not far below is always measured, and counts for no sample.
+TEST(RetestSample, AMemberFarBelowIsMeasuredInASample) {
+  std::vector<std::pair<int, int>> suspects{{2, 3}};
+  for (int peer = 1; peer <= 10; ++peer) suspects.emplace_back(0, peer);
+  std::sort(suspects.begin(), suspects.end());
+  std::vector<std::pair<int, int>> far(suspects.begin(), suspects.end() - 1);  // all of node 0's
+  const RetestSample s = sampleRetests(suspects, far);
+  const std::vector<std::pair<int, int>> sample{{0, 1}, {0, 2}, {0, 3}, {0, 4}};
+  ASSERT_EQ(static_cast<int>(sample.size()), kRetestSample);
+  std::vector<std::pair<int, int>> measured = sample;
+  measured.emplace_back(2, 3);
+  EXPECT_EQ(s.measured, measured);
+  EXPECT_EQ(s.waiting, (std::vector<std::pair<int, int>>{{0, 5}, {0, 6}, {0, 7}, {0, 8}, {0, 9}, {0, 10}}));
+  EXPECT_EQ(s.samples.size(), 1u);  // nodes 1..4 are in one far pair each: no full sample
+  EXPECT_EQ(s.samples.at(0), sample);
+  // every retest of the sample as far below: the waiting pairs are settled by it
+  EXPECT_TRUE(unsettled(s, sample).empty());
+  // one of them cleared: the cause may not be node 0's, the waiting pairs are measured too
+  EXPECT_EQ(unsettled(s, {{0, 1}, {0, 2}, {0, 4}}), s.waiting);
+}
+
+// A waiting pair is settled by either end's sample: a pair between two far-below nodes waits for
+// both once both samples are full, and either confirming settles it.
+TEST(RetestSample, EitherEndsSampleSettlesAWaitingPair) {
+  std::vector<std::pair<int, int>> suspects;
+  for (int peer = 2; peer <= 5; ++peer) suspects.emplace_back(0, peer);
+  for (int peer = 2; peer <= 5; ++peer) suspects.emplace_back(1, peer);
+  suspects.emplace_back(0, 1);
+  std::sort(suspects.begin(), suspects.end());
+  const RetestSample s = sampleRetests(suspects, suspects);
+  EXPECT_EQ(s.waiting, (std::vector<std::pair<int, int>>{{0, 5}, {1, 5}}));  // (0, 1) came early: sampled
+  EXPECT_EQ(unsettled(s, s.samples.at(1)), (std::vector<std::pair<int, int>>{{0, 5}}));  // node 1 confirmed
+}
+
 TEST(PairPlan, TheSecondQuickRoundMeetsTheSuspectsNeighbours) {
   const std::vector<std::vector<int>> leaves{{10}, {10}, {10}, {10}, {11}, {11}, {11}, {11}};
   const auto none = [](int, int) { return false; };
