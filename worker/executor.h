@@ -123,8 +123,8 @@ class Executor {
   TypicalWindows typical_;
   // This rank's pair with `peer`: its kind in TypicalWindows.
   std::size_t kindOf(bool nodeLevel, int peer) const;
-  // Before the first round of a level, when no window is known yet: the pair's one probe one way
-  // (or one window, where the step has no probe), as seconds of a window.
+  // Before the first round of a level, when nothing is typical yet: the pair's one probe one way
+  // (or one window, where the step has no probe), the typical's first sample.
   TypicalWindows::Sample firstWindow(const core::PairStep& step, int peer, bool leads, const Communicator& phase);
 };
 

@@ -95,6 +95,11 @@ std::vector<std::pair<int, int>> suspectNodePairs(const core::Matrices& m, const
 inline constexpr double kFarBelowShare = 0.125;
 std::vector<std::pair<int, int>> farBelowPairs(const core::Matrices& m, core::PairLevel level,
                                                const std::vector<std::pair<int, int>>& pairs);
+// Of `pairs`, those whose figures can be judged without a retest: neither way's iteration times
+// varied beyond c.noiseCv (judgeBw's noisy single sample). Only such a pair may keep its first
+// figure on the strength of its member's retests (planner.h sampleRetests).
+std::vector<std::pair<int, int>> steadyPairs(const core::Matrices& m, core::PairLevel level,
+                                             const std::vector<std::pair<int, int>>& pairs, const AnalysisConfig& c);
 
 // Per node of the run, the switches whose uplinks its traffic to any node outside them certainly
 // crosses (device indices in topology.fabric, sorted): a leaf it hangs on alone, and each level

@@ -176,4 +176,14 @@ std::vector<std::pair<int, int>> farBelowPairs(const core::Matrices& m, core::Pa
   return out;
 }
 
+std::vector<std::pair<int, int>> steadyPairs(const core::Matrices& m, core::PairLevel level,
+                                             const std::vector<std::pair<int, int>>& pairs, const AnalysisConfig& c) {
+  const core::Matrix& cv = level == core::PairLevel::kNode ? m.nodeCv : m.rankCv;
+  std::vector<std::pair<int, int>> out;
+  for (const auto& [a, b] : pairs) {
+    if (!(core::cellOr(cv, a, b) > c.noiseCv) && !(core::cellOr(cv, b, a) > c.noiseCv)) out.emplace_back(a, b);
+  }
+  return out;
+}
+
 }  // namespace fabricmap::orchestrator

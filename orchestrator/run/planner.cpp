@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/pattern.h"
+#include "core/stats.h"
 #include "core/units.h"
 
 namespace fabricmap::orchestrator {
@@ -405,16 +406,25 @@ RetestSample sampleRetests(const std::vector<std::pair<int, int>>& suspects,
 }
 
 std::vector<std::pair<int, int>> unsettled(const RetestSample& sample,
-                                           const std::vector<std::pair<int, int>>& farBelowNow) {
-  const auto confirmed = [&](int member) {
-    const auto it = sample.samples.find(member);
-    return it != sample.samples.end() && std::all_of(it->second.begin(), it->second.end(), [&](const auto& pair) {
-             return std::binary_search(farBelowNow.begin(), farBelowNow.end(), pair);
-           });
+                                           const std::vector<std::pair<int, int>>& farBelowNow,
+                                           const std::function<double(int, int)>& depth) {
+  std::map<int, double> level;  // per member whose whole sample is still far below: its median depth
+  for (const auto& [member, pairs] : sample.samples) {
+    std::vector<double> depths;
+    for (const auto& pair : pairs) {
+      if (!std::binary_search(farBelowNow.begin(), farBelowNow.end(), pair)) break;
+      depths.push_back(depth(pair.first, pair.second));
+    }
+    if (depths.size() == pairs.size()) level[member] = core::median(depths);
+  }
+  const auto settles = [&](int member, double d) {
+    const auto it = level.find(member);
+    return it != level.end() && d * kSettleSpread >= it->second && d <= kSettleSpread * it->second;
   };
   std::vector<std::pair<int, int>> out;
-  for (const auto& pair : sample.waiting) {
-    if (!confirmed(pair.first) && !confirmed(pair.second)) out.push_back(pair);
+  for (const auto& [a, b] : sample.waiting) {
+    const double d = depth(a, b);
+    if (!settles(a, d) && !settles(b, d)) out.emplace_back(a, b);
   }
   return out;
 }
@@ -542,7 +552,7 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
-                 const std::vector<std::vector<int>>& claims, bool separateMachines, const core::PartWidths& widths) {
+                 const std::vector<std::vector<int>>& claims, bool separateMachines) {
   if (pairs.empty()) return;
   // A suspect measured beside a really slow pair can look slow because of it (ranks spinning on a
   // slow transfer take the CPU of a machine they share, a throttled route congests the cables it
@@ -560,7 +570,7 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
     const auto samples = static_cast<std::size_t>(std::max(config.retests, sample));
     const std::size_t shift = static_cast<std::size_t>(sample - 1) * order.size() / samples;
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shift), order.end());
-    rounds = core::packRounds(order, claims, widths);
+    rounds = core::packRounds(order, claims);
   }
   core::PairStep base = pairStepTemplate(config, level, members);
   base.sample = sample;

@@ -79,16 +79,15 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
 // there are at most kIsolatedRetests of them (a retest measures the suspect alone), else rounds
 // of disjoint pairs that hold each of the members' `claims` at most once (core::packRounds),
 // each sample packed from another starting pair. A few are packed too where claims are known and
-// `separateMachines` (no two members' nodes are one machine). `widths` as core::packRounds': for
-// pairs far below the baseline, whose retests no meeting on a cable would lift or sink that far.
+// `separateMachines` (no two members' nodes are one machine).
 inline constexpr std::size_t kIsolatedRetests = 128;
 void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::pair<int, int>>& pairs, core::Plan& plan, int sample,
-                 const std::vector<std::vector<int>>& claims = {}, bool separateMachines = false,
-                 const core::PartWidths& widths = {});
+                 const std::vector<std::vector<int>>& claims = {}, bool separateMachines = false);
 
-// Suspects far below the baseline (analysis.h farBelowPairs) are measured again a sample per
-// member: once a member (rank or node) has kRetestSample of them in the retests, its others wait.
+// Suspects far below the baseline and steady (analysis.h farBelowPairs, steadyPairs: `farBelow`)
+// are measured again a sample per member: once a member (rank or node) has kRetestSample of them
+// in the retests, its others wait.
 // A host or a cable at 1% puts every pair of a node there, and measuring each again holds the
 // cluster a round per pair (a member is in one pair a round) for figures that repeat the first.
 inline constexpr int kRetestSample = 4;
@@ -100,12 +99,17 @@ struct RetestSample {
 };
 RetestSample sampleRetests(const std::vector<std::pair<int, int>>& suspects,
                            const std::vector<std::pair<int, int>>& farBelow);
-// Once the sample was measured again (`farBelowNow`: which of its pairs are still far below): the
-// waiting pairs to measure too. A waiting pair is settled, its first figure standing, where an end
-// of it has its whole sample still far below: the cause is that member's or beyond it, as the
-// sample's retests showed.
+// Once the sample was measured again (`farBelowNow`: which of its pairs are still far below;
+// `depth(a, b)`: the pair's slower way's best figure so far): the waiting pairs to measure too. A
+// waiting pair is settled, its first figure standing, where an end of it has its whole sample
+// still far below and the pair lies at the sample's level (within kSettleSpread of its median
+// depth): the cause is that member's or beyond it, as the sample's retests showed. A pair much
+// deeper shared the slow part with another pair of its round (a round packs pairs by cables, not
+// by routes), and one cause must read as one level (the cable rule's kOneCauseSpread).
+inline constexpr double kSettleSpread = 2;
 std::vector<std::pair<int, int>> unsettled(const RetestSample& sample,
-                                           const std::vector<std::pair<int, int>>& farBelowNow);
+                                           const std::vector<std::pair<int, int>>& farBelowNow,
+                                           const std::function<double(int, int)>& depth);
 
 // Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
 // `seed`); unordered, deduplicated, sorted.

@@ -114,8 +114,10 @@ class PlanRun {
   // Rank 0's pairs, told to every rank.
   LevelPairs tell(const LevelPairs& pairs);
   // Measures rank 0's `pairs` again as retest number `sample`; false where there were none.
-  // `farBelow`: they all are (farBelowPairs), and go a pair per uplink cable a round.
-  bool measureAgain(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample, bool farBelow);
+  // `far`: they all are far below their baseline (farBelowPairs), and each is measured alone (over
+  // kIsolatedRetests of them: packed as on machines that may share one), so that no two share the
+  // slow part they cross: two at a time read half its rate, and one cause would read as two.
+  bool measureAgain(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample, bool far);
   // The same, the pairs far below the baseline in rounds of their own.
   bool measureApart(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample);
   void widen(const std::vector<core::PairStep>& list);
@@ -347,8 +349,11 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
     const Charged planning(steps_.costs.planSeconds);
     const LevelPairs suspects = newSuspects();
     const LevelPairs far = farBelow(suspects);
+    const core::Matrices m = builder_->build();
+    const AnalysisConfig c = analysisConfigOf(steps_.config);
     for (std::size_t level : {0u, 1u}) {
-      sampled[level] = sampleRetests(suspects[level], far[level]);
+      const auto pairLevel = level == 0 ? core::PairLevel::kRank : core::PairLevel::kNode;
+      sampled[level] = sampleRetests(suspects[level], steadyPairs(m, pairLevel, far[level], c));
       pass[level] = sampled[level].measured;
     }
   }
@@ -364,8 +369,13 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
     if (root) {
       const Charged planning(steps_.costs.planSeconds);
       const LevelPairs still = farBelow({samplePairs(sampled[0]), samplePairs(sampled[1])});
+      const core::Matrices m = builder_->build();
       for (std::size_t level : {0u, 1u}) {
-        rest[level] = unsettled(sampled[level], still[level]);
+        const core::Matrix& bw = level == 0 ? m.rankUnidir : m.nodeBw;
+        const auto depth = [&](int a, int b) {
+          return std::fmin(core::cellOr(bw, a, b), core::cellOr(bw, b, a));  // NaN: the other way's
+        };
+        rest[level] = unsettled(sampled[level], still[level], depth);
         pass[level].insert(pass[level].end(), rest[level].begin(), rest[level].end());
       }
     }
@@ -392,7 +402,7 @@ bool PlanRun::measureApart(const std::vector<core::PairStep>& list, const LevelP
 }
 
 bool PlanRun::measureAgain(const std::vector<core::PairStep>& list, const LevelPairs& pairs, int sample,
-                           bool farBelow) {
+                           bool far) {
   const LevelPairs found = tell(pairs);
   if (found[0].empty() && found[1].empty()) return false;
   const std::size_t firstRetest = list.size();
@@ -402,15 +412,10 @@ bool PlanRun::measureAgain(const std::vector<core::PairStep>& list, const LevelP
     const int nodes = static_cast<int>(topology_.nodes.size());
     // rank pairs share their nodes' CPUs and memory with the node's other pairs: apart only at
     // one rank per node
-    const bool apart = separateMachines(topology_);
-    const auto widths = [&](core::PairLevel level) {
-      return farBelow ? steps_.claims.widthsOf(level, topology_) : core::PartWidths{};
-    };
+    const bool apart = !far && separateMachines(topology_);
     planRetests(steps_.config, core::PairLevel::kRank, ranks, found[0], plan_, sample,
-                steps_.claims.of(core::PairLevel::kRank, topology_), apart && ranks == nodes,
-                widths(core::PairLevel::kRank));
-    planRetests(steps_.config, core::PairLevel::kNode, nodes, found[1], plan_, sample, steps_.claims.nodes, apart,
-                widths(core::PairLevel::kNode));
+                steps_.claims.of(core::PairLevel::kRank, topology_), apart && ranks == nodes);
+    planRetests(steps_.config, core::PairLevel::kNode, nodes, found[1], plan_, sample, steps_.claims.nodes, apart);
   }
   runAppended(list, firstRetest);
   return true;

@@ -352,10 +352,15 @@ TEST(RetestSample, AMemberFarBelowIsMeasuredInASample) {
   EXPECT_EQ(s.waiting, (std::vector<std::pair<int, int>>{{0, 5}, {0, 6}, {0, 7}, {0, 8}, {0, 9}, {0, 10}}));
   EXPECT_EQ(s.samples.size(), 1u);  // nodes 1..4 are in one far pair each: no full sample
   EXPECT_EQ(s.samples.at(0), sample);
+  const auto level = [](int, int) { return 0.4; };
   // every retest of the sample as far below: the waiting pairs are settled by it
-  EXPECT_TRUE(unsettled(s, sample).empty());
+  EXPECT_TRUE(unsettled(s, sample, level).empty());
   // one of them cleared: the cause may not be node 0's, the waiting pairs are measured too
-  EXPECT_EQ(unsettled(s, {{0, 1}, {0, 2}, {0, 4}}), s.waiting);
+  EXPECT_EQ(unsettled(s, {{0, 1}, {0, 2}, {0, 4}}, level), s.waiting);
+  // a waiting pair over kSettleSpread deeper than the sample met another on the slow part, one
+  // as much shallower has another cause: both are measured
+  const auto apart = [](int, int b) { return b == 5 ? 0.1 : b == 6 ? 1.0 : 0.4; };
+  EXPECT_EQ(unsettled(s, sample, apart), (std::vector<std::pair<int, int>>{{0, 5}, {0, 6}}));
 }
 
 // A waiting pair is settled by either end's sample: a pair between two far-below nodes waits for
@@ -368,7 +373,8 @@ TEST(RetestSample, EitherEndsSampleSettlesAWaitingPair) {
   std::sort(suspects.begin(), suspects.end());
   const RetestSample s = sampleRetests(suspects, suspects);
   EXPECT_EQ(s.waiting, (std::vector<std::pair<int, int>>{{0, 5}, {1, 5}}));  // (0, 1) came early: sampled
-  EXPECT_EQ(unsettled(s, s.samples.at(1)), (std::vector<std::pair<int, int>>{{0, 5}}));  // node 1 confirmed
+  const auto level = [](int, int) { return 0.4; };
+  EXPECT_EQ(unsettled(s, s.samples.at(1), level), (std::vector<std::pair<int, int>>{{0, 5}}));  // node 1 confirmed
 }
 
 TEST(PairPlan, TheSecondQuickRoundMeetsTheSuspectsNeighbours) {
