@@ -109,8 +109,8 @@ class PlanRun {
   LevelPairs newSuspects();
   // Rank 0: the pairs of `pass` that no longer look slow on the samples so far.
   LevelPairs cleared(const LevelPairs& pass);
-  // Rank 0: of `pairs`, those far below their baseline (farBelowPairs).
-  LevelPairs farBelow(const LevelPairs& pairs);
+  // Of `pairs`, those far below their baseline in `m` (farBelowPairs).
+  static LevelPairs farBelow(const core::Matrices& m, const LevelPairs& pairs);
   // Rank 0's pairs, told to every rank.
   LevelPairs tell(const LevelPairs& pairs);
   // Measures rank 0's `pairs` again as retest number `sample`; false where there were none.
@@ -285,8 +285,7 @@ PlanRun::LevelPairs PlanRun::cleared(const LevelPairs& pass) {
   return out;
 }
 
-PlanRun::LevelPairs PlanRun::farBelow(const LevelPairs& pairs) {
-  const core::Matrices m = builder_->build();
+PlanRun::LevelPairs PlanRun::farBelow(const core::Matrices& m, const LevelPairs& pairs) {
   return {farBelowPairs(m, core::PairLevel::kRank, pairs[0]), farBelowPairs(m, core::PairLevel::kNode, pairs[1])};
 }
 
@@ -348,8 +347,8 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
   if (root) {
     const Charged planning(steps_.costs.planSeconds);
     const LevelPairs suspects = newSuspects();
-    const LevelPairs far = farBelow(suspects);
     const core::Matrices m = builder_->build();
+    const LevelPairs far = farBelow(m, suspects);
     const AnalysisConfig c = analysisConfigOf(steps_.config);
     for (std::size_t level : {0u, 1u}) {
       const auto pairLevel = level == 0 ? core::PairLevel::kRank : core::PairLevel::kNode;
@@ -368,8 +367,8 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
     LevelPairs rest;
     if (root) {
       const Charged planning(steps_.costs.planSeconds);
-      const LevelPairs still = farBelow({samplePairs(sampled[0]), samplePairs(sampled[1])});
       const core::Matrices m = builder_->build();
+      const LevelPairs still = farBelow(m, {samplePairs(sampled[0]), samplePairs(sampled[1])});
       for (std::size_t level : {0u, 1u}) {
         const core::Matrix& bw = level == 0 ? m.rankUnidir : m.nodeBw;
         const auto depth = [&](int a, int b) {
@@ -390,7 +389,7 @@ bool PlanRun::measureApart(const std::vector<core::PairStep>& list, const LevelP
   // cable read a half, as slow in every sample. So the two kinds never share a round.
   LevelPairs far, rest;
   if (root_ && builder_) {
-    far = farBelow(pairs);
+    far = farBelow(builder_->build(), pairs);
     for (std::size_t level : {0u, 1u}) {
       const std::set<std::pair<int, int>> apart(far[level].begin(), far[level].end());
       std::copy_if(pairs[level].begin(), pairs[level].end(), std::back_inserter(rest[level]),
