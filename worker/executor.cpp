@@ -472,6 +472,7 @@ struct PairReport {
   double cv = 0;     // the least steady of its streams: coefficient of variation of iteration times
   double oneWay = 0; // seconds, one-way latency
   std::uint64_t wrong = 0;
+  std::array<TypicalWindows::Sample, 2> windows{};  // its sent and both-ways windows, for the typical
 };
 
 // My partner in a round of `pairs`: the rank of the other member (rank level), or the rank with
@@ -587,7 +588,6 @@ PairResult Executor::run(const core::PairStep& step) {
   if (!(nodeLevel ? typical_.knows(2) : typical_.knows(0) || typical_.knows(1))) {
     typical_.agree(world_, {peer >= 0 ? firstWindow(step, peer, leads, phase) : TypicalWindows::Sample{}});
   }
-  std::array<TypicalWindows::Sample, 2> timedWindows{};  // this rank's sent and both-ways windows
   if (peer >= 0) {
     const std::size_t kind = kindOf(nodeLevel, peer);
     PairSpec spec = pairSpecFor(step);
@@ -595,24 +595,23 @@ PairResult Executor::run(const core::PairStep& step) {
     setProbe(spec, typical_.probe(kind));
     spec.probes = step.sample > 0 ? 1 : 2;  // a retested pair's connection is up
     std::unique_ptr<PairRunner> runner = backend_.preparePairs(world_, spec);
-    const auto timed = [&](bool send, bool receive) { return runner->stream(peer, send, receive); };
     // the leading side's stream, then the other's, then both at once; every node-level stream of
     // a direction runs together
     together();
-    const PairRunner::Timing one = timed(leads, !leads);
+    const PairRunner::Timing one = runner->stream(peer, leads, !leads);
     together();
-    const PairRunner::Timing two = timed(!leads, leads);
+    const PairRunner::Timing two = runner->stream(peer, !leads, leads);
     const PairRunner::Timing& sent = leads ? one : two;
     mine.send = sent.seconds;
     mine.sendIters = sent.iters;
     together();
-    const PairRunner::Timing both = timed(true, true);
+    const PairRunner::Timing both = runner->stream(peer, true, true);
     mine.bidir = both.seconds;
     mine.bidirIters = both.iters;
     mine.cv = std::max({one.cv, two.cv, both.cv});
     for (std::size_t i = 0; i < 2; ++i) {
       const PairRunner::Timing& t = i == 0 ? sent : both;
-      if (t.iters > 0 && !t.clearlySlow) timedWindows[i] = {static_cast<int>(kind), t.seconds / t.iters, t.probe};
+      if (t.iters > 0 && !t.clearlySlow) mine.windows[i] = {static_cast<int>(kind), t.seconds / t.iters, t.probe};
     }
     const bool measuresLatency = !nodeLevel || topology_.ranks.at(static_cast<std::size_t>(rank_)).localRank == 0;
     if (step.latencyIters > 0 && measuresLatency) {
@@ -626,7 +625,9 @@ PairResult Executor::run(const core::PairStep& step) {
   sleepingBarrier(world_);
   std::vector<PairReport> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
   FM_MPI(MPI_Gather(&mine, sizeof(PairReport), MPI_BYTE, all.data(), sizeof(PairReport), MPI_BYTE, 0, world_));
-  typical_.agree(world_, timedWindows);
+  std::vector<TypicalWindows::Sample> samples;
+  for (const PairReport& r : all) samples.insert(samples.end(), r.windows.begin(), r.windows.end());
+  typical_.agreeGathered(world_, std::move(samples));
   PairResult result;
   if (rank_ != 0) return result;
 

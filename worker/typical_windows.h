@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <vector>
 
 #include "worker/pair_timing.h"
 
@@ -35,6 +36,9 @@ class TypicalWindows {
   // Collective over `world`: every rank's samples (an idle rank's are none), each kind's medians
   // over the ranks kept on every rank.
   void agree(MPI_Comm world, const std::array<Sample, 2>& mine);
+  // The same where rank 0 gathered every rank's samples already (`all`; empty on the others):
+  // only the medians are told.
+  void agreeGathered(MPI_Comm world, std::vector<Sample> all);
 
  private:
   std::array<WindowHistory, kKinds> windows_;
