@@ -109,10 +109,18 @@ std::vector<std::pair<int, int>> circleRound(int members, int round);
 // except a part that would need over 4 times the rounds the typical part does (a faulty leaf's)
 // and over 3 times the rounds of the busiest member or that part: it holds as many at once as
 // keeps it within those rounds.
+// `lanes` (per member, aligned with its claims; -1 or absent: none) spreads a part's pairs over its
+// cables as a subnet routing by destination does (InfiniBand's ftree, D-mod-K): a member's lane at
+// the leaf it hangs on is its position among the leaf's hosts modulo the leaf's cables up, and
+// the leaf's traffic towards a destination takes the cable of the destination's lane, the
+// traffic into it from outside comes down the cable of its own. A round then holds each lane of a
+// part, as the lane of the end under it and as the lane of the end outside it, at most its width
+// over its lanes times: two pairs of a leaf that the subnet would route onto one cable meet in
+// different rounds. Where the subnet routes otherwise they meet as they would without lanes.
 using Rounds = std::vector<std::vector<std::pair<int, int>>>;
 using PartWidths = std::map<int, int>;
 Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims = {},
-                  const PartWidths& widths = {});
+                  const PartWidths& widths = {}, const std::vector<std::vector<int>>& lanes = {});
 
 // How a GPU-pair copy moves the data (the per-method columns of /copies and /matrix/gpu).
 enum class CopyMethod : std::uint8_t {

@@ -110,6 +110,16 @@ std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology);
 // a round carries at once with a cable each (core::packRounds' widths). Counted in cables: where
 // the uplinks run faster than the nodes' own cables, each could carry more. Empty without a fabric.
 std::map<int, int> uplinkWidths(const core::Topology& topology);
+// Both, and per node its lanes (aligned with its claims; core::packRounds' lanes): at the leaf it
+// hangs on, its position among the leaf's host ports modulo the leaf's cables up, the cable a
+// subnet routing by destination (ftree, D-mod-K) brings its traffic down and sends its leaf's
+// traffic for it up; -1 at the levels above, whose choice of cable is not known here.
+struct UplinkParts {
+  std::vector<std::vector<int>> claims;
+  std::vector<std::vector<int>> lanes;
+  std::map<int, int> widths;
+};
+UplinkParts uplinkParts(const core::Topology& topology);
 
 // Findings, most severe first: severity "error" below half the baseline (or latency above twice
 // the factor), "warning" otherwise, "info" for pairs too noisy to judge.

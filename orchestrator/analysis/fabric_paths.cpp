@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -138,31 +139,73 @@ std::string suspectName(const core::FabricGraph& graph, const FabricSuspect& sus
 
 namespace fabricmap::orchestrator {
 
-std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology) {
-  std::vector<std::vector<int>> claims(topology.nodes.size());
-  if (topology.fabric.devices.empty()) return claims;
-  const internal::FabricPaths paths = internal::fabricPaths(topology.fabric, topology);
-  for (int x : paths.placed) {
-    std::vector<int>& mine = claims[static_cast<std::size_t>(x)];
-    for (const std::vector<int>& level : paths.above[static_cast<std::size_t>(x)]) {
-      // several switches on a level: which one a pair crosses is the routing's choice
-      if (level.size() == 1 && paths.uplinkSuspect[static_cast<std::size_t>(level.front())] >= 0) {
-        mine.push_back(level.front());
-      }
+namespace {
+
+using internal::at;
+
+// Per leaf (device), its host adapters' cables in the order of the leaf's ports (the file's order
+// where no port is given): index into FabricGraph::links.
+std::map<int, std::vector<int>> hostCablesByLeaf(const core::FabricGraph& g) {
+  std::map<int, std::vector<int>> out;
+  for (std::size_t i = 0; i < g.links.size(); ++i) {
+    const core::FabricLink& l = g.links[i];
+    if (l.a >= 0 && l.b >= 0 && at(l.a) < g.devices.size() && at(l.b) < g.devices.size() &&
+        g.devices[at(l.a)].kind == core::FabricDeviceKind::kHost) {
+      out[l.b].push_back(static_cast<int>(i));
     }
-    std::sort(mine.begin(), mine.end());
   }
-  return claims;
+  for (auto& [leaf, cables] : out) {
+    std::stable_sort(cables.begin(), cables.end(), [&](int x, int y) { return g.links[at(x)].portB < g.links[at(y)].portB; });
+  }
+  return out;
 }
 
-std::map<int, int> uplinkWidths(const core::Topology& topology) {
-  std::map<int, int> widths;
-  if (topology.fabric.devices.empty()) return widths;
-  const internal::FabricPaths paths = internal::fabricPaths(topology.fabric, topology);
-  for (const internal::FabricSuspect& s : paths.suspects) {
-    if (s.kind == internal::FabricSuspect::Kind::kUplinks) widths[s.device] = static_cast<int>(s.uplinks.size());
+// Node x's lane at `leaf` (see UplinkParts): its first adapter's position among the leaf's host
+// cables, modulo the leaf's cables up; -1 where no adapter of x hangs on it.
+int laneAt(const core::FabricGraph& g, const std::vector<int>& nodeOf, const std::vector<int>& cables, int x, int width) {
+  for (std::size_t i = 0; i < cables.size(); ++i) {
+    const int adapter = g.links[at(cables[i])].a;
+    if (at(adapter) < nodeOf.size() && nodeOf[at(adapter)] == x) return static_cast<int>(i) % std::max(width, 1);
   }
-  return widths;
+  return -1;
 }
+
+}  // namespace
+
+UplinkParts uplinkParts(const core::Topology& topology) {
+  UplinkParts out;
+  out.claims.resize(topology.nodes.size());
+  out.lanes.resize(topology.nodes.size());
+  if (topology.fabric.devices.empty()) return out;
+  const core::FabricGraph& g = topology.fabric;
+  const internal::FabricPaths paths = internal::fabricPaths(g, topology);
+  for (const internal::FabricSuspect& s : paths.suspects) {
+    if (s.kind == internal::FabricSuspect::Kind::kUplinks) out.widths[s.device] = static_cast<int>(s.uplinks.size());
+  }
+  const std::map<int, std::vector<int>> cables = hostCablesByLeaf(g);
+  const std::vector<int> nodeOf = topologies::nodesOfDevices(g, topology);
+  for (int x : paths.placed) {
+    std::vector<std::pair<int, int>> mine;  // (switch, lane)
+    const auto& above = paths.above[at(x)];
+    for (std::size_t level = 0; level < above.size(); ++level) {
+      // several switches on a level: which one a pair crosses is the routing's choice
+      const int d = above[level].size() == 1 ? above[level].front() : -1;
+      if (d < 0 || paths.uplinkSuspect[at(d)] < 0) continue;
+      const auto leaf = cables.find(d);
+      const bool lanes = level == 0 && leaf != cables.end();  // the leaf it hangs on: its lane there
+      mine.emplace_back(d, lanes ? laneAt(g, nodeOf, leaf->second, x, out.widths.at(d)) : -1);
+    }
+    std::sort(mine.begin(), mine.end());
+    for (const auto& [part, lane] : mine) {
+      out.claims[at(x)].push_back(part);
+      out.lanes[at(x)].push_back(lane);
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology) { return uplinkParts(topology).claims; }
+
+std::map<int, int> uplinkWidths(const core::Topology& topology) { return uplinkParts(topology).widths; }
 
 }  // namespace fabricmap::orchestrator

@@ -61,25 +61,29 @@ core::FabricGraph fabricOf(const RunConfig& config, const core::Topology& topolo
 }
 
 FabricClaims agreedClaims(MPI_Comm world, const core::Topology& topology) {
-  // wire format: per node its claims' count and the claims, then per width its part and width
+  // wire format: per node its claims' count, the claims and their lanes, then per width its part and width
   std::vector<int> wire;
   int rank = 0;
   FM_MPI(MPI_Comm_rank(world, &rank));
   if (rank == 0 && !topology.fabric.devices.empty()) {
-    for (const std::vector<int>& mine : uplinkClaims(topology)) {
-      wire.push_back(static_cast<int>(mine.size()));
-      wire.insert(wire.end(), mine.begin(), mine.end());
+    const UplinkParts parts = uplinkParts(topology);
+    for (std::size_t node = 0; node < parts.claims.size(); ++node) {
+      wire.push_back(static_cast<int>(parts.claims[node].size()));
+      wire.insert(wire.end(), parts.claims[node].begin(), parts.claims[node].end());
+      wire.insert(wire.end(), parts.lanes[node].begin(), parts.lanes[node].end());
     }
-    for (const auto& [part, width] : uplinkWidths(topology)) wire.insert(wire.end(), {part, width});
+    for (const auto& [part, width] : parts.widths) wire.insert(wire.end(), {part, width});
   }
   wire = worker::broadcastInts(world, std::move(wire));
   FabricClaims out;
   if (wire.empty()) return out;
   std::size_t i = 0;
   for (std::size_t node = 0; node < topology.nodes.size() && i < wire.size(); ++node) {
+    const auto count = static_cast<std::ptrdiff_t>(wire[i]);
     const auto first = wire.begin() + static_cast<std::ptrdiff_t>(i) + 1;
-    out.nodes.emplace_back(first, first + wire[i]);
-    i += static_cast<std::size_t>(wire[i]) + 1;
+    out.nodes.emplace_back(first, first + count);
+    out.lanes.emplace_back(first + count, first + 2 * count);
+    i += 2 * static_cast<std::size_t>(count) + 1;
   }
   for (; i + 1 < wire.size(); i += 2) out.widths[wire[i]] = wire[i + 1];
   return out;

@@ -84,14 +84,28 @@ core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
   return plan;
 }
 
-std::vector<std::vector<int>> FabricClaims::of(core::PairLevel level, const core::Topology& topology) const {
-  if (level == core::PairLevel::kNode || nodes.empty()) return nodes;
+namespace {
+
+// Per member of `level`, its node's row of `perNode`.
+std::vector<std::vector<int>> perMember(const std::vector<std::vector<int>>& perNode, core::PairLevel level,
+                                        const core::Topology& topology) {
+  if (level == core::PairLevel::kNode || perNode.empty()) return perNode;
   std::vector<std::vector<int>> out;
   for (const core::RankRecord& r : topology.ranks) {
     const auto node = static_cast<std::size_t>(r.node);
-    out.push_back(node < nodes.size() ? nodes[node] : std::vector<int>{});
+    out.push_back(node < perNode.size() ? perNode[node] : std::vector<int>{});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> FabricClaims::of(core::PairLevel level, const core::Topology& topology) const {
+  return perMember(nodes, level, topology);
+}
+
+std::vector<std::vector<int>> FabricClaims::lanesOf(core::PairLevel level, const core::Topology& topology) const {
+  return perMember(lanes, level, topology);
 }
 
 core::PartWidths FabricClaims::widthsOf(core::PairLevel level, const core::Topology& topology) const {
@@ -525,7 +539,8 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
     const core::PairStep base = pairStepTemplate(config, level, members);
     if (config.pairwiseMode == PairwiseMode::kQuick) {
       appendPairRounds(plan, base, core::packRounds(quickPairs(members, config.pairwisePeers, 1),
-                                                    claims.of(level, topology), claims.widthsOf(level, topology)));
+                                                    claims.of(level, topology), claims.widthsOf(level, topology),
+                                                    claims.lanesOf(level, topology)));
       continue;
     }
     // a round whose pairs cross a switch more often than it has cables up is measured in parts
@@ -533,11 +548,12 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
     const bool split = !claims.nodes.empty() && members <= kSplitMembers;
     const auto memberClaims = split ? claims.of(level, topology) : std::vector<std::vector<int>>{};
     const auto widths = split ? claims.widthsOf(level, topology) : core::PartWidths{};
+    const auto lanes = split ? claims.lanesOf(level, topology) : std::vector<std::vector<int>>{};
     for (int round = 0; round < core::circleRounds(members); ++round) {
       core::PairStep step = base;
       step.round = round;
       const core::Rounds parts =
-          split ? core::packRounds(core::circleRound(members, round), memberClaims, widths) : core::Rounds{};
+          split ? core::packRounds(core::circleRound(members, round), memberClaims, widths, lanes) : core::Rounds{};
       for (std::size_t part = 0; part < std::max<std::size_t>(1, parts.size()); ++part) {
         step.index = plan.stepCount();
         if (parts.size() > 1) {
@@ -585,7 +601,8 @@ void planWidening(const RunConfig& config, const core::Topology& topology, core:
   if (pairs.empty()) return;
   const int members = static_cast<int>(level == core::PairLevel::kRank ? topology.ranks.size() : topology.nodes.size());
   appendPairRounds(plan, pairStepTemplate(config, level, members),
-                   core::packRounds(pairs, claims.of(level, topology), claims.widthsOf(level, topology)));
+                   core::packRounds(pairs, claims.of(level, topology), claims.widthsOf(level, topology),
+                                    claims.lanesOf(level, topology)));
 }
 
 double stepBytes(const core::CollectiveStep& step) {

@@ -20,13 +20,16 @@ core::ScopePlan planScope(core::Scope scope, const core::Topology& topology,
                           const std::vector<core::ScopePlan>& earlier, int minGroup = 2);
 
 // What the planner knows of the fabric (`run --fabric`, read on rank 0 and told to every rank,
-// which all plan the same steps): each node's uplink claims (analysis.h uplinkClaims) and how many
-// pairs each claimed switch carries across it at once (uplinkWidths). Empty without a fabric.
+// which all plan the same steps): each node's uplink claims and lanes (analysis.h uplinkParts) and how
+// many pairs each claimed switch carries across it at once. Empty without a fabric.
 struct FabricClaims {
   std::vector<std::vector<int>> nodes;
+  std::vector<std::vector<int>> lanes;  // per node, aligned with its claims (analysis.h UplinkParts)
   core::PartWidths widths;
   // The claims of each member of `level`: a rank's are its node's.
   std::vector<std::vector<int>> of(core::PairLevel level, const core::Topology& topology) const;
+  // The lanes of each member of `level`, aligned with its claims: a rank's are its node's.
+  std::vector<std::vector<int>> lanesOf(core::PairLevel level, const core::Topology& topology) const;
   // The widths for pairs of `level`: a switch's cables each carry as many rank pairs as its
   // nodes run ranks (they share their node's own cable too).
   core::PartWidths widthsOf(core::PairLevel level, const core::Topology& topology) const;
@@ -68,9 +71,12 @@ void planCopies(const RunConfig& config, const core::Topology& topology, core::P
 // Pairwise rounds: the rank matrix, then the node matrix (when nodes hold several ranks; with
 // one rank per node it is the rank matrix). Full mode: the circle method's rounds; quick mode:
 // each member against `pairwisePeers` random others, packed into rounds of disjoint pairs. Either
-// way no round sends pairs across a switch with claims more often than it has cables up
-// (`claims`; a full round that would is measured in parts, up to kSplitMembers members): a round
-// that sent a 2:1 leaf's every node across would measure its uplinks' sharing, not its pairs.
+// way no round sends pairs across a switch with claims more often than it has cables up, nor two
+// pairs that a subnet routing by destination puts on one of its cables (`claims` and their lanes;
+// a full round that would is measured in parts, up to kSplitMembers members): a round that sent a
+// 2:1 leaf's every node across would measure its uplinks' sharing, not its pairs, and two pairs
+// on one cable read half their rate, which widens the first pass's spread until the bar lets a
+// slow leaf's pairs pass.
 inline constexpr int kSplitMembers = 2048;
 void planPairs(const RunConfig& config, const core::Topology& topology, core::Plan& plan,
                const FabricClaims& claims = {});

@@ -450,6 +450,43 @@ TEST(UplinkClaims, EachClaimedSwitchCarriesAPairPerCableUp) {
   EXPECT_TRUE(uplinkWidths(fabric(4, 2).topology).empty());
 }
 
+// A node's lane at its leaf: its position among the leaf's host ports (not the file's order)
+// modulo the leaf's cables up; above the leaf (a pod's switch) no lane; no fabric, none.
+TEST(UplinkClaims, ANodesLaneIsItsPortPositionAtItsLeafModuloTheCablesUp) {
+  const Fabric two = withFabric(fabric(9, 1), R"(
+leaf0:33 -> spine0:1
+leaf0:34 -> spine1:1
+leaf1:33 -> spine0:2
+leaf1:34 -> spine1:2
+host2 -> leaf0:7
+host0 -> leaf0:3
+host1 -> leaf0:5
+host3 -> leaf1:1
+host4 -> leaf1:2
+host5 -> leaf1:3
+host6 -> leaf1:4
+host7 -> leaf1:9
+)");
+  const UplinkParts parts = uplinkParts(two.topology);
+  ASSERT_EQ(parts.lanes.size(), 9u);
+  const std::vector<std::vector<int>> want{{0}, {1}, {0}, {0}, {1}, {0}, {1}, {0}, {}};
+  EXPECT_EQ(parts.lanes, want);
+  EXPECT_EQ(parts.claims, uplinkClaims(two.topology));
+  EXPECT_EQ(parts.widths, uplinkWidths(two.topology));
+
+  const Fabric pods = withFabric(fabric(8, 1), podTree(2).c_str());
+  const UplinkParts podParts = uplinkParts(pods.topology);
+  for (std::size_t x = 0; x < 8; ++x) {
+    ASSERT_EQ(podParts.lanes[x].size(), 2u);
+    // each leaf has one cable up: lane 0 there; the pod's switch is no leaf: no lane
+    const auto leafAt = std::find(podParts.claims[x].begin(), podParts.claims[x].end(),
+                                  uplinkClaims(pods.topology)[x].front()) - podParts.claims[x].begin();
+    EXPECT_EQ(std::count(podParts.lanes[x].begin(), podParts.lanes[x].end(), -1), 1) << x << " at " << leafAt;
+    EXPECT_EQ(std::count(podParts.lanes[x].begin(), podParts.lanes[x].end(), 0), 1) << x;
+  }
+  EXPECT_TRUE(uplinkParts(fabric(4, 2).topology).widths.empty());
+}
+
 TEST(SwitchRule, NothingWithoutSlowPairsOrPlacedNodes) {
   const Fabric clean = withFabric(fabric(8, 1), kTwoSpines);
   EXPECT_TRUE(serious(analyze(clean.m, clean.topology, kDefaults)).empty());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include <filesystem>
@@ -182,6 +183,51 @@ TEST(PackRounds, AClaimBothEndsHoldIsNotHeld) {
   EXPECT_EQ(inPod.size(), 1u);
   const auto acrossPods = core::packRounds({{0, 4}, {2, 5}}, claims);
   EXPECT_EQ(acrossPods.size(), 2u);
+}
+
+// Lanes: a subnet routing by destination (D-mod-K) sends a leaf's traffic towards destination d
+// up the cable of d's lane and brings traffic into d down the cable of d's lane. Four leaves of
+// eight members under four cables each (lane = position modulo 4): with lanes, no directed cable
+// carries two pairs of a round in any round of quick mode's pairs; with the widths alone some do.
+TEST(PackRounds, LanesKeepEachCableOfARoundToOnePairUnderRoutingByDestination) {
+  constexpr int kMembers = 32;
+  std::vector<std::vector<int>> claims(kMembers);
+  std::vector<std::vector<int>> lanes(kMembers);
+  for (int m = 0; m < kMembers; ++m) {
+    claims[static_cast<std::size_t>(m)] = {100 + m / 8};
+    lanes[static_cast<std::size_t>(m)] = {m % 8 % 4};
+  }
+  const core::PartWidths widths{{100, 4}, {101, 4}, {102, 4}, {103, 4}};
+  const Pairs pairs = quickPairs(kMembers, 3, 1);
+  // per round: how many pairs use each directed cable (leaf, spine, up?) at most
+  const auto mostOnACable = [](const Pairs& round) {
+    std::map<std::tuple<int, int, bool>, int> use;
+    int most = 0;
+    for (const auto& [a, b] : round) {
+      if (a / 8 == b / 8) continue;
+      for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+        most = std::max({most, ++use[{from / 8, to % 4, true}], ++use[{to / 8, to % 4, false}]});
+      }
+    }
+    return most;
+  };
+  const auto laned = core::packRounds(pairs, claims, widths, lanes);
+  std::multiset<std::pair<int, int>> seen;
+  for (const auto& r : laned) {
+    expectDisjoint(r);
+    EXPECT_EQ(mostOnACable(r), 1);
+    seen.insert(r.begin(), r.end());
+  }
+  const std::multiset<std::pair<int, int>> want(pairs.begin(), pairs.end());
+  EXPECT_EQ(seen, want);
+  int shared = 0;
+  for (const auto& r : core::packRounds(pairs, claims, widths)) shared += mostOnACable(r) > 1;
+  EXPECT_GT(shared, 0);
+  // two pairs whose ends have the same lanes meet in two rounds; swapped lanes share one
+  const std::vector<std::vector<int>> two{{10}, {10}, {10}, {10}, {11}, {11}, {11}, {11}};
+  const std::vector<std::vector<int>> twoLanes{{0}, {1}, {0}, {1}, {0}, {1}, {0}, {1}};
+  EXPECT_EQ(core::packRounds({{0, 4}, {2, 6}}, two, {{10, 2}, {11, 2}}, twoLanes).size(), 2u);
+  EXPECT_EQ(core::packRounds({{0, 5}, {1, 4}}, two, {{10, 2}, {11, 2}}, twoLanes).size(), 1u);
 }
 
 TEST(QuickMode, EveryMemberMeetsEnoughPeersDeterministically) {
