@@ -14,7 +14,12 @@ spine00 at 37.5% and 1 MiB messages (bandwidth-bound): that cable named, and eve
 whose route avoids it and whose leaves no other pair of its round holds at 0.8x of the retests'
 median or better: each round ends before the next begins; `broken`, one rank per host, host
 n0010's cable at 1% both ways and 1 MiB messages: that node named, and of its 63 pairs, all far
-below, only a sample (planner.h kRetestSample) measured again, its first round's included.
+below, only a sample (planner.h kRetestSample) measured again, its first round's included;
+`leaf`, quick mode on a 2:1 tree (4 spines), one rank per host, every cable of leaf07 at 21.5%
+and 1 MiB messages: that switch named, nothing else, and no two pairs of a round of the first
+pass on one cable (the rounds keep to routing by destination): pairs that met read half their
+rate, which widened the spread until the leaf's own pairs passed the bar and a few were named
+as links.
 """
 import argparse
 import os
@@ -30,10 +35,12 @@ import fabric  # noqa: E402  (bench/sim)
 
 SKIP = 77
 SHAPE = {"levels": 2, "leaves": 8, "hosts-per-leaf": 8, "spines": 8, "ranks-per-host": 1}
-RANKS_PER_HOST = {"cable": 2, "clean": 1, "rounds": 1, "broken": 1}
+RANKS_PER_HOST = {"cable": 2, "clean": 1, "rounds": 1, "broken": 1, "leaf": 1}
+SPINES = {"leaf": 4}  # 2:1; the others 1:1
+MORE_ARGS = {"leaf": ["--pairwise-mode", "quick"]}
 # blame.py's pairwise options: small transfers, as a user's first run
 RUN_ARGS = ["--pairwise", "--pair-bytes", "64K", "--pair-window", "4", "--pair-iters", "4"]
-PAIR_BYTES = {"rounds": "1M", "broken": "1M"}
+PAIR_BYTES = {"rounds": "1M", "broken": "1M", "leaf": "1M"}
 RETEST_SAMPLE = 4  # orchestrator/run/planner.h kRetestSample
 
 
@@ -48,6 +55,8 @@ CASES = {
     "rounds": ([["cable", "leaf02", "spine00", 0.375, "both"]], uplink_of("leaf02")),
     "broken": ([["host", "n0010", 0.01, "both"]], [{"kind": "node", "node_a": 10, "node_b": -1, "rank": -1,
                                                     "both": False, "label": "n0010"}]),
+    "leaf": ([["leaf", "leaf07", 0.215]], [{"kind": "switch", "switch": "leaf07", "node_a": -1, "node_b": -1,
+                                            "rank": -1, "both": False, "label": "leaf07"}]),
 }
 
 
@@ -104,6 +113,23 @@ def slowed_off_the_cable(path, cable):
     return [f"{what}: {bw / median:.2f}x" for bw, what in off if bw < 0.8 * median]
 
 
+def met_on_a_cable(path, spines):
+    """First-pass rounds (sample 0) in which two pairs across leaves take one cable the same way
+    (D-mod-K by destination: up from the sender's leaf to spine d mod spines, down from it to d's
+    leaf; hosts n0000.. 8 to a leaf), as (step, cable)."""
+    host, pairs = read_pairs(path)
+    use = {}
+    for p in pairs:
+        if int(p["sample"]) != 0:
+            continue
+        a, b = host[int(p["a"])], host[int(p["b"])]
+        for x, y in ((a, b), (b, a)):
+            if x // 8 != y // 8:
+                for cable in (("up", x // 8, y % spines), ("down", y // 8, y % spines)):
+                    use.setdefault((int(p["step"]), cable), []).append((x, y))
+    return sorted((step, cable) for (step, cable), ways in use.items() if len(ways) > 1)
+
+
 def retested_of(path, hostname):
     """The pairs of a host measured again (sample 1 or later); their count should be a sample."""
     host, pairs = read_pairs(path)
@@ -129,9 +155,9 @@ def main():
     import blame
     faults, culprits = CASES[a.case]
     with tempfile.TemporaryDirectory(prefix="fmsim-") as out:
-        settings = dict(SHAPE, **{"ranks-per-host": RANKS_PER_HOST[a.case]})
+        settings = dict(SHAPE, **{"ranks-per-host": RANKS_PER_HOST[a.case], "spines": SPINES.get(a.case, 8)})
         shape = fabric.write_shape(os.path.join(out, "shape"), settings, faults)
-        args = RUN_ARGS[:]
+        args = RUN_ARGS + MORE_ARGS.get(a.case, [])
         if a.case in PAIR_BYTES:
             args[args.index("--pair-bytes") + 1] = PAIR_BYTES[a.case]
         code, output, real, _ = fabric.run(a.build, shape, out, args, timeout=240)
@@ -146,6 +172,7 @@ def main():
         settled = settled_again(path, cable_of(a.case)) if a.case == "cable" else []
         slowed = slowed_off_the_cable(path, cable_of(a.case)) if a.case == "rounds" else []
         retested = retested_of(path, "n0010") if a.case == "broken" else []
+        met = met_on_a_cable(path, settings["spines"]) if a.case == "leaf" else []
     for f in verdict["findings"]:
         print(f"  {f['verdict']:8} {f['severity']} {f['kind']} {f['subject']}")
     if settled:
@@ -156,6 +183,9 @@ def main():
         return 1
     if len(retested) > RETEST_SAMPLE:
         print(f"FAIL: {len(retested)} of the broken host's pairs measured again, not a sample: {retested[:8]}")
+        return 1
+    if met:
+        print(f"FAIL: {len(met)} cables of first-pass rounds carried two pairs the same way: {met[:6]}")
         return 1
     if verdict["false_blame"] or verdict["missed"] or not verdict["exact"]:
         print(f"FAIL: exact {verdict['exact']}, false blame {verdict['false_blame']}, missed {verdict['missed']}")
