@@ -124,20 +124,28 @@ struct NodeCulprit {
 constexpr double kCollateral = 4.0;
 
 // Which directions of n make it a culprit: most of its pairs in some directions slow and (for one
-// direction) most of the other direction fine, or far less slow (kCollateral). False when none do.
+// direction) most of the other direction fine, or far less slow (kCollateral), however many of
+// its pairs that is (a tight bar puts a share of the collateral way's pairs below it, not
+// most). False when none do.
 bool slowDirections(NodeCulprit& n, double share) {
   if (n.out.judged < 2 || n.in.judged < 2) return false;
   n.outgoing = n.out.share() >= share;
   n.incoming = n.in.share() >= share;
+  if (!n.outgoing && !n.incoming) return false;
+  const double out = core::median(n.out.values);
+  const double in = core::median(n.in.values);
   if (n.outgoing && n.incoming) {
-    const double out = core::median(n.out.values);
-    const double in = core::median(n.in.values);
     if (out > kCollateral * in) n.outgoing = false;
     if (in > kCollateral * out) n.incoming = false;
     if (!(n.outgoing && n.incoming)) n.deeper = n.outgoing ? out / in : in / out;
     return true;
   }
-  return (n.outgoing && n.in.share() <= 1.0 - share) || (n.incoming && n.out.share() <= 1.0 - share);
+  const Evidence& other = n.outgoing ? n.in : n.out;
+  if (other.share() <= 1.0 - share) return true;
+  const double deeper = n.outgoing ? out / in : in / out;
+  if (!(deeper * kCollateral < 1.0)) return false;
+  n.deeper = deeper;
+  return true;
 }
 
 // Names n's node, unless the slowness is some of its ranks' (the rank rule names those); either

@@ -500,7 +500,8 @@ TEST(Analysis, ANodeBesideASlowLinkIsJudgedAgainstTheHealthyPairsWithoutIt) {
 
 // A receive path at 5% slows the node's sends a little too (their acknowledgements come back the
 // slow way): sends at 0.85x, below the bar, are that fault's collateral, and the ingress is named,
-// not the node. A node slow both ways by about as much is the node.
+// not the node, whether all its sends or only some are below the bar. A node slow both ways by
+// about as much is the node.
 TEST(Analysis, AWayFarLessSlowThanTheOtherIsItsCollateral) {
   const auto plant = [](float in, float out) {
     return [in, out](core::Matrices& m, const core::Topology&) {
@@ -521,6 +522,16 @@ TEST(Analysis, AWayFarLessSlowThanTheOtherIsItsCollateral) {
   const auto node = serious(analyze(both.m, both.topology, kDefaults));
   ASSERT_EQ(node.size(), 1u) << describe(node);
   EXPECT_EQ(node[0].kind, core::FindingKind::kNode);
+  // some sends at 0.85x and the rest at the baseline: that way neither mostly slow nor mostly
+  // fine, still the collateral of a receive path 17x slower (its sends are not links either)
+  const Fabric partly = fabric(6, 1, 64, [&](core::Matrices& m, const core::Topology& t) {
+    plant(0.5f, 8.5f)(m, t);
+    for (int y : {4, 5}) setBw(m, 2, y, 10.0f);
+  });
+  const auto collateral = serious(analyze(partly.m, partly.topology, kDefaults));
+  ASSERT_EQ(collateral.size(), 1u) << describe(collateral);
+  EXPECT_EQ(collateral[0].kind, core::FindingKind::kNodeIngress);
+  EXPECT_EQ(collateral[0].nodeA, 2);
 }
 
 TEST(Analysis, ANodeAllOfWhoseRanksAreSlowIsTheNode) {
