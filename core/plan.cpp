@@ -211,7 +211,8 @@ class Lanes {
     if (m < 0 || static_cast<std::size_t>(m) >= claims_.size()) return -1;
     const auto& mine = claims_[static_cast<std::size_t>(m)];
     const auto it = std::lower_bound(mine.begin(), mine.end(), p);
-    return it == mine.end() || *it != p ? -1 : laneAt(static_cast<std::size_t>(m), static_cast<std::size_t>(it - mine.begin()));
+    if (it == mine.end() || *it != p) return -1;
+    return laneAt(static_cast<std::size_t>(m), static_cast<std::size_t>(it - mine.begin()));
   }
   // a member's lane as a destination: its lane at the leaf it hangs on (its one lane)
   int ownLane(int m) const {

@@ -155,14 +155,16 @@ std::map<int, std::vector<int>> hostCablesByLeaf(const core::FabricGraph& g) {
     }
   }
   for (auto& [leaf, cables] : out) {
-    std::stable_sort(cables.begin(), cables.end(), [&](int x, int y) { return g.links[at(x)].portB < g.links[at(y)].portB; });
+    std::stable_sort(cables.begin(), cables.end(),
+                     [&](int x, int y) { return g.links[at(x)].portB < g.links[at(y)].portB; });
   }
   return out;
 }
 
 // Node x's lane at `leaf` (see UplinkParts): its first adapter's position among the leaf's host
 // cables, modulo the leaf's cables up; -1 where no adapter of x hangs on it.
-int laneAt(const core::FabricGraph& g, const std::vector<int>& nodeOf, const std::vector<int>& cables, int x, int width) {
+int laneAt(const core::FabricGraph& g, const std::vector<int>& nodeOf, const std::vector<int>& cables, int x,
+           int width) {
   for (std::size_t i = 0; i < cables.size(); ++i) {
     const int adapter = g.links[at(cables[i])].a;
     if (at(adapter) < nodeOf.size() && nodeOf[at(adapter)] == x) return static_cast<int>(i) % std::max(width, 1);

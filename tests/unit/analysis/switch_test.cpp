@@ -453,20 +453,14 @@ TEST(UplinkClaims, EachClaimedSwitchCarriesAPairPerCableUp) {
 // A node's lane at its leaf: its position among the leaf's host ports (not the file's order)
 // modulo the leaf's cables up; above the leaf (a pod's switch) no lane; no fabric, none.
 TEST(UplinkClaims, ANodesLaneIsItsPortPositionAtItsLeafModuloTheCablesUp) {
-  const Fabric two = withFabric(fabric(9, 1), R"(
-leaf0:33 -> spine0:1
-leaf0:34 -> spine1:1
-leaf1:33 -> spine0:2
-leaf1:34 -> spine1:2
-host2 -> leaf0:7
-host0 -> leaf0:3
-host1 -> leaf0:5
-host3 -> leaf1:1
-host4 -> leaf1:2
-host5 -> leaf1:3
-host6 -> leaf1:4
-host7 -> leaf1:9
-)");
+  std::string text;
+  for (int leaf : {0, 1}) {
+    for (int spine : {0, 1}) text += fmt::format("leaf{}:{} -> spine{}:{}\n", leaf, 33 + spine, spine, leaf + 1);
+  }
+  // leaf0's hosts listed out of port order; leaf1's host7 on a far port
+  const std::pair<int, int> ports[] = {{2, 7}, {0, 3}, {1, 5}, {3, 1}, {4, 2}, {5, 3}, {6, 4}, {7, 9}};
+  for (const auto& [host, port] : ports) text += fmt::format("host{} -> leaf{}:{}\n", host, host < 3 ? 0 : 1, port);
+  const Fabric two = withFabric(fabric(9, 1), text.c_str());
   const UplinkParts parts = uplinkParts(two.topology);
   ASSERT_EQ(parts.lanes.size(), 9u);
   const std::vector<std::vector<int>> want{{0}, {1}, {0}, {0}, {1}, {0}, {1}, {0}, {}};
