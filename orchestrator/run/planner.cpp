@@ -543,8 +543,9 @@ void planPairs(const RunConfig& config, const core::Topology& topology, core::Pl
                                                     claims.lanesOf(level, topology)));
       continue;
     }
-    // a round whose pairs cross a switch more often than it has cables up is measured in parts
-    // that keep to them, listed pair by pair (only up to kSplitMembers: the lists take memory)
+    // a round whose pairs cross a switch more often than it has cables up, or would put two on
+    // one cable of a subnet routing by destination (lanes), is measured in parts that keep to
+    // them, listed pair by pair (only up to kSplitMembers: the lists take memory)
     const bool split = !claims.nodes.empty() && members <= kSplitMembers;
     const auto memberClaims = split ? claims.of(level, topology) : std::vector<std::vector<int>>{};
     const auto widths = split ? claims.widthsOf(level, topology) : core::PartWidths{};
