@@ -101,19 +101,18 @@ std::vector<std::pair<int, int>> farBelowPairs(const core::Matrices& m, core::Pa
 std::vector<std::pair<int, int>> steadyPairs(const core::Matrices& m, core::PairLevel level,
                                              const std::vector<std::pair<int, int>>& pairs, const AnalysisConfig& c);
 
-// Per node of the run, the switches whose uplinks its traffic to any node outside them certainly
-// crosses (device indices in topology.fabric, sorted): a leaf it hangs on alone, and each level
-// above where it has one switch. Retests of pairs that hold no such switch in common cannot meet
-// on a cable (core::packRounds' claims); without a fabric, no node claims any.
-std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology);
-// Per switch with cables up (device index in topology.fabric), how many: the pairs across it that
-// a round carries at once with a cable each (core::packRounds' widths). Counted in cables: where
-// the uplinks run faster than the nodes' own cables, each could carry more. Empty without a fabric.
-std::map<int, int> uplinkWidths(const core::Topology& topology);
-// Both, and per node its lanes (aligned with its claims; core::packRounds' lanes): at the leaf it
-// hangs on, its position among the leaf's host ports modulo the leaf's cables up, the cable a
-// subnet routing by destination (ftree, D-mod-K) brings its traffic down and sends its leaf's
-// traffic for it up; -1 at the levels above, whose choice of cable is not known here.
+// What the planner needs of the fabric, from one pass over its paths (empty without a fabric):
+// - claims: per node of the run, the switches whose uplinks its traffic to any node outside them
+//   certainly crosses (device indices in topology.fabric, sorted): a leaf it hangs on alone, and
+//   each level above where it has one switch. Retests of pairs that hold no such switch in common
+//   cannot meet on a cable (core::packRounds' claims);
+// - lanes: per node, aligned with its claims (core::packRounds' lanes): at the leaf it hangs on,
+//   its position among the leaf's host ports modulo the leaf's cables up, the cable a subnet
+//   routing by destination (ftree, D-mod-K) brings its traffic down and sends its leaf's traffic
+//   for it up; -1 at the levels above, whose choice of cable is not known here;
+// - widths: per switch with cables up, how many: the pairs across it that a round carries at once
+//   with a cable each (core::packRounds' widths). Counted in cables: where the uplinks run faster
+//   than the nodes' own cables, each could carry more.
 struct UplinkParts {
   std::vector<std::vector<int>> claims;
   std::vector<std::vector<int>> lanes;

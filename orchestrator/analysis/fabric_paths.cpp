@@ -206,8 +206,4 @@ UplinkParts uplinkParts(const core::Topology& topology) {
   return out;
 }
 
-std::vector<std::vector<int>> uplinkClaims(const core::Topology& topology) { return uplinkParts(topology).claims; }
-
-std::map<int, int> uplinkWidths(const core::Topology& topology) { return uplinkParts(topology).widths; }
-
 }  // namespace fabricmap::orchestrator

@@ -123,7 +123,7 @@ std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_
 
 // Quick mode's second round: for each suspect pair (a, b), up to `perSide` pairs that tell its
 // cause apart, (a's neighbours, b) and (a, b's neighbours), none of them `measured` yet. A
-// member's neighbours are the members with its uplink claims (analysis.h uplinkClaims: its leaf;
+// member's neighbours are the members with its uplink claims (analysis.h uplinkParts' claims: its leaf;
 // everyone without a fabric), the nearest after it in index order first. At most `limit` pairs,
 // unordered, deduplicated, sorted.
 std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
