@@ -394,6 +394,21 @@ def case_ucx(args, tmp):
     attrs, t = read(rma)
     check(json.loads(text(attrs["run_config"]))["ucx_api"] == "rma", "run_config lacks ucx_api rma")
     check(all(r["wrong"] == 0 for r in t["pairs"]), "a checked UCX remote write arrived wrong")
+    # shared-memory FIFOs of 2 entries: a send completes here while what the peer still needs (a
+    # rendezvous' answer) waits in UCX's queue for this side's progress; a rank that went into MPI
+    # then (the agreement after the warm-up) held its peer forever
+    tiny = os.path.join(tmp, "ucx-fifo.h5")
+    fifo_env = dict(env, UCX_POSIX_FIFO_SIZE="2", UCX_SYSV_FIFO_SIZE="2")
+    cmd = [args.mpiexec, "-n", str(args.np), "--oversubscribe", "-x", "UCX_TLS", "-x", "UCX_POSIX_FIFO_SIZE",
+           "-x", "UCX_SYSV_FIFO_SIZE", args.fabricmap, "run", "--backend", "ucx", "--ranks-per-node", "2",
+           "--retests", "0", "-o", tiny] + PAIR_ARGS
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=fifo_env)
+    except subprocess.TimeoutExpired:
+        check(False, "ucx run with 2-entry shared-memory FIFOs hung")
+        return
+    check(p.returncode == 0, f"ucx run with 2-entry FIFOs: exit {p.returncode}: {p.stderr[-2000:]}")
+    check_pairwise(tiny, args.np)
     # --nic-per-rank auto without GPUs: the host's interfaces that are up, in turn by local rank
     up = sorted(n["device"] for n in t["inventory/nics"] if n["kind"] == "ethernet" and n["state"] == "up")
     pinned = [r["nic_pinned"] for r in t["topology/ranks"]]

@@ -20,8 +20,9 @@
 // GPU memory (--pair-memory cuda) is named to UCX in every operation (UCS_MEMORY_TYPE_CUDA); the
 // checked transfers fill and read it through a host copy.
 // The handshake before each is an MPI zero-byte exchange, outside the timed part; each ends with
-// Ucp::finish (a flush and a UCX handshake), so neither side waits in MPI while the other still
-// needs its UCX progress, and no write is in flight when a buffer is unregistered.
+// Ucp::finish (a flush and a UCX handshake), and so does the warm-up before the MPI agreement on
+// the timed windows' count, so neither side waits in MPI while the other still needs its UCX
+// progress, and no write is in flight when a buffer is unregistered.
 #include "worker/ucx/pairs.h"
 
 #include <algorithm>
@@ -59,9 +60,15 @@ class UcxPairsBase : public PairRunner {
                         MPI_STATUS_IGNORE));
   }
 
-  // timeWindows' handshake on the timed windows' count
+  // timeWindows' handshake on the timed windows' count, in MPI between the warm-up and the timed
+  // windows: first Ucp::finish, since a UCX send that completed here may still lie in a transport's
+  // queue (an acknowledgement, a rendezvous' answer) that only this side's progress sends, and the
+  // peer waiting for it would never reach the handshake.
   auto agreeWith(int peer) {
-    return [this, peer](int mine) { return agreeOnFewer(comm_, peer, mpi::kTagSync, mine); };
+    return [this, peer](int mine) {
+      ucp_.finish(peer);
+      return agreeOnFewer(comm_, peer, mpi::kTagSync, mine);
+    };
   }
 
   // A tagged send or receive of `buffer`, in the pair memory unless `host` (the 4-byte messages).
