@@ -157,83 +157,92 @@ std::map<int, int> capacities(const std::vector<std::pair<int, int>>& pairs, con
   return load;
 }
 
-// The lanes of packRounds: per held part with lanes, the lane of the end under it and the lane of
-// the end outside it, each a part of its own numbered past every claimed part.
+// The lanes of packRounds: each lane cable a pair holds (LaneCables) is a part of its own,
+// numbered past every claimed part.
 class Lanes {
  public:
   Lanes(const std::vector<std::vector<int>>& claims, const std::vector<std::vector<int>>& lanes)
-      : claims_(claims), lanes_(lanes) {
-    for (std::size_t m = 0; m < claims.size(); ++m) {
-      for (std::size_t i = 0; i < claims[m].size(); ++i) {
-        next_ = std::max(next_, claims[m][i] + 1);
-        const int lane = laneAt(m, i);
-        if (lane >= 0) count_[claims[m][i]] = std::max(count_[claims[m][i]], lane + 1);
-      }
+      : cables_(claims, lanes) {
+    for (const auto& mine : claims) {
+      for (int part : mine) next_ = std::max(next_, part + 1);
     }
   }
 
-  // The lane parts pair (a, b) holds beside its `parts`.
-  std::vector<int> of(int a, int b, const std::vector<int>& parts) {
+  // The lane parts pair (a, b) holds beside its claimed parts.
+  std::vector<int> of(int a, int b) {
     std::vector<int> out;
-    for (int p : parts) {
-      const auto count = count_.find(p);
-      if (count == count_.end()) continue;
-      const bool aUnder = claimsPart(a, p);
-      const int under = laneOf(aUnder ? a : b, p);
-      const int outside = ownLane(aUnder ? b : a);
-      if (under >= 0) out.push_back(idOf(p, 0, under));
-      if (outside >= 0) out.push_back(idOf(p, 1, outside % count->second));
+    for (const LaneCable& cable : cables_.of(a, b)) {
+      const auto [it, added] = ids_.try_emplace(cable, next_);
+      if (added) ++next_;
+      out.push_back(it->second);
     }
     return out;
   }
 
   // Each lane part's capacity: its part's over the part's lanes, rounded up.
   void addCapacities(std::map<int, int>& capacity) const {
-    for (const auto& [key, id] : ids_) {
-      const int part = std::get<0>(key);
-      const auto it = capacity.find(part);
+    for (const auto& [cable, id] : ids_) {
+      const auto it = capacity.find(cable.part);
       const int of = it == capacity.end() ? 1 : it->second;
-      const int lanes = count_.at(part);
+      const int lanes = cables_.lanesOf(cable.part);
       capacity[id] = std::max(1, (of + lanes - 1) / lanes);
     }
   }
 
  private:
-  int laneAt(std::size_t m, std::size_t i) const {
-    return m < lanes_.size() && i < lanes_[m].size() ? lanes_[m][i] : -1;
-  }
-  bool claimsPart(int m, int p) const {
-    if (m < 0 || static_cast<std::size_t>(m) >= claims_.size()) return false;
-    const auto& mine = claims_[static_cast<std::size_t>(m)];
-    return std::binary_search(mine.begin(), mine.end(), p);
-  }
-  int laneOf(int m, int p) const {
-    if (m < 0 || static_cast<std::size_t>(m) >= claims_.size()) return -1;
-    const auto& mine = claims_[static_cast<std::size_t>(m)];
-    const auto it = std::lower_bound(mine.begin(), mine.end(), p);
-    if (it == mine.end() || *it != p) return -1;
-    return laneAt(static_cast<std::size_t>(m), static_cast<std::size_t>(it - mine.begin()));
-  }
-  // a member's lane as a destination: its lane at the leaf it hangs on (its one lane)
-  int ownLane(int m) const {
-    if (m < 0 || static_cast<std::size_t>(m) >= lanes_.size()) return -1;
-    const auto& mine = lanes_[static_cast<std::size_t>(m)];
-    return mine.empty() ? -1 : *std::max_element(mine.begin(), mine.end());
-  }
-  int idOf(int part, int side, int lane) {
-    const auto [it, added] = ids_.try_emplace({part, side, lane}, next_);
-    if (added) ++next_;
-    return it->second;
-  }
-
-  const std::vector<std::vector<int>>& claims_;
-  const std::vector<std::vector<int>>& lanes_;
-  std::map<int, int> count_;  // per part with lanes: how many
-  std::map<std::tuple<int, int, int>, int> ids_;
+  LaneCables cables_;
+  std::map<LaneCable, int> ids_;
   int next_ = 0;
 };
 
 }  // namespace
+
+LaneCables::LaneCables(std::vector<std::vector<int>> claims, std::vector<std::vector<int>> lanes)
+    : claims_(std::move(claims)), lanes_(std::move(lanes)) {
+  for (std::size_t m = 0; m < claims_.size(); ++m) {
+    for (std::size_t i = 0; i < claims_[m].size(); ++i) {
+      const int lane = laneAt(m, i);
+      if (lane >= 0) count_[claims_[m][i]] = std::max(count_[claims_[m][i]], lane + 1);
+    }
+  }
+}
+
+std::vector<LaneCable> LaneCables::of(int a, int b) const {
+  std::vector<LaneCable> out;
+  for (int part : heldBy(claims_, a, b)) {
+    const auto count = count_.find(part);
+    if (count == count_.end()) continue;
+    const bool aUnder = laneOf(a, part) != kNotClaimed;
+    const int under = laneOf(aUnder ? a : b, part);
+    const int outside = ownLane(aUnder ? b : a);
+    if (under >= 0) out.push_back({part, 0, under});
+    if (outside >= 0) out.push_back({part, 1, outside % count->second});
+  }
+  return out;
+}
+
+int LaneCables::lanesOf(int part) const {
+  const auto it = count_.find(part);
+  return it == count_.end() ? 0 : it->second;
+}
+
+int LaneCables::laneAt(std::size_t m, std::size_t i) const {
+  return m < lanes_.size() && i < lanes_[m].size() ? lanes_[m][i] : -1;
+}
+
+int LaneCables::laneOf(int m, int part) const {
+  if (m < 0 || static_cast<std::size_t>(m) >= claims_.size()) return kNotClaimed;
+  const auto& mine = claims_[static_cast<std::size_t>(m)];
+  const auto it = std::lower_bound(mine.begin(), mine.end(), part);
+  if (it == mine.end() || *it != part) return kNotClaimed;
+  return laneAt(static_cast<std::size_t>(m), static_cast<std::size_t>(it - mine.begin()));
+}
+
+int LaneCables::ownLane(int m) const {
+  if (m < 0 || static_cast<std::size_t>(m) >= lanes_.size()) return -1;
+  const auto& mine = lanes_[static_cast<std::size_t>(m)];
+  return mine.empty() ? -1 : *std::max_element(mine.begin(), mine.end());
+}
 
 Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims,
                   const PartWidths& widths, const std::vector<std::vector<int>>& lanes) {
@@ -242,7 +251,7 @@ Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vect
   std::map<int, int> capacity = capacities(pairs, held, widths);
   Lanes laneParts(claims, lanes);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const std::vector<int> more = laneParts.of(pairs[i].first, pairs[i].second, held[i]);
+    const std::vector<int> more = laneParts.of(pairs[i].first, pairs[i].second);
     held[i].insert(held[i].end(), more.begin(), more.end());
   }
   laneParts.addCapacities(capacity);

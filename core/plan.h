@@ -2,6 +2,7 @@
 // (orchestrator/) builds it; executors (worker/) run it; nothing here knows MPI.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -121,6 +122,36 @@ using Rounds = std::vector<std::vector<std::pair<int, int>>>;
 using PartWidths = std::map<int, int>;
 Rounds packRounds(const std::vector<std::pair<int, int>>& pairs, const std::vector<std::vector<int>>& claims = {},
                   const PartWidths& widths = {}, const std::vector<std::vector<int>>& lanes = {});
+
+// A cable of a part as packRounds' lanes know it: side 0, the lane of the pair's end under the
+// part (the cable its traffic from outside comes down); side 1, the lane of the end outside it,
+// modulo the part's lanes (the cable the part sends that end's traffic up).
+struct LaneCable {
+  int part = 0;
+  int side = 0;
+  int lane = 0;
+  auto operator<=>(const LaneCable&) const = default;
+};
+
+// The lane cables pairs hold, from packRounds' `claims` and `lanes`.
+class LaneCables {
+ public:
+  LaneCables(std::vector<std::vector<int>> claims, std::vector<std::vector<int>> lanes);
+  // Per part with lanes that one end of (a, b) claims and the other does not: the cable of each
+  // side whose lane is known. None without lanes.
+  std::vector<LaneCable> of(int a, int b) const;
+  // How many lanes `part` has (0: none known).
+  int lanesOf(int part) const;
+
+ private:
+  static constexpr int kNotClaimed = -2;
+  int laneAt(std::size_t member, std::size_t claim) const;
+  int laneOf(int member, int part) const;  // kNotClaimed where the member does not claim `part`
+  int ownLane(int member) const;            // its lane at the leaf it hangs on: as a destination
+  std::vector<std::vector<int>> claims_;
+  std::vector<std::vector<int>> lanes_;
+  std::map<int, int> count_;  // per part with lanes: how many
+};
 
 // How a GPU-pair copy moves the data (the per-method columns of /copies and /matrix/gpu).
 enum class CopyMethod : std::uint8_t {
