@@ -394,51 +394,76 @@ void planTraining(const RunConfig& config, const core::Topology& topology, core:
   }
 }
 
+namespace {
+
+// The holders a pair's retests count against (sampleRetests): its ends, then its lane cables.
+std::vector<SampleHolder> holdersOf(int a, int b, const core::LaneCables* cables) {
+  std::vector<SampleHolder> out{a, b};
+  if (cables == nullptr) return out;
+  for (const core::LaneCable& cable : cables->of(a, b)) out.emplace_back(cable);
+  return out;
+}
+
+}  // namespace
+
 RetestSample sampleRetests(const std::vector<std::pair<int, int>>& suspects,
-                           const std::vector<std::pair<int, int>>& farBelow) {
+                           const std::vector<std::pair<int, int>>& farBelow, const core::LaneCables* cables,
+                           const SettledLevels& settled) {
   RetestSample out;
-  std::map<int, int> taken;  // per member: its far-below pairs in the sample
-  const auto full = [&](int member) { return taken[member] >= kRetestSample; };
+  std::map<SampleHolder, int> taken;  // per holder: its far-below pairs in the sample
+  const auto full = [&](const SampleHolder& holder) {
+    return settled.count(holder) > 0 || taken[holder] >= kRetestSample;
+  };
   for (const auto& pair : suspects) {
     if (!std::binary_search(farBelow.begin(), farBelow.end(), pair)) {
       out.measured.push_back(pair);
-    } else if (full(pair.first) || full(pair.second)) {
-      out.waiting.push_back(pair);
-    } else {
-      out.measured.push_back(pair);
-      ++taken[pair.first];
-      ++taken[pair.second];
+      continue;
     }
+    const std::vector<SampleHolder> holders = holdersOf(pair.first, pair.second, cables);
+    if (std::any_of(holders.begin(), holders.end(), full)) {
+      out.waiting.push_back(pair);
+      continue;
+    }
+    out.measured.push_back(pair);
+    for (const SampleHolder& holder : holders) ++taken[holder];
   }
   for (const auto& pair : out.measured) {
     if (!std::binary_search(farBelow.begin(), farBelow.end(), pair)) continue;
-    for (const int member : {pair.first, pair.second}) {
-      if (full(member)) out.samples[member].push_back(pair);
+    for (const SampleHolder& holder : holdersOf(pair.first, pair.second, cables)) {
+      if (taken[holder] >= kRetestSample) out.samples[holder].push_back(pair);
     }
   }
   return out;
 }
 
-std::vector<std::pair<int, int>> unsettled(const RetestSample& sample,
-                                           const std::vector<std::pair<int, int>>& farBelowNow,
-                                           const std::function<double(int, int)>& depth) {
-  std::map<int, double> level;  // per member whose whole sample is still far below: its median depth
-  for (const auto& [member, pairs] : sample.samples) {
+SettledLevels settledLevels(const RetestSample& sample, const std::vector<std::pair<int, int>>& farBelowNow,
+                            const std::function<double(int, int)>& depth) {
+  SettledLevels out;
+  for (const auto& [holder, pairs] : sample.samples) {
     std::vector<double> depths;
     for (const auto& pair : pairs) {
       if (!std::binary_search(farBelowNow.begin(), farBelowNow.end(), pair)) break;
       depths.push_back(depth(pair.first, pair.second));
     }
-    if (depths.size() == pairs.size()) level[member] = core::median(depths);
+    if (depths.size() == pairs.size()) out[holder] = core::median(depths);
   }
-  const auto settles = [&](int member, double d) {
-    const auto it = level.find(member);
-    return it != level.end() && d * kSettleSpread >= it->second && d <= kSettleSpread * it->second;
+  return out;
+}
+
+std::vector<std::pair<int, int>> unsettled(const RetestSample& sample, const SettledLevels& settled,
+                                           const std::function<double(int, int)>& depth,
+                                           const core::LaneCables* cables) {
+  const auto settles = [&](const SampleHolder& holder, double d) {
+    const auto it = settled.find(holder);
+    return it != settled.end() && d * kSettleSpread >= it->second && d <= kSettleSpread * it->second;
   };
   std::vector<std::pair<int, int>> out;
   for (const auto& [a, b] : sample.waiting) {
     const double d = depth(a, b);
-    if (!settles(a, d) && !settles(b, d)) out.emplace_back(a, b);
+    const std::vector<SampleHolder> holders = holdersOf(a, b, cables);
+    if (std::none_of(holders.begin(), holders.end(), [&](const SampleHolder& h) { return settles(h, d); })) {
+      out.emplace_back(a, b);
+    }
   }
   return out;
 }
@@ -466,20 +491,26 @@ std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_
 
 std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
                                               const std::vector<std::vector<int>>& claims, int members, int perSide,
-                                              std::size_t limit, const std::function<bool(int, int)>& measured) {
+                                              std::size_t limit, const std::function<bool(int, int)>& measured,
+                                              const core::LaneCables* cables) {
   const auto claimsOf = [&](int m) {
     return static_cast<std::size_t>(m) < claims.size() ? claims[static_cast<std::size_t>(m)] : std::vector<int>{};
   };
   std::set<std::pair<int, int>> out;
+  std::map<SampleHolder, int> taken;  // per holder: its new pairs
+  const auto full = [&](const SampleHolder& holder) { return taken[holder] >= kWidenPerHolder; };
   // up to perSide new pairs of `other` with the neighbours of `near`
   const auto around = [&](int near, int other) {
     int added = 0;
-    for (int step = 1; step < members && added < perSide; ++step) {
+    for (int step = 1; step < members && added < perSide && !full(other); ++step) {
       const int m = (near + step) % members;
       if (m == other || claimsOf(m) != claimsOf(near)) continue;
       const std::pair<int, int> pair{std::min(m, other), std::max(m, other)};
       if (measured(pair.first, pair.second) || out.count(pair) > 0) continue;
+      const std::vector<SampleHolder> holders = holdersOf(m, other, cables);
+      if (std::any_of(holders.begin(), holders.end(), full)) continue;
       out.insert(pair);
+      for (const SampleHolder& holder : holders) ++taken[holder];
       ++added;
     }
   };

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/plan.h"
@@ -92,30 +93,43 @@ void planRetests(const RunConfig& config, core::PairLevel level, int members,
                  const std::vector<std::vector<int>>& claims = {}, bool separateMachines = false);
 
 // Suspects far below the baseline and steady (analysis.h farBelowPairs, steadyPairs: `farBelow`)
-// are measured again a sample per member: once a member (rank or node) has kRetestSample of them
-// in the retests, its others wait.
-// A host or a cable at 1% puts every pair of a node there, and measuring each again holds the
-// cluster a round per pair (a member is in one pair a round) for figures that repeat the first.
+// are measured again a sample per holder: each end of a pair (a rank or a node) and, where the
+// fabric's lanes are known (`cables`), each lane cable it crosses (core::LaneCables). Once a holder
+// has kRetestSample of them in the retests, its other pairs wait.
+// A host or a cable at 1% puts every pair through it there, and measuring each again holds the
+// cluster a round per pair (a member is in one pair a round, a far-below pair is retested alone)
+// for figures that repeat the first. A cable's pairs spread over many nodes, one or two each:
+// only a sample per cable bounds them.
 inline constexpr int kRetestSample = 4;
+using SampleHolder = std::variant<int, core::LaneCable>;  // a member, or a lane cable
+// Holders whose whole sample was found far below again, each with its sample's median depth (the
+// pair's slower way's best figure, GB/s): the cause is that member's or beyond it, or that
+// cable's. They settle waiting pairs (unsettled), in the retests that found them and in later
+// ones (quick mode's second round retests its own suspects).
+using SettledLevels = std::map<SampleHolder, double>;
 struct RetestSample {
   std::vector<std::pair<int, int>> measured;  // retested now: the suspects but the waiting ones
   std::vector<std::pair<int, int>> waiting;
-  // per member whose sample filled: its far-below pairs among `measured`
-  std::map<int, std::vector<std::pair<int, int>>> samples;
+  // per holder whose sample filled: its far-below pairs among `measured`
+  std::map<SampleHolder, std::vector<std::pair<int, int>>> samples;
 };
+// `settled`: holders settled by earlier retests, whose far-below pairs wait from the start.
 RetestSample sampleRetests(const std::vector<std::pair<int, int>>& suspects,
-                           const std::vector<std::pair<int, int>>& farBelow);
+                           const std::vector<std::pair<int, int>>& farBelow, const core::LaneCables* cables = nullptr,
+                           const SettledLevels& settled = {});
 // Once the sample was measured again (`farBelowNow`: which of its pairs are still far below;
-// `depth(a, b)`: the pair's slower way's best figure so far): the waiting pairs to measure too. A
-// waiting pair is settled, its first figure standing, where an end of it has its whole sample
-// still far below and the pair lies at the sample's level (within kSettleSpread of its median
-// depth): the cause is that member's or beyond it, as the sample's retests showed. A pair much
-// deeper shared the slow part with another pair of its round (a round packs pairs by cables, not
-// by routes), and one cause must read as one level (the cable rule's kOneCauseSpread).
+// `depth(a, b)`: the pair's slower way's best figure so far): the holders it settled.
+SettledLevels settledLevels(const RetestSample& sample, const std::vector<std::pair<int, int>>& farBelowNow,
+                            const std::function<double(int, int)>& depth);
+// The waiting pairs to measure too. A waiting pair is settled, its first figure standing, where a
+// holder of it (`cables` as above) is in `settled` and the pair lies at its level (within
+// kSettleSpread of it). A pair much deeper shared the slow part with another pair of its round (a
+// round packs pairs by cables, not by routes), and one cause must read as one level (the cable
+// rule's kOneCauseSpread).
 inline constexpr double kSettleSpread = 2;
-std::vector<std::pair<int, int>> unsettled(const RetestSample& sample,
-                                           const std::vector<std::pair<int, int>>& farBelowNow,
-                                           const std::function<double(int, int)>& depth);
+std::vector<std::pair<int, int>> unsettled(const RetestSample& sample, const SettledLevels& settled,
+                                           const std::function<double(int, int)>& depth,
+                                           const core::LaneCables* cables = nullptr);
 
 // Quick mode's pairs: each of `members` picks `peers` distinct random others (deterministic in
 // `seed`); unordered, deduplicated, sorted.
@@ -124,12 +138,18 @@ std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_
 // Quick mode's second round: for each suspect pair (a, b), up to `perSide` pairs that tell its
 // cause apart, (a's neighbours, b) and (a, b's neighbours), none of them `measured` yet. A
 // member's neighbours are the members with its uplink claims (analysis.h uplinkParts' claims: its leaf;
-// everyone without a fabric), the nearest after it in index order first. At most `limit` pairs,
-// unordered, deduplicated, sorted.
+// everyone without a fabric), the nearest after it in index order first. A holder (a member, or
+// a lane cable of `cables` where the fabric's lanes are known: sampleRetests' holders) is in at
+// most kWidenPerHolder of the new pairs: a member is in one pair a round and a lane cable carries
+// one, so each of its new pairs is a round of its own, and one in many suspects (a slow host, a
+// slow cable's destinations) would hold the phase a round per pair for figures its first pairs
+// gave. At most `limit` pairs, unordered, deduplicated, sorted.
 std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
                                               const std::vector<std::vector<int>>& claims, int members, int perSide,
-                                              std::size_t limit, const std::function<bool(int, int)>& measured);
+                                              std::size_t limit, const std::function<bool(int, int)>& measured,
+                                              const core::LaneCables* cables = nullptr);
 inline constexpr int kWidenPerSide = 3;
+inline constexpr int kWidenPerHolder = 2 * kWidenPerSide;
 
 // Appends rounds of disjoint first measurements of `pairs` (quick mode's second round), packed
 // as the first round was.

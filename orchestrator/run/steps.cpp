@@ -138,6 +138,7 @@ class PlanRun {
   std::vector<core::TrainingRecord> isolated_;   // rank 0: each traffic type alone
   std::optional<MatrixBuilder> builder_;         // rank 0, when copies or pairs are planned
   std::set<std::pair<int, int>> retested_[2];    // rank 0: the rank and node pairs measured again
+  std::array<SettledLevels, 2> settled_;         // rank 0: per level, the retests' settled holders
 };
 
 void PlanRun::before(const std::vector<core::TrainingStep>& list) {
@@ -320,7 +321,9 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
       const int members = static_cast<int>(level == 0 ? topology_.ranks.size() : topology_.nodes.size());
       const auto suspects = level == 0 ? suspectRankPairs(m, c) : suspectNodePairs(m, c);
       const auto limit = static_cast<std::size_t>(members) * static_cast<std::size_t>(steps_.config.pairwisePeers);
-      more[level] = widenedPairs(suspects, claims[level], members, kWidenPerSide, limit, measured);
+      const auto pairLevel = level == 0 ? core::PairLevel::kRank : core::PairLevel::kNode;
+      const core::LaneCables cables(claims[level], steps_.claims.lanesOf(pairLevel, topology_));
+      more[level] = widenedPairs(suspects, claims[level], members, kWidenPerSide, limit, measured, &cables);
     }
   }
   const LevelPairs found = tell(more);
@@ -335,15 +338,16 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
 }
 
 void PlanRun::retest(const std::vector<core::PairStep>& list) {
-  // Sample 1 measures every new suspect again, those far below the baseline a few per member
-  // first (sampleRetests): the ones waiting are measured after them unless their member's sample
-  // settled them. Each later sample measures only the pairs an earlier retest cleared: a retest
-  // as slow as the first figure settles the pair (the typical figure is the better of two, or the
-  // middle of three, and a third sample could not lift it), one fine retest against a slow first
-  // figure is a tie that the next sample breaks.
+  // Sample 1 measures every new suspect again, those far below the baseline a few per member and
+  // per lane cable first (sampleRetests): the ones waiting are measured after them unless a
+  // sample, this one's or an earlier retest's, settled them. Each later sample measures only the
+  // pairs an earlier retest cleared: a retest as slow as the first figure settles the pair (the
+  // typical figure is the better of two, or the middle of three, and a third sample could not
+  // lift it), one fine retest against a slow first figure is a tie that the next sample breaks.
   const bool root = root_ && builder_;
   LevelPairs pass;
   std::array<RetestSample, 2> sampled;
+  std::array<std::optional<core::LaneCables>, 2> cables;
   if (root) {
     const Charged planning(steps_.costs.planSeconds);
     const LevelPairs suspects = newSuspects();
@@ -352,7 +356,9 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
     const AnalysisConfig c = analysisConfigOf(steps_.config);
     for (std::size_t level : {0u, 1u}) {
       const auto pairLevel = level == 0 ? core::PairLevel::kRank : core::PairLevel::kNode;
-      sampled[level] = sampleRetests(suspects[level], steadyPairs(m, pairLevel, far[level], c));
+      cables[level].emplace(steps_.claims.of(pairLevel, topology_), steps_.claims.lanesOf(pairLevel, topology_));
+      sampled[level] = sampleRetests(suspects[level], steadyPairs(m, pairLevel, far[level], c), &*cables[level],
+                                     settled_[level]);
       pass[level] = sampled[level].measured;
     }
   }
@@ -362,8 +368,11 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
       const Charged planning(steps_.costs.planSeconds);
       now = cleared(pass);
     }
-    if (!measureApart(list, now, sample)) return;
-    if (sample > 1) continue;
+    const bool measured = measureApart(list, now, sample);
+    if (sample > 1) {
+      if (!measured) return;
+      continue;
+    }
     LevelPairs rest;
     if (root) {
       const Charged planning(steps_.costs.planSeconds);
@@ -374,11 +383,13 @@ void PlanRun::retest(const std::vector<core::PairStep>& list) {
         const auto depth = [&](int a, int b) {
           return std::fmin(core::cellOr(bw, a, b), core::cellOr(bw, b, a));  // NaN: the other way's
         };
-        rest[level] = unsettled(sampled[level], still[level], depth);
+        const SettledLevels found = settledLevels(sampled[level], still[level], depth);
+        settled_[level].insert(found.begin(), found.end());
+        rest[level] = unsettled(sampled[level], settled_[level], depth, &*cables[level]);
         pass[level].insert(pass[level].end(), rest[level].begin(), rest[level].end());
       }
     }
-    measureApart(list, rest, 1);
+    if (!measureApart(list, rest, 1) && !measured) return;
   }
 }
 

@@ -400,13 +400,14 @@ TEST(RetestSample, AMemberFarBelowIsMeasuredInASample) {
   EXPECT_EQ(s.samples.at(0), sample);
   const auto level = [](int, int) { return 0.4; };
   // every retest of the sample as far below: the waiting pairs are settled by it
-  EXPECT_TRUE(unsettled(s, sample, level).empty());
+  EXPECT_TRUE(unsettled(s, settledLevels(s, sample, level), level).empty());
   // one of them cleared: the cause may not be node 0's, the waiting pairs are measured too
-  EXPECT_EQ(unsettled(s, {{0, 1}, {0, 2}, {0, 4}}, level), s.waiting);
+  EXPECT_EQ(unsettled(s, settledLevels(s, {{0, 1}, {0, 2}, {0, 4}}, level), level), s.waiting);
   // a waiting pair over kSettleSpread deeper than the sample met another on the slow part, one
   // as much shallower has another cause: both are measured
   const auto apart = [](int, int b) { return b == 5 ? 0.1 : b == 6 ? 1.0 : 0.4; };
-  EXPECT_EQ(unsettled(s, sample, apart), (std::vector<std::pair<int, int>>{{0, 5}, {0, 6}}));
+  EXPECT_EQ(unsettled(s, settledLevels(s, sample, apart), apart),
+            (std::vector<std::pair<int, int>>{{0, 5}, {0, 6}}));
 }
 
 // A waiting pair is settled by either end's sample: a pair between two far-below nodes waits for
@@ -420,7 +421,54 @@ TEST(RetestSample, EitherEndsSampleSettlesAWaitingPair) {
   const RetestSample s = sampleRetests(suspects, suspects);
   EXPECT_EQ(s.waiting, (std::vector<std::pair<int, int>>{{0, 5}, {1, 5}}));  // (0, 1) came early: sampled
   const auto level = [](int, int) { return 0.4; };
-  EXPECT_EQ(unsettled(s, s.samples.at(1), level), (std::vector<std::pair<int, int>>{{0, 5}}));  // node 1 confirmed
+  // node 1 confirmed
+  EXPECT_EQ(unsettled(s, settledLevels(s, s.samples.at(1), level), level), (std::vector<std::pair<int, int>>{{0, 5}}));
+}
+
+// A holder an earlier retest settled (quick mode's first retests, before its second round) is
+// sampled no more: its far-below pairs all wait, and settle at its level; one over kSettleSpread
+// deeper is measured.
+TEST(RetestSample, AHolderSettledBeforeSettlesTheNextRetestsPairs) {
+  const Pairs suspects{{0, 1}, {0, 2}, {0, 3}, {4, 5}};
+  const SettledLevels before{{SampleHolder{0}, 0.4}};
+  const RetestSample s = sampleRetests(suspects, suspects, nullptr, before);
+  EXPECT_EQ(s.measured, (Pairs{{4, 5}}));
+  EXPECT_EQ(s.waiting, (Pairs{{0, 1}, {0, 2}, {0, 3}}));
+  EXPECT_TRUE(s.samples.empty());
+  const auto depth = [](int, int b) { return b == 3 ? 0.1 : 0.4; };
+  EXPECT_EQ(unsettled(s, before, depth), (Pairs{{0, 3}}));
+  EXPECT_EQ(unsettled(s, {}, depth), s.waiting);
+}
+
+// A cable at 1% puts its far-below pairs on many nodes, one or two each, where no member's sample
+// fills: two leaves of 8 with 2 cables up (lane: position modulo 2), every pair from leaf 10 to
+// a lane-1 node of leaf 11 far below. With the lanes known, the cable up from leaf 10 (and down
+// into leaf 11) holds kRetestSample of them in the retests and the rest wait, settled by the
+// sample; without them every pair is measured again.
+TEST(RetestSample, ALaneCableFarBelowIsMeasuredInASample) {
+  std::vector<std::vector<int>> claims;
+  std::vector<std::vector<int>> lanes;
+  for (int m = 0; m < 16; ++m) {
+    claims.push_back({m < 8 ? 10 : 11});
+    lanes.push_back({m % 2});
+  }
+  const core::LaneCables cables(claims, lanes);
+  std::vector<std::pair<int, int>> suspects;
+  for (int a = 0; a < 8; ++a) suspects.emplace_back(a, 9 + 2 * (a % 4));
+  std::sort(suspects.begin(), suspects.end());
+  EXPECT_TRUE(sampleRetests(suspects, suspects).waiting.empty());
+  const RetestSample s = sampleRetests(suspects, suspects, &cables);
+  EXPECT_EQ(s.measured, (std::vector<std::pair<int, int>>{{0, 9}, {1, 11}, {2, 13}, {3, 15}}));
+  EXPECT_EQ(s.waiting, (std::vector<std::pair<int, int>>{{4, 9}, {5, 11}, {6, 13}, {7, 15}}));
+  const SampleHolder up = core::LaneCable{10, 1, 1};
+  const SampleHolder down = core::LaneCable{11, 0, 1};
+  ASSERT_EQ(s.samples.count(up), 1u);
+  EXPECT_EQ(s.samples.at(up), s.measured);
+  EXPECT_EQ(s.samples.at(down), s.measured);
+  const auto level = [](int, int) { return 0.01; };
+  EXPECT_TRUE(unsettled(s, settledLevels(s, s.measured, level), level, &cables).empty());
+  EXPECT_EQ(unsettled(s, settledLevels(s, s.measured, level), level), s.waiting);  // no member's sample settles them
+  EXPECT_EQ(unsettled(s, settledLevels(s, {{0, 9}, {1, 11}, {2, 13}}, level), level, &cables), s.waiting);  // one cleared
 }
 
 TEST(PairPlan, TheSecondQuickRoundMeetsTheSuspectsNeighbours) {
@@ -431,6 +479,51 @@ TEST(PairPlan, TheSecondQuickRoundMeetsTheSuspectsNeighbours) {
   EXPECT_EQ(widenedPairs({{1, 6}}, leaves, 8, 2, 100, measured), (Pairs{{0, 6}, {1, 4}, {1, 7}, {3, 6}}));
   EXPECT_EQ(widenedPairs({{1, 6}, {0, 5}}, leaves, 8, 2, 3, none).size(), 3u);
   EXPECT_EQ(widenedPairs({{1, 6}}, {}, 8, 2, 100, none), (Pairs{{0, 1}, {1, 7}, {2, 6}, {3, 6}}));
+}
+
+// A member in many suspects (node 0 slow towards all 8 nodes of the other leaf) is in at most
+// kWidenPerHolder of the new pairs, each a round of its own; so is every other member.
+TEST(PairPlan, TheSecondQuickRoundHoldsAMemberToAFewNewPairs) {
+  std::vector<std::vector<int>> leaves;
+  for (int m = 0; m < 16; ++m) leaves.push_back({m < 8 ? 10 : 11});
+  Pairs suspects;
+  for (int b = 8; b < 16; ++b) suspects.emplace_back(0, b);
+  const auto none = [](int, int) { return false; };
+  const Pairs wide = widenedPairs(suspects, leaves, 16, kWidenPerSide, 1000, none);
+  std::map<int, int> per;
+  for (const auto& [a, b] : wide) {
+    ++per[a];
+    ++per[b];
+  }
+  EXPECT_EQ(per[0], kWidenPerHolder);
+  for (const auto& [member, n] : per) EXPECT_LE(n, kWidenPerHolder) << "member " << member;
+  EXPECT_GT(wide.size(), static_cast<std::size_t>(kWidenPerHolder));  // 0's leafmates still meet the suspects' ends
+}
+
+// So is a lane cable (two leaves of 8, 2 cables up, every pair from leaf 10 to a lane-1 node of
+// leaf 11 a suspect): at most kWidenPerHolder new pairs go up its cable, where without the lanes
+// every suspect's leafmates would meet its far end over it.
+TEST(PairPlan, TheSecondQuickRoundHoldsALaneCableToAFewNewPairs) {
+  std::vector<std::vector<int>> leaves;
+  std::vector<std::vector<int>> lanes;
+  for (int m = 0; m < 16; ++m) {
+    leaves.push_back({m < 8 ? 10 : 11});
+    lanes.push_back({m % 2});
+  }
+  const core::LaneCables cables(leaves, lanes);
+  Pairs suspects;
+  for (int a = 0; a < 8; ++a) suspects.emplace_back(a, 9 + 2 * (a % 4));
+  std::sort(suspects.begin(), suspects.end());
+  const auto none = [](int, int) { return false; };
+  const auto upTheCable = [&](const Pairs& pairs) {
+    const core::LaneCable up{10, 1, 1};
+    return std::count_if(pairs.begin(), pairs.end(), [&](const auto& p) {
+      const auto held = cables.of(p.first, p.second);
+      return std::find(held.begin(), held.end(), up) != held.end();
+    });
+  };
+  EXPECT_GT(upTheCable(widenedPairs(suspects, leaves, 16, kWidenPerSide, 1000, none)), kWidenPerHolder);
+  EXPECT_EQ(upTheCable(widenedPairs(suspects, leaves, 16, kWidenPerSide, 1000, none, &cables)), kWidenPerHolder);
 }
 
 // A quick run measures the second round as first measurements (sample 0), in rounds of disjoint
