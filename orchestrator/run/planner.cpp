@@ -491,26 +491,20 @@ std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_
 
 std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
                                               const std::vector<std::vector<int>>& claims, int members, int perSide,
-                                              std::size_t limit, const std::function<bool(int, int)>& measured,
-                                              const core::LaneCables* cables) {
+                                              std::size_t limit, const std::function<bool(int, int)>& measured) {
   const auto claimsOf = [&](int m) {
     return static_cast<std::size_t>(m) < claims.size() ? claims[static_cast<std::size_t>(m)] : std::vector<int>{};
   };
   std::set<std::pair<int, int>> out;
-  std::map<SampleHolder, int> taken;  // per holder: its new pairs
-  const auto full = [&](const SampleHolder& holder) { return taken[holder] >= kWidenPerHolder; };
   // up to perSide new pairs of `other` with the neighbours of `near`
   const auto around = [&](int near, int other) {
     int added = 0;
-    for (int step = 1; step < members && added < perSide && !full(other); ++step) {
+    for (int step = 1; step < members && added < perSide; ++step) {
       const int m = (near + step) % members;
       if (m == other || claimsOf(m) != claimsOf(near)) continue;
       const std::pair<int, int> pair{std::min(m, other), std::max(m, other)};
       if (measured(pair.first, pair.second) || out.count(pair) > 0) continue;
-      const std::vector<SampleHolder> holders = holdersOf(m, other, cables);
-      if (std::any_of(holders.begin(), holders.end(), full)) continue;
       out.insert(pair);
-      for (const SampleHolder& holder : holders) ++taken[holder];
       ++added;
     }
   };

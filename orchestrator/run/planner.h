@@ -138,18 +138,12 @@ std::vector<std::pair<int, int>> quickPairs(int members, int peers, std::uint64_
 // Quick mode's second round: for each suspect pair (a, b), up to `perSide` pairs that tell its
 // cause apart, (a's neighbours, b) and (a, b's neighbours), none of them `measured` yet. A
 // member's neighbours are the members with its uplink claims (analysis.h uplinkParts' claims: its leaf;
-// everyone without a fabric), the nearest after it in index order first. A holder (a member, or
-// a lane cable of `cables` where the fabric's lanes are known: sampleRetests' holders) is in at
-// most kWidenPerHolder of the new pairs: a member is in one pair a round and a lane cable carries
-// one, so each of its new pairs is a round of its own, and one in many suspects (a slow host, a
-// slow cable's destinations) would hold the phase a round per pair for figures its first pairs
-// gave. At most `limit` pairs, unordered, deduplicated, sorted.
+// everyone without a fabric), the nearest after it in index order first. At most `limit` pairs,
+// unordered, deduplicated, sorted.
 std::vector<std::pair<int, int>> widenedPairs(const std::vector<std::pair<int, int>>& suspects,
                                               const std::vector<std::vector<int>>& claims, int members, int perSide,
-                                              std::size_t limit, const std::function<bool(int, int)>& measured,
-                                              const core::LaneCables* cables = nullptr);
+                                              std::size_t limit, const std::function<bool(int, int)>& measured);
 inline constexpr int kWidenPerSide = 3;
-inline constexpr int kWidenPerHolder = 2 * kWidenPerSide;
 
 // Appends rounds of disjoint first measurements of `pairs` (quick mode's second round), packed
 // as the first round was.

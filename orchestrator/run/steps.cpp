@@ -321,9 +321,7 @@ void PlanRun::widen(const std::vector<core::PairStep>& list) {
       const int members = static_cast<int>(level == 0 ? topology_.ranks.size() : topology_.nodes.size());
       const auto suspects = level == 0 ? suspectRankPairs(m, c) : suspectNodePairs(m, c);
       const auto limit = static_cast<std::size_t>(members) * static_cast<std::size_t>(steps_.config.pairwisePeers);
-      const auto pairLevel = level == 0 ? core::PairLevel::kRank : core::PairLevel::kNode;
-      const core::LaneCables cables(claims[level], steps_.claims.lanesOf(pairLevel, topology_));
-      more[level] = widenedPairs(suspects, claims[level], members, kWidenPerSide, limit, measured, &cables);
+      more[level] = widenedPairs(suspects, claims[level], members, kWidenPerSide, limit, measured);
     }
   }
   const LevelPairs found = tell(more);

@@ -481,51 +481,6 @@ TEST(PairPlan, TheSecondQuickRoundMeetsTheSuspectsNeighbours) {
   EXPECT_EQ(widenedPairs({{1, 6}}, {}, 8, 2, 100, none), (Pairs{{0, 1}, {1, 7}, {2, 6}, {3, 6}}));
 }
 
-// A member in many suspects (node 0 slow towards all 8 nodes of the other leaf) is in at most
-// kWidenPerHolder of the new pairs, each a round of its own; so is every other member.
-TEST(PairPlan, TheSecondQuickRoundHoldsAMemberToAFewNewPairs) {
-  std::vector<std::vector<int>> leaves;
-  for (int m = 0; m < 16; ++m) leaves.push_back({m < 8 ? 10 : 11});
-  Pairs suspects;
-  for (int b = 8; b < 16; ++b) suspects.emplace_back(0, b);
-  const auto none = [](int, int) { return false; };
-  const Pairs wide = widenedPairs(suspects, leaves, 16, kWidenPerSide, 1000, none);
-  std::map<int, int> per;
-  for (const auto& [a, b] : wide) {
-    ++per[a];
-    ++per[b];
-  }
-  EXPECT_EQ(per[0], kWidenPerHolder);
-  for (const auto& [member, n] : per) EXPECT_LE(n, kWidenPerHolder) << "member " << member;
-  EXPECT_GT(wide.size(), static_cast<std::size_t>(kWidenPerHolder));  // 0's leafmates still meet the suspects' ends
-}
-
-// So is a lane cable (two leaves of 8, 2 cables up, every pair from leaf 10 to a lane-1 node of
-// leaf 11 a suspect): at most kWidenPerHolder new pairs go up its cable, where without the lanes
-// every suspect's leafmates would meet its far end over it.
-TEST(PairPlan, TheSecondQuickRoundHoldsALaneCableToAFewNewPairs) {
-  std::vector<std::vector<int>> leaves;
-  std::vector<std::vector<int>> lanes;
-  for (int m = 0; m < 16; ++m) {
-    leaves.push_back({m < 8 ? 10 : 11});
-    lanes.push_back({m % 2});
-  }
-  const core::LaneCables cables(leaves, lanes);
-  Pairs suspects;
-  for (int a = 0; a < 8; ++a) suspects.emplace_back(a, 9 + 2 * (a % 4));
-  std::sort(suspects.begin(), suspects.end());
-  const auto none = [](int, int) { return false; };
-  const auto upTheCable = [&](const Pairs& pairs) {
-    const core::LaneCable up{10, 1, 1};
-    return std::count_if(pairs.begin(), pairs.end(), [&](const auto& p) {
-      const auto held = cables.of(p.first, p.second);
-      return std::find(held.begin(), held.end(), up) != held.end();
-    });
-  };
-  EXPECT_GT(upTheCable(widenedPairs(suspects, leaves, 16, kWidenPerSide, 1000, none)), kWidenPerHolder);
-  EXPECT_EQ(upTheCable(widenedPairs(suspects, leaves, 16, kWidenPerSide, 1000, none, &cables)), kWidenPerHolder);
-}
-
 // A quick run measures the second round as first measurements (sample 0), in rounds of disjoint
 // pairs.
 TEST(PairPlan, TheSecondQuickRoundIsFirstMeasurements) {
